@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/contextasm/contextasm/contextasm"
+	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/template"
+)
+
+// The demo's inputs, embedded so that `go run ./cmd/contextasm demo` needs
+// nothing else.
+//
+//go:embed demo/template.json demo/memories.jsonl
+var demoFiles embed.FS
+
+// The demo's request: a loan agent in session sess-4711 with user u-ana.
+var demoRequest = struct {
+	now     string
+	session string
+	user    string
+	roles   []string
+}{"2026-11-30T09:00:00Z", "sess-4711", "u-ana", []string{"loan-agent"}}
+
+func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("demo", stderr)
+	format := fs.String("format", "text", "output format: text (rendering and explanation) or json")
+	if err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	if *format != "text" && *format != "json" {
+		return usagef("demo: --format must be text or json (got %q)", *format)
+	}
+	res, err := demoResult(ctx)
+	if err != nil {
+		return err
+	}
+	if *format == "json" {
+		return writeResult(stdout, res, "json")
+	}
+	fmt.Fprintf(stdout, "contextasm demo: a loan-compliance agent, session %s, user %s, roles %s, now %s\n",
+		demoRequest.session, demoRequest.user, strings.Join(demoRequest.roles, ","), demoRequest.now)
+	fmt.Fprintf(stdout, "inputs: cmd/contextasm/demo/template.json and memories.jsonl\n\n")
+	fmt.Fprintf(stdout, "=== rendered context (%d of %d tokens, %s) ===\n%s\n\n", res.TotalTokens, res.Budget, res.Encoding, res.Text)
+	explain(stdout, res)
+	return nil
+}
+
+// demoResult assembles the embedded example.
+func demoResult(ctx context.Context) (*contextasm.Result, error) {
+	tplData, err := demoFiles.ReadFile("demo/template.json")
+	if err != nil {
+		return nil, err
+	}
+	tpl, err := template.Parse(tplData, "demo/template.json")
+	if err != nil {
+		return nil, err
+	}
+	memFile, err := demoFiles.Open("demo/memories.jsonl")
+	if err != nil {
+		return nil, err
+	}
+	defer memFile.Close()
+	decls, err := declare.Load(memFile, "demo/memories.jsonl")
+	if err != nil {
+		return nil, err
+	}
+	now, err := time.Parse(time.RFC3339, demoRequest.now)
+	if err != nil {
+		return nil, err
+	}
+	return assemble(ctx, contextasm.Config{Encoding: tpl.Encoding()}, &inputs{tpl: tpl, decls: decls}, contextasm.Request{
+		Template: tpl, Now: now, SessionID: demoRequest.session, UserID: demoRequest.user, Roles: demoRequest.roles,
+	})
+}
+
+// explain writes, per section, what was kept, cut and dropped, then every
+// other event: the answer to "why did the agent forget X?".
+func explain(w io.Writer, res *contextasm.Result) {
+	fmt.Fprintln(w, "=== decisions ===")
+	for _, s := range res.Sections {
+		fmt.Fprintf(w, "%s (priority %d): %d of %d tokens\n", s.Name, s.Priority, s.UsedTokens, s.MaxTokens)
+		tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+		for _, b := range s.Blocks {
+			why := string(b.Reason)
+			if b.Required {
+				why = strings.TrimSpace(why + " required")
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%d tok\tscore %.4f\t%s\n", b.Status, b.RequestID, b.Tokens, b.Score, why)
+		}
+		tw.Flush()
+	}
+	var other []contextasm.Event
+	for _, e := range res.Events {
+		if e.Kind != "dropped" && e.Kind != "cut" {
+			other = append(other, e)
+		}
+	}
+	if len(other) > 0 {
+		fmt.Fprintln(w, "\nnot eligible, or worth a look:")
+		tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+		for _, e := range other {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", e.Reason, e.RequestID, eventHelp[string(e.Reason)])
+		}
+		tw.Flush()
+	}
+}
+
+// eventHelp says in a few words what each reason means to a user.
+var eventHelp = map[string]string{
+	"expired":       "past its valid_until",
+	"stale":         "kept but near its valid_until: refresh it",
+	"out_of_scope":  "belongs to another session or user",
+	"access_denied": "needs a role the request does not hold",
+	"audience":      "meant for the user only, never the model",
+	"no_section":    "no template section takes its memory type",
+	"escaped":       "content imitated a delimiter or header and was neutralised",
+}

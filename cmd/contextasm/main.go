@@ -1,0 +1,150 @@
+// Command contextasm renders, explains, validates and verifies the contexts
+// the contextasm engine assembles for an agent's model.
+//
+// Usage:
+//
+//	contextasm demo                       the built-in example, end to end
+//	contextasm render -t T.json -m M.jsonl [flags]
+//	contextasm validate -t T.json -m M.jsonl
+//	contextasm verify -t T.json RENDERED.txt
+//
+// Run "contextasm help" for every command and flag. Exit codes: 0 ok;
+// 2 invalid input or usage; 3 budget too small for required blocks;
+// 4 constraint violation; 1 anything else.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/contextasm/contextasm/contextasm"
+	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/fingerprint"
+	"github.com/contextasm/contextasm/template"
+)
+
+// Exit codes (SPEC §7).
+const (
+	exitOK        = 0
+	exitFailure   = 1
+	exitUsage     = 2
+	exitBudget    = 3
+	exitViolation = 4
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+const usage = `contextasm decides what an AI agent's model sees.
+
+Commands:
+  demo                                   render the built-in loan-compliance example
+  render -t T.json -m M.jsonl [-m ...]   assemble and print a context
+         [--budget N] [--now RFC3339] [--session ID] [--user ID] [--role R ...]
+         [--audit AUDIT.jsonl] [--format text|json] [-o FILE]
+  validate -t T.json -m M.jsonl [-m ...] check inputs, list all problems
+  verify -t T.json [--budget N] RENDERED.txt
+                                         check a rendering's header fingerprint
+  help                                   this text
+
+Exit codes: 0 ok; 2 invalid input or usage; 3 budget too small for required
+blocks; 4 constraint violation; 1 anything else.
+`
+
+// run is the whole program, minus the process: tests drive it directly.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	cmd, rest := args[0], args[1:]
+	var err error
+	switch cmd {
+	case "demo":
+		err = runDemo(ctx, rest, stdout, stderr)
+	case "render":
+		err = runRender(ctx, rest, stdout, stderr)
+	case "validate":
+		err = runValidate(rest, stdout, stderr)
+	case "verify":
+		err = runVerify(rest, stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	default:
+		fmt.Fprintf(stderr, "contextasm: unknown command %q\n\n%s", cmd, usage)
+		return exitUsage
+	}
+	return report(err, stderr)
+}
+
+// usageError marks errors in how the program was called.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// report prints err (one problem a line) and maps it to an exit code.
+func report(err error, stderr io.Writer) int {
+	if err == nil {
+		return exitOK
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	msg := strings.TrimRight(err.Error(), "\n")
+	fmt.Fprintln(stderr, msg)
+	var ue *usageError
+	switch {
+	case errors.As(err, &ue),
+		errors.Is(err, declare.ErrInvalid),
+		errors.Is(err, template.ErrInvalid),
+		errors.Is(err, fingerprint.ErrNoHeader),
+		errors.Is(err, contextasm.ErrInvalid),
+		errors.Is(err, os.ErrNotExist):
+		return exitUsage
+	case errors.Is(err, contextasm.ErrBudgetTooSmall):
+		return exitBudget
+	}
+	return exitFailure
+}
+
+// stringsFlag collects a repeatable flag.
+type stringsFlag []string
+
+func (s *stringsFlag) String() string     { return strings.Join(*s, ",") }
+func (s *stringsFlag) Set(v string) error { *s = append(*s, v); return nil }
+
+// newFlags returns a flag set that reports errors through run's error path.
+func newFlags(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+// parse parses args and rejects stray positional arguments beyond want.
+func parse(fs *flag.FlagSet, args []string, positional int) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usagef("%s: %v", fs.Name(), err)
+	}
+	if fs.NArg() != positional {
+		return usagef("%s: want %d argument(s) after the flags, got %d: %q", fs.Name(), positional, fs.NArg(), fs.Args())
+	}
+	return nil
+}

@@ -1,0 +1,199 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/contextasm/contextasm/contextasm"
+	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/template"
+)
+
+// renderOptions are render's flags.
+type renderOptions struct {
+	template string
+	memories stringsFlag
+	budget   int
+	now      string
+	session  string
+	user     string
+	roles    stringsFlag
+	audit    string
+	format   string
+	output   string
+}
+
+func (o *renderOptions) register(fs *flag.FlagSet) {
+	fs.StringVar(&o.template, "t", "", "template file (JSON)")
+	fs.Var(&o.memories, "m", "memories file (JSONL); repeatable")
+	fs.IntVar(&o.budget, "budget", 0, "override the template's budget, in tokens")
+	fs.StringVar(&o.now, "now", "", "the instant to judge expiry and staleness at (RFC 3339; default: the current time)")
+	fs.StringVar(&o.session, "session", "", "session id")
+	fs.StringVar(&o.user, "user", "", "user id")
+	fs.Var(&o.roles, "role", "a role the request holds; repeatable")
+	fs.StringVar(&o.audit, "audit", "", "append the assembly's audit record to this JSONL file")
+	fs.StringVar(&o.format, "format", "text", "output format: text or json")
+	fs.StringVar(&o.output, "o", "", "write the output to this file instead of stdout")
+}
+
+func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var o renderOptions
+	fs := newFlags("render", stderr)
+	o.register(fs)
+	if err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	if o.template == "" || len(o.memories) == 0 {
+		return usagef("render: -t TEMPLATE and at least one -m MEMORIES are required")
+	}
+	if o.format != "text" && o.format != "json" {
+		return usagef("render: --format must be text or json (got %q)", o.format)
+	}
+	now := time.Now().UTC()
+	if o.now != "" {
+		t, err := time.Parse(time.RFC3339Nano, o.now)
+		if err != nil {
+			return usagef("render: --now %q is not an RFC 3339 time", o.now)
+		}
+		now = t
+	}
+	in, err := loadInputs(o.template, o.memories, o.budget)
+	if err != nil {
+		return err
+	}
+	cfg := contextasm.Config{Encoding: in.tpl.Encoding()}
+	var auditFile *os.File
+	if o.audit != "" {
+		auditFile, err = os.OpenFile(o.audit, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return fmt.Errorf("render: --audit: %w", err)
+		}
+		defer auditFile.Close()
+		cfg.Audit = slog.New(slog.NewJSONHandler(auditFile, nil))
+	}
+	res, err := assemble(ctx, cfg, in, contextasm.Request{
+		Template: in.tpl, Now: now, SessionID: o.session, UserID: o.user, Roles: o.roles,
+	})
+	if err != nil {
+		return err
+	}
+	var out bytes.Buffer
+	if err := writeResult(&out, res, o.format); err != nil {
+		return err
+	}
+	if o.output != "" {
+		return writeFileAtomic(o.output, out.Bytes())
+	}
+	_, err = stdout.Write(out.Bytes())
+	return err
+}
+
+// inputs are a loaded template and declarations.
+type inputs struct {
+	tpl   *template.Template
+	decls []declare.Declaration
+}
+
+// loadInputs loads the template and every memories file, reporting every
+// problem of every file (not only the first), and rejects a request_id
+// declared in two files: layering files silently would hide mistakes.
+func loadInputs(tplPath string, memPaths []string, budget int) (*inputs, error) {
+	var (
+		errs []error
+		tpl  *template.Template
+		err  error
+	)
+	if tplPath != "" {
+		tpl, err = template.LoadFile(tplPath)
+		if err != nil {
+			errs = append(errs, err)
+		} else if budget != 0 {
+			if tpl, err = tpl.WithBudget(budget); err != nil {
+				errs = append(errs, fmt.Errorf("--budget: %w", err))
+			}
+		}
+	}
+	var all []declare.Declaration
+	firstFile := make(map[string]string)
+	var dupes []declare.Problem
+	for _, p := range memPaths {
+		decls, err := declare.LoadFile(p)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, d := range decls {
+			if f, ok := firstFile[d.RequestID]; ok {
+				dupes = append(dupes, declare.Problem{File: p, RequestID: d.RequestID, Field: "request_id",
+					Message: "also declared in " + f})
+				continue
+			}
+			firstFile[d.RequestID] = p
+			all = append(all, d)
+		}
+	}
+	if len(dupes) > 0 {
+		errs = append(errs, &declare.ValidationError{Problems: dupes})
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return &inputs{tpl: tpl, decls: all}, nil
+}
+
+// assemble runs one assembly over the inputs.
+func assemble(ctx context.Context, cfg contextasm.Config, in *inputs, req contextasm.Request) (*contextasm.Result, error) {
+	eng, err := contextasm.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := eng.Declare(in.decls...); err != nil {
+		return nil, err
+	}
+	return eng.Assemble(ctx, req)
+}
+
+func writeResult(w io.Writer, res *contextasm.Result, format string) error {
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res.Dump())
+	default:
+		_, err := io.WriteString(w, res.Text+"\n")
+		return err
+	}
+}
+
+// writeFileAtomic writes data to name through a temporary file in the same
+// directory and a rename, so a reader never sees half a file.
+func writeFileAtomic(name string, data []byte) error {
+	dir := filepath.Dir(name)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(name)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), name)
+}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/contextasm/contextasm/fingerprint"
+	"github.com/contextasm/contextasm/template"
+)
+
+func runValidate(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("validate", stderr)
+	tplPath := fs.String("t", "", "template file (JSON)")
+	var memories stringsFlag
+	fs.Var(&memories, "m", "memories file (JSONL); repeatable")
+	if err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	if *tplPath == "" && len(memories) == 0 {
+		return usagef("validate: give -t TEMPLATE, -m MEMORIES, or both")
+	}
+	in, err := loadOptional(*tplPath, memories)
+	if err != nil {
+		return err
+	}
+	if in.tpl != nil {
+		fmt.Fprintf(stdout, "ok: template %s: %d sections, budget %d, %s, %s\n", *tplPath, in.tpl.NumSections(), in.tpl.Budget(), in.tpl.Encoding(), in.tpl.Fingerprint())
+		// Blocks no section takes are legal, but worth a word.
+		for _, d := range in.decls {
+			if _, ok := in.tpl.SectionFor(d.MemoryType); !ok {
+				fmt.Fprintf(stdout, "note: %q (%s) has no section in this template and will be reported as no_section\n", d.RequestID, d.MemoryType)
+			}
+		}
+	}
+	if len(memories) > 0 {
+		fmt.Fprintf(stdout, "ok: %d declarations in %d file(s)\n", len(in.decls), len(memories))
+	}
+	return nil
+}
+
+// loadOptional is loadInputs for validate, where either side may be absent.
+func loadOptional(tplPath string, memories []string) (*inputs, error) {
+	if tplPath != "" {
+		if len(memories) == 0 {
+			tpl, err := template.LoadFile(tplPath)
+			if err != nil {
+				return nil, err
+			}
+			return &inputs{tpl: tpl}, nil
+		}
+		return loadInputs(tplPath, memories, 0)
+	}
+	in, err := loadInputs("", memories, 0)
+	return in, err
+}
+
+func runVerify(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("verify", stderr)
+	tplPath := fs.String("t", "", "template file (JSON)")
+	budget := fs.Int("budget", 0, "the budget the rendering was made with, if --budget overrode the template's")
+	if err := parse(fs, args, 1); err != nil {
+		return err
+	}
+	if *tplPath == "" {
+		return usagef("verify: -t TEMPLATE is required")
+	}
+	tpl, err := template.LoadFile(*tplPath)
+	if err != nil {
+		return err
+	}
+	if *budget != 0 {
+		if tpl, err = tpl.WithBudget(*budget); err != nil {
+			return err
+		}
+	}
+	name := fs.Arg(0)
+	text, err := os.ReadFile(name)
+	if err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	if err := fingerprint.Verify(string(text), tpl.Fingerprint()); err != nil {
+		return fmt.Errorf("verify: %s: %w", name, err)
+	}
+	fmt.Fprintf(stdout, "ok: %s carries protocol v%s and fingerprint %s of %s\n", name, fingerprint.ProtocolVersion, tpl.Fingerprint(), *tplPath)
+	return nil
+}

@@ -1,0 +1,209 @@
+package declare
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// MemoryType says what a block is; a template routes blocks to sections by it.
+type MemoryType string
+
+// The memory types.
+const (
+	Constraint MemoryType = "constraint"
+	Context    MemoryType = "context"
+	History    MemoryType = "history"
+	External   MemoryType = "external"
+)
+
+// MemoryTypes lists every memory type, in a fixed order.
+var MemoryTypes = [...]MemoryType{Constraint, Context, History, External}
+
+// Valid reports whether t is one of the memory types.
+func (t MemoryType) Valid() bool {
+	switch t {
+	case Constraint, Context, History, External:
+		return true
+	}
+	return false
+}
+
+// Scope says who a block is visible to.
+type Scope string
+
+// The scopes.
+const (
+	ScopeSession Scope = "session" // one session: SessionID must match
+	ScopeUser    Scope = "user"    // one user, all sessions: UserID must match
+	ScopeGlobal  Scope = "global"  // everyone
+)
+
+// Audience values (MCP annotation meaning).
+const (
+	AudienceUser      = "user"
+	AudienceAssistant = "assistant"
+)
+
+// Defaults for the optional numbers.
+const (
+	DefaultSemanticWeight = 0.5
+	DefaultTrustScore     = 0.5
+	// MaxTrustScore is the ceiling of trust: no block is ever fully trusted.
+	MaxTrustScore = 0.99
+	// DefaultMaxContentBytes is the largest content accepted unless
+	// Config.MaxContentBytes says otherwise.
+	DefaultMaxContentBytes = 1 << 20
+)
+
+// Provenance says where a block came from.
+type Provenance struct {
+	SourceID       string `json:"source_id,omitempty"`
+	SourceFormat   string `json:"source_format,omitempty"`
+	SourceLocation string `json:"source_location,omitempty"`
+	URI            string `json:"uri,omitempty"`
+}
+
+// Declaration is one memory block offered for assembly (SPEC §2).
+//
+// Optional numbers are pointers so that "absent" and "zero" differ: an
+// absent SemanticWeight or TrustScore means the default (0.5), an absent
+// Priority means the block carries no priority hint.
+type Declaration struct {
+	RequestID         string     `json:"request_id" validate:"required,request_id"`
+	MemoryType        MemoryType `json:"memory_type" validate:"required,oneof=constraint context history external"`
+	Scope             Scope      `json:"scope" validate:"required,oneof=session user global"`
+	SessionID         string     `json:"session_id,omitempty" validate:"required_if=Scope session"`
+	UserID            string     `json:"user_id,omitempty" validate:"required_if=Scope user"`
+	Content           string     `json:"content" validate:"required"`
+	SemanticWeight    *float64   `json:"semantic_weight,omitempty" validate:"omitnil,gte=0,lte=1"`
+	TrustScore        *float64   `json:"trust_score,omitempty" validate:"omitnil,gte=0,lte=0.99"`
+	Priority          *float64   `json:"priority,omitempty" validate:"omitnil,gte=0,lte=1"`
+	Required          bool       `json:"required,omitempty"`
+	Audience          []string   `json:"audience,omitempty" validate:"omitempty,dive,oneof=user assistant"`
+	ValidUntil        *Time      `json:"valid_until,omitempty"`
+	StaleAfter        *Duration  `json:"stale_after,omitempty"`
+	LastModified      *time.Time `json:"last_modified,omitempty"`
+	Roles             []string   `json:"roles,omitempty" validate:"omitempty,dive,required,printascii"`
+	Provenance        Provenance `json:"provenance,omitzero"`
+	BreakOnViolation  bool       `json:"break_on_violation,omitempty"`
+	ViolationPatterns []string   `json:"violation_patterns,omitempty"`
+}
+
+// Weight returns the semantic weight, or its default when absent.
+func (d *Declaration) Weight() float64 {
+	if d.SemanticWeight == nil {
+		return DefaultSemanticWeight
+	}
+	return *d.SemanticWeight
+}
+
+// Trust returns the declared trust score, or its default when absent.
+func (d *Declaration) Trust() float64 {
+	if d.TrustScore == nil {
+		return DefaultTrustScore
+	}
+	return *d.TrustScore
+}
+
+// IsRequired reports whether the block must never be dropped: it says so,
+// or it carries priority 1 (MCP's "effectively required").
+func (d *Declaration) IsRequired() bool {
+	return d.Required || (d.Priority != nil && *d.Priority >= 1)
+}
+
+// ForAssistant reports whether the block may reach the model: an empty
+// audience means everyone.
+func (d *Declaration) ForAssistant() bool {
+	if len(d.Audience) == 0 {
+		return true
+	}
+	for _, a := range d.Audience {
+		if a == AudienceAssistant {
+			return true
+		}
+	}
+	return false
+}
+
+// StaleFrom returns when the block becomes stale, and false if it never
+// does. With valid_until it is valid_until - stale_after (SPEC §2); without
+// it, stale_after counts from last_modified (the age after which a block is
+// stale), which is what a user declaring only a shelf life expects.
+func (d *Declaration) StaleFrom() (time.Time, bool) {
+	if d.StaleAfter == nil {
+		return time.Time{}, false
+	}
+	switch {
+	case d.ValidUntil != nil:
+		return d.ValidUntil.Time.Add(-time.Duration(*d.StaleAfter)), true
+	case d.LastModified != nil:
+		return d.LastModified.Add(time.Duration(*d.StaleAfter)), true
+	}
+	return time.Time{}, false
+}
+
+// Time is an instant written either as an RFC 3339 string or as Unix
+// seconds (a JSON number, fractions allowed). It is written back as RFC 3339.
+type Time struct{ time.Time }
+
+// UnmarshalJSON accepts an RFC 3339 string or a number of Unix seconds.
+func (t *Time) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		v, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return fmt.Errorf("want an RFC 3339 time or Unix seconds, got %q", s)
+		}
+		t.Time = v
+		return nil
+	}
+	f, err := strconv.ParseFloat(string(bytes.TrimSpace(b)), 64)
+	if err != nil || f < -1e11 || f > 1e11 {
+		return fmt.Errorf("want an RFC 3339 time or Unix seconds, got %s", b)
+	}
+	sec := int64(f)
+	t.Time = time.Unix(sec, int64((f-float64(sec))*1e9)).UTC()
+	return nil
+}
+
+// MarshalJSON writes the time as RFC 3339.
+func (t Time) MarshalJSON() ([]byte, error) {
+	return json.Marshal(t.Time.Format(time.RFC3339Nano))
+}
+
+// Duration is a span written either as a Go duration string ("168h") or as
+// a number of seconds. It is written back as a Go duration string.
+type Duration time.Duration
+
+// UnmarshalJSON accepts a Go duration string or a number of seconds.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("want a duration such as \"168h\" or seconds, got %q", s)
+		}
+		*d = Duration(v)
+		return nil
+	}
+	f, err := strconv.ParseFloat(string(bytes.TrimSpace(b)), 64)
+	if err != nil || f < 0 || f > 1e11 {
+		return fmt.Errorf("want a duration such as \"168h\" or seconds, got %s", b)
+	}
+	*d = Duration(f * float64(time.Second))
+	return nil
+}
+
+// MarshalJSON writes the duration as a Go duration string.
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(time.Duration(d).String())
+}

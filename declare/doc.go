@@ -1,0 +1,16 @@
+// Package declare owns memory declarations: the blocks of text an agent host
+// offers to its model, with the metadata contextasm ranks and filters them by.
+//
+// A [Declaration] is one JSON object (SPEC §2). Files hold one declaration a
+// line (JSONL); blank lines and lines starting with '#' are ignored.
+// [LoadFile] and [Config.Load] validate every line and report every problem
+// of a file at once, each naming the file, line, request_id and field; a file
+// loads whole or not at all.
+//
+// Validation uses one long-lived go-playground validator for the field
+// rules, plus the checks a struct tag cannot express (UTF-8, content size,
+// regular expressions, time windows).
+//
+// Declarations are plain values. The engine (package contextasm) copies them
+// into its store; nothing here keeps state between calls.
+package declare

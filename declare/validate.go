@@ -1,0 +1,215 @@
+package declare
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/go-playground/validator/v10"
+)
+
+// ErrInvalid is wrapped by every validation or load error of this package.
+var ErrInvalid = errors.New("declare: invalid declaration")
+
+// Problem is one thing wrong with one declaration.
+type Problem struct {
+	File      string // "" when the declaration did not come from a file
+	Line      int    // 1-based; 0 when not from a file
+	RequestID string // "" when the line has none (or is not JSON)
+	Field     string // JSON field name, e.g. "semantic_weight" or "audience[1]"
+	Message   string
+}
+
+// String formats the problem as "file:line: request_id "x": field: message".
+func (p Problem) String() string {
+	var b strings.Builder
+	if p.File != "" {
+		b.WriteString(p.File)
+		if p.Line > 0 {
+			fmt.Fprintf(&b, ":%d", p.Line)
+		}
+		b.WriteString(": ")
+	}
+	if p.RequestID != "" {
+		fmt.Fprintf(&b, "request_id %q: ", p.RequestID)
+	}
+	if p.Field != "" {
+		b.WriteString(p.Field)
+		b.WriteString(": ")
+	}
+	b.WriteString(p.Message)
+	return b.String()
+}
+
+// ValidationError lists every problem found. It wraps [ErrInvalid].
+type ValidationError struct {
+	Problems []Problem
+}
+
+// Error returns one problem a line.
+func (e *ValidationError) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = "declare: " + p.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap returns [ErrInvalid].
+func (e *ValidationError) Unwrap() error { return ErrInvalid }
+
+// Config sets the limits of validation and loading. Its zero value means the
+// documented defaults.
+type Config struct {
+	// MaxContentBytes is the largest content accepted, in bytes.
+	// Zero means DefaultMaxContentBytes (1 MiB).
+	MaxContentBytes int
+}
+
+func (c Config) maxContent() int {
+	if c.MaxContentBytes <= 0 {
+		return DefaultMaxContentBytes
+	}
+	return c.MaxContentBytes
+}
+
+// The validator caches struct metadata and is safe for concurrent use, so
+// one is built for the life of the process rather than per call.
+var fieldRules = newValidator()
+
+func newValidator() *validator.Validate {
+	v := validator.New(validator.WithRequiredStructEnabled())
+	v.RegisterTagNameFunc(func(f reflect.StructField) string {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			return ""
+		}
+		return name
+	})
+	if err := v.RegisterValidation("request_id", func(fl validator.FieldLevel) bool {
+		return validRequestID(fl.Field().String())
+	}); err != nil {
+		panic(err) // programming error: the tag name is fixed
+	}
+	return v
+}
+
+// MaxRequestIDLen is the longest request_id, in characters.
+const MaxRequestIDLen = 512
+
+func validRequestID(s string) bool {
+	if s == "" || !utf8.ValidString(s) || utf8.RuneCountInString(s) > MaxRequestIDLen {
+		return false
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) || unicode.IsSpace(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// Validate checks one declaration and returns a *ValidationError listing
+// every problem, or nil.
+func Validate(d *Declaration) error { return Config{}.Validate(d) }
+
+// Validate checks one declaration against c's limits.
+func (c Config) Validate(d *Declaration) error {
+	probs := c.problems(d, nil)
+	if len(probs) == 0 {
+		return nil
+	}
+	return &ValidationError{Problems: probs}
+}
+
+// problems appends every problem of d to dst. File and line are left for the
+// caller to fill in.
+func (c Config) problems(d *Declaration, dst []Problem) []Problem {
+	start := len(dst)
+	add := func(field, format string, args ...any) {
+		dst = append(dst, Problem{Field: field, Message: fmt.Sprintf(format, args...)})
+	}
+	if err := fieldRules.Struct(d); err != nil {
+		var fes validator.ValidationErrors
+		if !errors.As(err, &fes) {
+			add("", "%v", err)
+		}
+		for _, fe := range fes {
+			add(fieldPath(fe), "%s", ruleMessage(fe))
+		}
+	}
+	if !utf8.ValidString(d.Content) {
+		add("content", "is not valid UTF-8")
+	}
+	if n := len(d.Content); n > c.maxContent() {
+		add("content", "is %d bytes, more than the limit of %d", n, c.maxContent())
+	}
+	if d.StaleAfter != nil {
+		if *d.StaleAfter <= 0 {
+			add("stale_after", "must be positive")
+		}
+		if d.ValidUntil == nil && d.LastModified == nil {
+			add("stale_after", "needs valid_until or last_modified to count from")
+		}
+	}
+	if d.BreakOnViolation && d.MemoryType != Constraint {
+		add("break_on_violation", "applies to constraint blocks only (memory_type is %q)", d.MemoryType)
+	}
+	if d.BreakOnViolation && len(d.ViolationPatterns) == 0 {
+		add("violation_patterns", "break_on_violation needs at least one pattern")
+	}
+	for i, p := range d.ViolationPatterns {
+		if _, err := regexp.Compile(p); err != nil {
+			add(fmt.Sprintf("violation_patterns[%d]", i), "invalid RE2 expression: %v", err)
+		}
+	}
+	for i := start; i < len(dst); i++ {
+		if validRequestID(d.RequestID) {
+			dst[i].RequestID = d.RequestID
+		}
+	}
+	return dst
+}
+
+// fieldPath turns the validator's "Declaration.provenance.uri" into the JSON
+// path "provenance.uri".
+func fieldPath(fe validator.FieldError) string {
+	ns := fe.Namespace()
+	if _, rest, ok := strings.Cut(ns, "."); ok {
+		return rest
+	}
+	return ns
+}
+
+func ruleMessage(fe validator.FieldError) string {
+	switch fe.Tag() {
+	case "required":
+		return "is required"
+	case "required_if":
+		return "is required when " + strings.Replace(fe.Param(), "Scope", "scope is", 1)
+	case "oneof":
+		return fmt.Sprintf("must be one of %s (got %q)", strings.ReplaceAll(fe.Param(), " ", ", "), fmt.Sprint(fe.Value()))
+	case "gte", "lte":
+		lo, hi := "0", "1"
+		if fe.Field() == "trust_score" {
+			hi = "0.99"
+		}
+		return fmt.Sprintf("must be between %s and %s (got %v)", lo, hi, deref(fe.Value()))
+	case "request_id":
+		return fmt.Sprintf("must be 1 to %d printable characters without whitespace", MaxRequestIDLen)
+	case "printascii":
+		return "must be printable ASCII"
+	}
+	return fmt.Sprintf("fails rule %q", fe.Tag())
+}
+
+func deref(v any) any {
+	if p, ok := v.(*float64); ok && p != nil {
+		return *p
+	}
+	return v
+}

@@ -1,0 +1,213 @@
+package template
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/fingerprint"
+)
+
+// Template is a compiled template. It is immutable and safe for concurrent
+// use.
+type Template struct {
+	def         Definition
+	sections    []Section // in file order
+	byPriority  []int     // section indices, most important first; ties in file order
+	typeSection [len(declare.MemoryTypes)]int
+	protected   []string
+	fingerprint string
+	header      string
+}
+
+// finish derives the lookup tables once validation has passed.
+func (t *Template) finish() {
+	t.byPriority = make([]int, len(t.sections))
+	for i := range t.byPriority {
+		t.byPriority[i] = i
+	}
+	slices.SortStableFunc(t.byPriority, func(a, b int) int {
+		return t.sections[a].def.Priority - t.sections[b].def.Priority
+	})
+	for ti, mt := range declare.MemoryTypes {
+		t.typeSection[ti] = -1
+		for _, si := range t.byPriority {
+			if slices.Contains(t.sections[si].def.MemoryTypes, mt) {
+				t.typeSection[ti] = si
+				break
+			}
+		}
+	}
+	t.protected = []string{fingerprint.HeaderPrefix}
+	for _, s := range t.sections {
+		for _, lit := range s.boundaries() {
+			for _, line := range strings.Split(lit, "\n") {
+				d := strings.TrimSpace(line)
+				if protects(d) && !slices.Contains(t.protected, d) {
+					t.protected = append(t.protected, d)
+				}
+			}
+		}
+	}
+	for i := range t.sections {
+		t.sections[i].protected = t.protected
+	}
+}
+
+// Budget returns the most tokens the whole rendering may have.
+func (t *Template) Budget() int { return t.def.Budget }
+
+// Encoding returns the name of the token encoding.
+func (t *Template) Encoding() string { return t.def.Encoding }
+
+// Version returns the template (protocol) version.
+func (t *Template) Version() string { return t.def.TemplateVersion }
+
+// Fingerprint returns "sha256:" and 16 hex digits identifying the template.
+func (t *Template) Fingerprint() string { return t.fingerprint }
+
+// Header returns the protocol header line that opens every rendering.
+func (t *Template) Header() string { return t.header }
+
+// Definition returns a copy of the template's definition, defaults filled in.
+func (t *Template) Definition() Definition { return withDefaults(t.def) }
+
+// Canonical returns the canonical JSON the fingerprint is computed over.
+func (t *Template) Canonical() []byte {
+	c, _ := fingerprint.Canonical(t.def) // cannot fail: it did at compile time
+	return c
+}
+
+// NumSections returns the number of sections.
+func (t *Template) NumSections() int { return len(t.sections) }
+
+// Section returns section i, in file order (the order sections are written).
+func (t *Template) Section(i int) *Section { return &t.sections[i] }
+
+// ByPriority returns the index of the k-th most important section
+// (k = 0 is the most important). Cutting goes from the last one.
+func (t *Template) ByPriority(k int) int { return t.byPriority[k] }
+
+// SectionFor returns the index of the section that takes blocks of type mt:
+// the first in priority order that lists it. ok is false when none does.
+func (t *Template) SectionFor(mt declare.MemoryType) (i int, ok bool) {
+	for ti, m := range declare.MemoryTypes {
+		if m == mt {
+			i = t.typeSection[ti]
+			return i, i >= 0
+		}
+	}
+	return -1, false
+}
+
+// Protected returns the strings that block content must not contain
+// verbatim: the header opening and every protected delimiter.
+func (t *Template) Protected() []string { return slices.Clone(t.protected) }
+
+// WithBudget returns a copy of t with another budget. Its fingerprint
+// differs: the budget is part of what the template means.
+func (t *Template) WithBudget(budget int) (*Template, error) {
+	def := t.Definition()
+	def.Budget = budget
+	return Compile(def)
+}
+
+// Section is one compiled section of a [Template].
+type Section struct {
+	def       SectionDefinition
+	index     int
+	pieces    []piece
+	separator string
+	protected []string
+}
+
+// Fields are the values a render string's placeholders are filled with.
+type Fields struct {
+	Content    string
+	RequestID  string
+	MemoryType string
+	SourceID   string
+}
+
+// Name returns the section's name.
+func (s *Section) Name() string { return s.def.Name }
+
+// Index returns the section's position in the template's file order.
+func (s *Section) Index() int { return s.index }
+
+// Priority returns the section's priority; 1 is the most important.
+func (s *Section) Priority() int { return s.def.Priority }
+
+// MaxTokens returns the section's token cap.
+func (s *Section) MaxTokens() int { return s.def.MaxTokens }
+
+// Fill returns what the section does with a block that does not fit.
+func (s *Section) Fill() Fill { return s.def.Fill }
+
+// Order returns the order the section writes its blocks in.
+func (s *Section) Order() Order { return s.def.Order }
+
+// Partial reports whether the first misfit may be cut to fit.
+func (s *Section) Partial() bool { return s.def.Partial }
+
+// MinPartialTokens returns the least room worth cutting a block for.
+func (s *Section) MinPartialTokens() int { return s.def.MinPartialTokens }
+
+// Separator returns the text written between two blocks of the section.
+func (s *Section) Separator() string { return s.separator }
+
+// MemoryTypes returns the memory types the section lists.
+func (s *Section) MemoryTypes() []declare.MemoryType { return slices.Clone(s.def.MemoryTypes) }
+
+// AppendRender appends one block rendered by the section's render string
+// to dst. Every value filled in is neutralised first: content (and ids,
+// which MCP servers choose) cannot forge the protocol header or any
+// section's delimiter. escaped reports whether neutralising changed a value.
+func (s *Section) AppendRender(dst []byte, f Fields) (out []byte, escaped bool) {
+	for i, p := range s.pieces {
+		var v string
+		switch p.kind {
+		case literal:
+			dst = append(dst, p.text...)
+			continue
+		case content:
+			v = f.Content
+		case requestID:
+			v = f.RequestID
+		case memoryType:
+			v = f.MemoryType
+		case sourceID:
+			v = f.SourceID
+		}
+		var changed bool
+		dst, changed = fingerprint.Neutralize(dst, v, s.literalAt(i-1), s.literalAt(i+1), s.protected)
+		escaped = escaped || changed
+	}
+	return dst, escaped
+}
+
+func (s *Section) literalAt(i int) string {
+	if i < 0 || i >= len(s.pieces) || s.pieces[i].kind != literal {
+		return ""
+	}
+	return s.pieces[i].text
+}
+
+// boundaries returns the literal pieces that open and close a rendered
+// block: the piece the render starts with, and the piece right after
+// {content}. A forged opening must contain the first; a forged closing, the
+// second. Pieces between two placeholders (the `">` of
+// `<doc id="{request_id}">`) forge nothing on their own, and protecting them
+// would break ordinary markup in content.
+func (s *Section) boundaries() []string {
+	var out []string
+	if len(s.pieces) > 0 && s.pieces[0].kind == literal {
+		out = append(out, s.pieces[0].text)
+	}
+	for i, p := range s.pieces {
+		if p.kind == content && i+1 < len(s.pieces) && s.pieces[i+1].kind == literal {
+			out = append(out, s.pieces[i+1].text)
+		}
+	}
+	return out
+}

@@ -1,0 +1,379 @@
+package template
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/fingerprint"
+)
+
+// Fill says what a section does with a block that does not fit its cap.
+type Fill string
+
+// The fill modes.
+const (
+	// FillStop ends the section at the first block that does not fit;
+	// lower-ranked blocks are dropped too.
+	FillStop Fill = "stop"
+	// FillSkip keeps trying smaller lower-ranked blocks.
+	FillSkip Fill = "skip"
+)
+
+// Order says in which order a section writes the blocks it selected.
+// Selection is always by rank.
+type Order string
+
+// The write orders.
+const (
+	OrderRank     Order = "rank"     // best first
+	OrderDeclared Order = "declared" // order of declaration to the engine
+	OrderTime     Order = "time"     // last_modified ascending; undated first
+)
+
+// Defaults filled in when a template leaves a field out.
+const (
+	DefaultVersion          = fingerprint.ProtocolVersion
+	DefaultEncoding         = "o200k_base"
+	DefaultSeparator        = "\n"
+	DefaultFill             = FillStop
+	DefaultOrder            = OrderRank
+	DefaultMinPartialTokens = 32
+)
+
+// Encodings lists the encodings a template may name.
+var Encodings = [...]string{"o200k_base", "cl100k_base"}
+
+// ErrInvalid is wrapped by every load error of this package.
+var ErrInvalid = errors.New("template: invalid template")
+
+// Problem is one thing wrong with a template.
+type Problem struct {
+	File    string
+	Line    int    // for JSON syntax errors; 0 otherwise
+	Field   string // e.g. "budget", "sections[1].render"
+	Message string
+}
+
+// String formats the problem as "file:line: field: message".
+func (p Problem) String() string {
+	var b strings.Builder
+	if p.File != "" {
+		b.WriteString(p.File)
+		if p.Line > 0 {
+			fmt.Fprintf(&b, ":%d", p.Line)
+		}
+		b.WriteString(": ")
+	}
+	if p.Field != "" {
+		b.WriteString(p.Field + ": ")
+	}
+	b.WriteString(p.Message)
+	return b.String()
+}
+
+// ValidationError lists every problem of a template. It wraps [ErrInvalid].
+type ValidationError struct {
+	Problems []Problem
+}
+
+// Error returns one problem a line.
+func (e *ValidationError) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = "template: " + p.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap returns [ErrInvalid].
+func (e *ValidationError) Unwrap() error { return ErrInvalid }
+
+// Definition is a template as written in JSON.
+type Definition struct {
+	TemplateVersion string              `json:"template_version"`
+	Budget          int                 `json:"budget"`
+	Encoding        string              `json:"encoding"`
+	Sections        []SectionDefinition `json:"sections"`
+}
+
+// SectionDefinition is one section as written in JSON. Separator is a
+// pointer so that an explicit "" (blocks written back to back) differs from
+// an absent separator (the default "\n").
+type SectionDefinition struct {
+	Name             string               `json:"name"`
+	Priority         int                  `json:"priority"`
+	MemoryTypes      []declare.MemoryType `json:"memory_types"`
+	MaxTokens        int                  `json:"max_tokens"`
+	Render           string               `json:"render"`
+	Separator        *string              `json:"separator"`
+	Fill             Fill                 `json:"fill"`
+	Order            Order                `json:"order"`
+	Partial          bool                 `json:"partial"`
+	MinPartialTokens int                  `json:"min_partial_tokens"`
+}
+
+// LoadFile reads, validates and compiles a template file.
+func LoadFile(name string) (*Template, error) {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, fmt.Errorf("template: %w", err)
+	}
+	return Parse(data, name)
+}
+
+// Parse validates and compiles a template's JSON; name is used in problems.
+func Parse(data []byte, name string) (*Template, error) {
+	var def Definition
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&def); err != nil {
+		return nil, &ValidationError{Problems: []Problem{decodeProblem(err, data, name)}}
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, &ValidationError{Problems: []Problem{{File: name, Message: "unexpected data after the template object"}}}
+	}
+	return compile(def, name)
+}
+
+// Compile validates and compiles a template built in Go.
+func Compile(def Definition) (*Template, error) { return compile(def, "") }
+
+func decodeProblem(err error, data []byte, name string) Problem {
+	p := Problem{File: name, Message: strings.TrimPrefix(err.Error(), "json: ")}
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		p.Line = lineOf(data, syn.Offset)
+		p.Message = "invalid JSON: " + syn.Error()
+	case errors.As(err, &typ):
+		p.Line = lineOf(data, typ.Offset)
+		p.Field = typ.Field
+		p.Message = fmt.Sprintf("wrong type: got JSON %s", typ.Value)
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		p.Message = "invalid JSON: the template is incomplete"
+	case strings.HasPrefix(p.Message, "unknown field "):
+		p.Field = strings.Trim(strings.TrimPrefix(p.Message, "unknown field "), `"`)
+		p.Message = "unknown field"
+	}
+	return p
+}
+
+func lineOf(data []byte, offset int64) int {
+	if offset > int64(len(data)) {
+		offset = int64(len(data))
+	}
+	return 1 + bytes.Count(data[:offset], []byte("\n"))
+}
+
+// withDefaults returns a deep copy of def with every default filled in.
+func withDefaults(def Definition) Definition {
+	out := def
+	if out.TemplateVersion == "" {
+		out.TemplateVersion = DefaultVersion
+	}
+	if out.Encoding == "" {
+		out.Encoding = DefaultEncoding
+	}
+	out.Sections = make([]SectionDefinition, len(def.Sections))
+	for i, s := range def.Sections {
+		s.MemoryTypes = slices.Clone(s.MemoryTypes)
+		if s.Separator == nil {
+			sep := DefaultSeparator
+			s.Separator = &sep
+		} else {
+			sep := *s.Separator
+			s.Separator = &sep
+		}
+		if s.Fill == "" {
+			s.Fill = DefaultFill
+		}
+		if s.Order == "" {
+			s.Order = DefaultOrder
+		}
+		if s.MinPartialTokens == 0 {
+			s.MinPartialTokens = DefaultMinPartialTokens
+		}
+		out.Sections[i] = s
+	}
+	return out
+}
+
+func compile(def Definition, name string) (*Template, error) {
+	def = withDefaults(def)
+	var probs []Problem
+	add := func(field, format string, args ...any) {
+		probs = append(probs, Problem{File: name, Field: field, Message: fmt.Sprintf(format, args...)})
+	}
+	if def.TemplateVersion != fingerprint.ProtocolVersion {
+		add("template_version", "unsupported version %q (this release speaks %q)", def.TemplateVersion, fingerprint.ProtocolVersion)
+	}
+	if def.Budget <= 0 {
+		add("budget", "must be a positive number of tokens (got %d)", def.Budget)
+	}
+	if !slices.Contains(Encodings[:], def.Encoding) {
+		add("encoding", "must be one of %s (got %q)", strings.Join(Encodings[:], ", "), def.Encoding)
+	}
+	if len(def.Sections) == 0 {
+		add("sections", "a template needs at least one section")
+	}
+	t := &Template{def: def, sections: make([]Section, len(def.Sections))}
+	seen := make(map[string]int, len(def.Sections))
+	for i, sd := range def.Sections {
+		field := func(f string) string { return fmt.Sprintf("sections[%d].%s", i, f) }
+		if sd.Name == "" {
+			add(field("name"), "is required")
+		} else if j, dup := seen[sd.Name]; dup {
+			add(field("name"), "duplicate section name %q (also sections[%d])", sd.Name, j)
+		} else {
+			seen[sd.Name] = i
+		}
+		if sd.Priority < 1 {
+			add(field("priority"), "must be 1 or more; 1 is the most important (got %d)", sd.Priority)
+		}
+		if len(sd.MemoryTypes) == 0 {
+			add(field("memory_types"), "a section must take at least one memory type")
+		}
+		for j, mt := range sd.MemoryTypes {
+			if !mt.Valid() {
+				add(fmt.Sprintf("sections[%d].memory_types[%d]", i, j), "unknown memory type %q (want constraint, context, history or external)", mt)
+			} else if slices.Index(sd.MemoryTypes, mt) < j {
+				add(fmt.Sprintf("sections[%d].memory_types[%d]", i, j), "memory type %q listed twice", mt)
+			}
+		}
+		if sd.MaxTokens <= 0 {
+			add(field("max_tokens"), "must be a positive number of tokens (got %d)", sd.MaxTokens)
+		}
+		if sd.Fill != FillStop && sd.Fill != FillSkip {
+			add(field("fill"), "must be stop or skip (got %q)", sd.Fill)
+		}
+		if sd.Order != OrderRank && sd.Order != OrderDeclared && sd.Order != OrderTime {
+			add(field("order"), "must be rank, declared or time (got %q)", sd.Order)
+		}
+		if sd.MinPartialTokens < 0 {
+			add(field("min_partial_tokens"), "must not be negative (got %d)", sd.MinPartialTokens)
+		}
+		pieces, err := parseRender(sd.Render)
+		if err != nil {
+			add(field("render"), "%v", err)
+		}
+		if strings.Contains(sd.Render, fingerprint.Joiner) || strings.Contains(*sd.Separator, fingerprint.Joiner) {
+			add(field("render"), "must not contain U+2060 WORD JOINER (used to neutralise content)")
+		}
+		t.sections[i] = Section{def: sd, index: i, pieces: pieces, separator: *sd.Separator}
+	}
+	if len(probs) > 0 {
+		return nil, &ValidationError{Problems: probs}
+	}
+	t.finish()
+	canon, err := fingerprint.Canonical(def)
+	if err != nil {
+		return nil, fmt.Errorf("template: %w", err)
+	}
+	t.fingerprint = fingerprint.Sum(canon)
+	t.header = fingerprint.Header(t.fingerprint)
+	return t, nil
+}
+
+// placeholder names; the values are what a Fields field fills them with.
+const (
+	phContent    = "content"
+	phRequestID  = "request_id"
+	phMemoryType = "memory_type"
+	phSourceID   = "source_id"
+)
+
+type pieceKind uint8
+
+const (
+	literal pieceKind = iota
+	content
+	requestID
+	memoryType
+	sourceID
+)
+
+type piece struct {
+	kind pieceKind
+	text string // for literals
+}
+
+// parseRender splits a render string into literal pieces and placeholders.
+func parseRender(render string) ([]piece, error) {
+	var (
+		pieces   []piece
+		lit      strings.Builder
+		contents int
+	)
+	for i := 0; i < len(render); {
+		if render[i] == '{' {
+			if name, ok := placeholderAt(render[i+1:]); ok {
+				var k pieceKind
+				switch name {
+				case phContent:
+					k = content
+					contents++
+				case phRequestID:
+					k = requestID
+				case phMemoryType:
+					k = memoryType
+				case phSourceID:
+					k = sourceID
+				default:
+					return nil, fmt.Errorf("unknown placeholder {%s} (want {content}, {request_id}, {memory_type} or {source_id})", name)
+				}
+				if lit.Len() > 0 {
+					pieces = append(pieces, piece{kind: literal, text: lit.String()})
+					lit.Reset()
+				}
+				pieces = append(pieces, piece{kind: k})
+				i += len(name) + 2
+				continue
+			}
+		}
+		lit.WriteByte(render[i])
+		i++
+	}
+	if lit.Len() > 0 {
+		pieces = append(pieces, piece{kind: literal, text: lit.String()})
+	}
+	if contents != 1 {
+		return nil, fmt.Errorf("must contain {content} exactly once (found %d)", contents)
+	}
+	return pieces, nil
+}
+
+// placeholderAt reports whether s starts with "name}" for an identifier name.
+func placeholderAt(s string) (string, bool) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '}':
+			return s[:i], i > 0
+		case c == '_' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z'):
+		case '0' <= c && c <= '9' && i > 0:
+		default:
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// protects reports whether a delimiter piece needs neutralising in content:
+// at least two characters, at least one neither letter, digit nor space.
+func protects(s string) bool {
+	if len([]rune(s)) < 2 {
+		return false
+	}
+	return strings.IndexFunc(s, func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsSpace(r)
+	}) >= 0
+}

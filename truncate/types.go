@@ -1,0 +1,222 @@
+package truncate
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/contextasm/contextasm/declare"
+)
+
+// Counter counts tokens. The engine's implementation is a cached BPE
+// tokenizer; a host may bring its own.
+type Counter interface {
+	// Count returns the number of tokens of text.
+	Count(text string) int
+	// Cut returns the longest prefix of text that ends on a token boundary,
+	// never inside a UTF-8 character, and counts at most maxTokens tokens.
+	Cut(text string, maxTokens int) string
+}
+
+// Block is one declared memory as the Assembler sees it: flat, immutable,
+// with times resolved. Package contextasm builds Blocks from declarations.
+type Block struct {
+	ID           string
+	Type         declare.MemoryType
+	Content      string
+	SourceID     string
+	Seq          int64 // declaration order, for order "declared"
+	Priority     float64
+	HasPriority  bool
+	Weight       float64
+	Trust        float64
+	Required     bool
+	Scope        declare.Scope
+	SessionID    string
+	UserID       string
+	Roles        []string
+	ForAssistant bool
+	ValidUntil   time.Time // zero: never expires
+	StaleFrom    time.Time // zero: never stale
+	StaleAfter   time.Duration
+	LastModified time.Time // zero: unknown
+}
+
+// staleness reports whether b is stale at now and how far through its
+// stale window it is, in [0, 1].
+func (b *Block) staleness(now time.Time) (float64, bool) {
+	if b.StaleFrom.IsZero() || now.Before(b.StaleFrom) {
+		return 0, false
+	}
+	if b.StaleAfter <= 0 {
+		return 1, true
+	}
+	f := float64(now.Sub(b.StaleFrom)) / float64(b.StaleAfter)
+	return min(f, 1), true
+}
+
+// Request says who assembles and when.
+type Request struct {
+	Now       time.Time
+	SessionID string
+	UserID    string
+	Roles     []string
+}
+
+// Status is what became of an eligible block.
+type Status uint8
+
+// The statuses.
+const (
+	Kept Status = iota
+	Cut
+	Dropped
+)
+
+// String returns "kept", "cut" or "dropped".
+func (s Status) String() string {
+	switch s {
+	case Kept:
+		return "kept"
+	case Cut:
+		return "cut"
+	}
+	return "dropped"
+}
+
+// MarshalText writes the status as its name.
+func (s Status) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText reads a status name.
+func (s *Status) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "kept":
+		*s = Kept
+	case "cut":
+		*s = Cut
+	case "dropped":
+		*s = Dropped
+	default:
+		return fmt.Errorf("truncate: unknown status %q", b)
+	}
+	return nil
+}
+
+// Reason says why a block was left out, cut or flagged (SPEC §7).
+type Reason string
+
+// The reasons.
+const (
+	ReasonSectionCap        Reason = "section_cap"
+	ReasonBudget            Reason = "budget"
+	ReasonCut               Reason = "cut"
+	ReasonExpired           Reason = "expired"
+	ReasonStale             Reason = "stale"
+	ReasonOutOfScope        Reason = "out_of_scope"
+	ReasonAccessDenied      Reason = "access_denied"
+	ReasonAudience          Reason = "audience"
+	ReasonNoSection         Reason = "no_section"
+	ReasonEscaped           Reason = "escaped"
+	ReasonBinary            Reason = "binary"
+	ReasonSourceUnavailable Reason = "source_unavailable"
+	ReasonOutsideRoot       Reason = "outside_root"
+)
+
+// Kind groups reasons by what happened to the block.
+type Kind string
+
+// The kinds.
+const (
+	KindExcluded Kind = "excluded" // never eligible: expired, out_of_scope, access_denied, audience, no_section
+	KindDropped  Kind = "dropped"  // eligible but did not fit: section_cap, budget
+	KindCut      Kind = "cut"      // kept in part: cut
+	KindNotice   Kind = "notice"   // kept or eligible, with something to know: stale, escaped
+	KindSource   Kind = "source"   // a source's problem: binary, source_unavailable, outside_root
+)
+
+// Event reports one decision about one block.
+type Event struct {
+	Kind      Kind   `json:"kind"`
+	Section   string `json:"section,omitempty"`
+	RequestID string `json:"request_id"`
+	Reason    Reason `json:"reason"`
+	Tokens    int    `json:"tokens"`
+}
+
+// BlockResult is one eligible block's outcome in its section.
+type BlockResult struct {
+	RequestID  string             `json:"request_id"`
+	MemoryType declare.MemoryType `json:"memory_type"`
+	// Tokens is the rendered block's token count (of the part kept, for a
+	// cut block). It is 0 for a block dropped without being counted:
+	// under fill "stop" nothing after a section's first misfit is counted.
+	Tokens   int     `json:"tokens"`
+	Score    float64 `json:"score"`
+	Status   Status  `json:"status"`
+	Reason   Reason  `json:"reason,omitempty"`
+	Required bool    `json:"required,omitempty"`
+	// Offset and Length locate the rendered block in Output.Text, in bytes;
+	// both are 0 for a block that is not in the text.
+	Offset int `json:"offset,omitempty"`
+	Length int `json:"length,omitempty"`
+}
+
+// SectionResult is one section's outcome. Blocks are in rank order.
+type SectionResult struct {
+	Name      string `json:"name"`
+	Priority  int    `json:"priority"`
+	MaxTokens int    `json:"max_tokens"`
+	// UsedTokens is the sum the cap is applied to: the kept blocks' counts
+	// plus the separators between them.
+	UsedTokens int           `json:"used_tokens"`
+	Blocks     []BlockResult `json:"blocks"`
+}
+
+// Output is the result of one assembly.
+type Output struct {
+	Text        string
+	TotalTokens int // exact count of Text
+	Sections    []SectionResult
+	Events      []Event
+}
+
+// ErrBudgetTooSmall means required blocks do not fit their section cap or
+// the budget. The error is a *RequiredError listing them.
+var ErrBudgetTooSmall = errors.New("budget too small for required blocks")
+
+// RequiredMiss is one required block that could not be placed.
+type RequiredMiss struct {
+	RequestID string
+	Section   string // "" for no_section
+	Tokens    int    // the block's count, when known
+	Limit     int    // the cap or budget it did not fit
+	Reason    Reason // section_cap, budget or no_section
+}
+
+// RequiredError lists the required blocks that could not be placed. It
+// wraps [ErrBudgetTooSmall].
+type RequiredError struct {
+	Misses []RequiredMiss
+}
+
+// Error lists the blocks, one a line.
+func (e *RequiredError) Error() string {
+	var b strings.Builder
+	b.WriteString(ErrBudgetTooSmall.Error())
+	for _, m := range e.Misses {
+		b.WriteString("\n")
+		switch m.Reason {
+		case ReasonNoSection:
+			fmt.Fprintf(&b, "required block %q: no section takes its memory type", m.RequestID)
+		case ReasonSectionCap:
+			fmt.Fprintf(&b, "required block %q (%d tokens): section %q cannot hold it within max_tokens %d", m.RequestID, m.Tokens, m.Section, m.Limit)
+		default:
+			fmt.Fprintf(&b, "required block %q (%d tokens, section %q): the required blocks alone exceed the budget of %d", m.RequestID, m.Tokens, m.Section, m.Limit)
+		}
+	}
+	return b.String()
+}
+
+// Unwrap returns [ErrBudgetTooSmall].
+func (e *RequiredError) Unwrap() error { return ErrBudgetTooSmall }
