@@ -164,13 +164,21 @@ func (t *Time) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	f, err := strconv.ParseFloat(string(bytes.TrimSpace(b)), 64)
-	if err != nil || f < -1e11 || f > 1e11 {
+	if err != nil || !(f >= minUnixSeconds && f <= maxUnixSeconds) { // written so NaN fails too
 		return fmt.Errorf("want an RFC 3339 time or Unix seconds, got %s", b)
 	}
 	sec := int64(f)
 	t.Time = time.Unix(sec, int64((f-float64(sec))*1e9)).UTC()
 	return nil
 }
+
+// The Unix seconds accepted: from 0000-01-01T00:00:00Z, the earliest
+// instant RFC 3339 can write (so every time read writes back as one), to
+// 1e11 (year 5138).
+const (
+	minUnixSeconds = -62167219200
+	maxUnixSeconds = 1e11
+)
 
 // MarshalJSON writes the time as RFC 3339.
 func (t Time) MarshalJSON() ([]byte, error) {
@@ -196,10 +204,13 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	f, err := strconv.ParseFloat(string(bytes.TrimSpace(b)), 64)
-	if err != nil || f < 0 || f > 1e11 {
+	// The nanoseconds must fit an int64 (about 292 years): converting a
+	// larger float is implementation-defined (negative on amd64).
+	ns := f * float64(time.Second)
+	if err != nil || !(f >= 0 && ns < 1<<63) { // written so NaN fails too
 		return fmt.Errorf("want a duration such as \"168h\" or seconds, got %s", b)
 	}
-	*d = Duration(f * float64(time.Second))
+	*d = Duration(ns)
 	return nil
 }
 

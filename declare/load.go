@@ -46,17 +46,12 @@ func (c Config) Load(r io.Reader, name string) ([]Declaration, error) {
 	)
 	br := bufio.NewReaderSize(r, 64<<10)
 	for lineNo := 1; ; lineNo++ {
-		line, err := readLine(br, maxLine)
+		line, tooLong, err := readLine(br, maxLine)
 		if err != nil && !errors.Is(err, io.EOF) {
-			if errors.Is(err, errLineTooLong) {
-				probs = append(probs, Problem{File: name, Line: lineNo, Message: fmt.Sprintf("line is longer than %d bytes", maxLine)})
-				if err = skipLine(br); err == nil {
-					continue
-				}
-			}
-			if !errors.Is(err, io.EOF) {
-				return nil, fmt.Errorf("declare: reading %s: %w", name, err)
-			}
+			return nil, fmt.Errorf("declare: reading %s: %w", name, err)
+		}
+		if tooLong {
+			probs = append(probs, Problem{File: name, Line: lineNo, Message: fmt.Sprintf("line is longer than %d bytes", maxLine)})
 		}
 		eof := errors.Is(err, io.EOF)
 		trimmed := bytes.TrimSpace(line)
@@ -64,14 +59,21 @@ func (c Config) Load(r io.Reader, name string) ([]Declaration, error) {
 			start := len(probs)
 			var d Declaration
 			probs = c.parseLine(trimmed, &d, probs)
-			if len(probs) == start {
-				if first, dup := firstSaw[d.RequestID]; dup {
-					probs = append(probs, Problem{RequestID: d.RequestID, Field: "request_id",
-						Message: fmt.Sprintf("duplicate request_id (first declared on line %d)", first)})
-				} else {
-					firstSaw[d.RequestID] = lineNo
-					decls = append(decls, d)
-				}
+			// A line with problems still claims its request_id (when it has
+			// a valid one), so a duplicate is reported whichever copy is
+			// also broken, not only after the other problems are fixed.
+			id, ok := d.RequestID, len(probs) == start
+			if !ok {
+				id = probs[start].RequestID
+			}
+			if first, dup := firstSaw[id]; dup {
+				probs = append(probs, Problem{RequestID: id, Field: "request_id",
+					Message: fmt.Sprintf("duplicate request_id (first declared on line %d)", first)})
+			} else if id != "" {
+				firstSaw[id] = lineNo
+			}
+			if ok && len(probs) == start {
+				decls = append(decls, d)
 			}
 			for i := start; i < len(probs); i++ {
 				probs[i].File, probs[i].Line = name, lineNo
@@ -93,15 +95,38 @@ func (c Config) parseLine(line []byte, d *Declaration, dst []Problem) []Problem 
 	// encoding/json silently replaces invalid UTF-8 with U+FFFD; a block
 	// must arrive as written, so check before decoding.
 	if !utf8.Valid(line) {
-		return append(dst, Problem{RequestID: sniffRequestID(line), Message: "line is not valid UTF-8"})
+		id := sniffRequestID(line)
+		if strings.ContainsRune(id, utf8.RuneError) && !bytes.Contains(line, []byte(id)) {
+			id = "" // decoding replaced a bad byte of the id: not the id as written
+		}
+		return append(dst, Problem{RequestID: id, Message: "line is not valid UTF-8"})
 	}
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(d); err != nil || dec.More() {
+	err := dec.Decode(d)
+	if err == nil && trailing(dec, line) {
+		err = errors.New("unexpected text after the JSON object")
+	}
+	if err != nil {
 		// The fast path stops at the first error; find them all.
-		return c.diagnose(line, dst)
+		start := len(dst)
+		dst = c.diagnose(line, dst)
+		if len(dst) == start {
+			// diagnose decodes field by field with "last key wins", so
+			// it can miss what the strict decode saw (a repeated key whose
+			// first value is bad). d is then half decoded: never accept it.
+			dst = append(dst, Problem{RequestID: sniffRequestID(line), Message: decodeMessage(err)})
+		}
+		return dst
 	}
 	return c.problems(d, dst)
+}
+
+// trailing reports whether anything but white space follows the value dec
+// has just decoded from line. (Decoder.More is not enough: it reports
+// false for a stray '}' or ']'.)
+func trailing(dec *json.Decoder, line []byte) bool {
+	return len(bytes.TrimSpace(line[dec.InputOffset():])) > 0
 }
 
 // jsonFields is the set of field names a declaration has.
@@ -131,8 +156,8 @@ func (c Config) diagnose(line []byte, dst []Problem) []Problem {
 		}
 		return append(dst, Problem{RequestID: id, Message: strings.TrimPrefix(msg, "json: ")})
 	}
-	if dec.More() {
-		return append(dst, Problem{RequestID: id, Message: "more than one JSON value on the line"})
+	if trailing(dec, line) {
+		return append(dst, Problem{RequestID: id, Message: "unexpected text after the JSON object"})
 	}
 	bad := make(map[string]bool)
 	good := make(map[string]json.RawMessage, len(raw))
@@ -144,7 +169,11 @@ func (c Config) diagnose(line []byte, dst []Problem) []Problem {
 		}
 		one, _ := json.Marshal(map[string]json.RawMessage{k: raw[k]})
 		var probe Declaration
-		if err := json.Unmarshal(one, &probe); err != nil {
+		// Strict like the fast path, so an unknown key inside provenance
+		// is reported too.
+		pdec := json.NewDecoder(bytes.NewReader(one))
+		pdec.DisallowUnknownFields()
+		if err := pdec.Decode(&probe); err != nil {
 			dst = append(dst, Problem{RequestID: id, Field: k, Message: decodeMessage(err)})
 			bad[k] = true
 			continue
@@ -223,32 +252,28 @@ func sniffRequestID(line []byte) string {
 	return ""
 }
 
-var errLineTooLong = errors.New("line too long")
-
-// readLine returns the next line without its end-of-line bytes. It returns
-// io.EOF with the last line when the input ends.
-func readLine(br *bufio.Reader, max int) ([]byte, error) {
-	var buf []byte
+// readLine returns the next line without its end-of-line bytes, and
+// io.EOF with the last line when the input ends. A line longer than max
+// bytes (end-of-line not counted) is read to its end but not kept: it
+// returns tooLong and no line, so the next call starts on the next line.
+func readLine(br *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
 	for {
-		chunk, err := br.ReadSlice('\n')
-		if len(buf)+len(chunk) > max {
-			return nil, errLineTooLong
+		chunk, rerr := br.ReadSlice('\n')
+		// Keep at most max bytes plus a "\r\n"; past that, only consume.
+		if !tooLong && len(line)+len(chunk) > max+2 {
+			tooLong, line = true, nil
 		}
-		buf = append(buf, chunk...)
-		if err == bufio.ErrBufferFull {
+		if !tooLong {
+			line = append(line, chunk...)
+		}
+		if rerr == bufio.ErrBufferFull {
 			continue
 		}
-		buf = bytes.TrimSuffix(buf, []byte("\n"))
-		buf = bytes.TrimSuffix(buf, []byte("\r"))
-		return buf, err
-	}
-}
-
-func skipLine(br *bufio.Reader) error {
-	for {
-		_, err := br.ReadSlice('\n')
-		if err != bufio.ErrBufferFull {
-			return err
+		line = bytes.TrimSuffix(line, []byte("\n"))
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		if tooLong || len(line) > max {
+			return nil, true, rerr
 		}
+		return line, false, rerr
 	}
 }

@@ -11,34 +11,62 @@ const Joiner = "\u2060"
 
 // Neutralize appends s to dst with every occurrence of each protected
 // string broken by [Joiner], and reports whether it changed anything.
-// Protected strings must be non-empty and must not contain Joiner.
+// Protected strings must have at least two characters (a joiner after the
+// only character breaks nothing), be valid UTF-8 and not contain Joiner.
 //
 // before and after are the literal text that will stand right before and
 // after s once rendered: a protected string that would form across such a
-// join (content ending in "【/用户" before a literal "背景】") is broken
-// too.
+// join (content ending in "【/用户" before a literal "背景】", or content
+// "/" between "<" and "b>") is broken too.
 func Neutralize(dst []byte, s, before, after string, protected []string) ([]byte, bool) {
 	changed := false
 	// Joins first: an occurrence that starts in before and ends in s, or
 	// starts in s and ends in after, needs a joiner at s's edge.
-	headBreak := crossesStart(before, s, protected)
+	headBreak := crossesStart(before, s, after, protected)
 	tailBreak := crossesEnd(s, after, protected)
 	if headBreak {
 		dst = append(dst, Joiner...)
 		changed = true
 	}
+	// next[i] is where protected[i] first occurs in s at or after pos (-1:
+	// nowhere). Only an entry the last break went past is searched again,
+	// so content full of delimiters costs linear time, not quadratic: block
+	// content comes from MCP servers and must not be able to stall a host.
+	var buf [16]int
+	next := buf[:0]
+	if len(protected) > len(buf) {
+		next = make([]int, 0, len(protected))
+	}
+	for _, p := range protected {
+		next = append(next, strings.Index(s, p))
+	}
+	pos := 0
 	for {
-		at, p := earliest(s, protected)
+		at, which := -1, -1
+		for i, p := range protected {
+			if next[i] >= 0 && next[i] < pos {
+				if j := strings.Index(s[pos:], p); j >= 0 {
+					next[i] = pos + j
+				} else {
+					next[i] = -1
+				}
+			}
+			// The earliest occurrence; the longest one when several start
+			// there (a joiner after their shared first character breaks all).
+			if next[i] >= 0 && (at < 0 || next[i] < at || (next[i] == at && len(p) > len(protected[which]))) {
+				at, which = next[i], i
+			}
+		}
 		if at < 0 {
 			break
 		}
-		_, size := utf8.DecodeRuneInString(p)
-		dst = append(dst, s[:at+size]...)
+		_, size := utf8.DecodeRuneInString(protected[which])
+		dst = append(dst, s[pos:at+size]...)
 		dst = append(dst, Joiner...)
-		s = s[at+size:]
+		pos = at + size
 		changed = true
 	}
-	dst = append(dst, s...)
+	dst = append(dst, s[pos:]...)
 	if tailBreak {
 		dst = append(dst, Joiner...)
 		changed = true
@@ -49,7 +77,7 @@ func Neutralize(dst []byte, s, before, after string, protected []string) ([]byte
 // NeedsNeutralizing reports whether [Neutralize] would change s.
 func NeedsNeutralizing(s, before, after string, protected []string) bool {
 	at, _ := earliest(s, protected)
-	return at >= 0 || crossesStart(before, s, protected) || crossesEnd(s, after, protected)
+	return at >= 0 || crossesStart(before, s, after, protected) || crossesEnd(s, after, protected)
 }
 
 // earliest returns the first index in s at which a protected string starts,
@@ -69,14 +97,20 @@ func earliest(s string, protected []string) (int, string) {
 }
 
 // crossesStart reports whether some protected string starts inside before
-// and ends inside s (so that a joiner at s's start breaks it).
-func crossesStart(before, s string, protected []string) bool {
+// and ends inside s, or spans all of s and ends inside after (either way a
+// joiner at s's start breaks it).
+func crossesStart(before, s, after string, protected []string) bool {
 	if before == "" || s == "" {
 		return false
 	}
 	for _, p := range protected {
 		for k := 1; k < len(p); k++ { // k bytes of p come from before
-			if strings.HasSuffix(before, p[:k]) && strings.HasPrefix(s, p[k:]) {
+			if !strings.HasSuffix(before, p[:k]) {
+				continue
+			}
+			rest := p[k:]
+			if strings.HasPrefix(s, rest) ||
+				(len(rest) > len(s) && strings.HasPrefix(rest, s) && strings.HasPrefix(after, rest[len(s):])) {
 				return true
 			}
 		}
@@ -93,6 +127,20 @@ func crossesEnd(s, after string, protected []string) bool {
 	for _, p := range protected {
 		for k := 1; k < len(p); k++ { // k bytes of p come from s
 			if strings.HasSuffix(s, p[:k]) && strings.HasPrefix(after, p[k:]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Crosses reports whether some protected string starts inside left and
+// ends inside right: whether writing right after left would form one
+// across the join. The caller breaks it by writing [Joiner] in between.
+func Crosses(left []byte, right string, protected []string) bool {
+	for _, p := range protected {
+		for k := 1; k < len(p) && k <= len(left); k++ { // k bytes of p come from left
+			if strings.HasPrefix(right, p[k:]) && string(left[len(left)-k:]) == p[:k] {
 				return true
 			}
 		}

@@ -164,33 +164,58 @@ func (s *Section) MemoryTypes() []declare.MemoryType { return slices.Clone(s.def
 // which MCP servers choose) cannot forge the protocol header or any
 // section's delimiter. escaped reports whether neutralising changed a value.
 func (s *Section) AppendRender(dst []byte, f Fields) (out []byte, escaped bool) {
+	start := len(dst)
 	for i, p := range s.pieces {
-		var v string
-		switch p.kind {
-		case literal:
+		if p.kind == literal {
 			dst = append(dst, p.text...)
 			continue
-		case content:
-			v = f.Content
-		case requestID:
-			v = f.RequestID
-		case memoryType:
-			v = f.MemoryType
-		case sourceID:
-			v = f.SourceID
+		}
+		// What stands before the value is all of the block so far, not just
+		// the literal piece before it: in "<<{source_id}{content}>>" a
+		// source id ">" and content ">x" would otherwise forge ">>".
+		var before string
+		switch {
+		case i == 1 && s.pieces[0].kind == literal:
+			before = s.pieces[0].text // what dst[start:] holds, without a copy
+		case i > 0:
+			before = string(dst[start:])
 		}
 		var changed bool
-		dst, changed = fingerprint.Neutralize(dst, v, s.literalAt(i-1), s.literalAt(i+1), s.protected)
+		dst, changed = fingerprint.Neutralize(dst, f.value(p.kind), before, s.following(i, f), s.protected)
 		escaped = escaped || changed
 	}
 	return dst, escaped
 }
 
-func (s *Section) literalAt(i int) string {
-	if i < 0 || i >= len(s.pieces) || s.pieces[i].kind != literal {
-		return ""
+// value returns the field a placeholder of kind k is filled with.
+func (f *Fields) value(k pieceKind) string {
+	switch k {
+	case content:
+		return f.Content
+	case requestID:
+		return f.RequestID
+	case memoryType:
+		return f.MemoryType
+	case sourceID:
+		return f.SourceID
 	}
-	return s.pieces[i].text
+	return ""
+}
+
+// following returns the literal text that will follow piece i up to the
+// next non-empty value (whose own check sees everything before it). It is
+// the next literal piece, without a copy, unless an empty value sits
+// between two literals.
+func (s *Section) following(i int, f Fields) string {
+	var out string
+	for _, p := range s.pieces[i+1:] {
+		if p.kind == literal {
+			out += p.text
+		} else if f.value(p.kind) != "" {
+			break
+		}
+	}
+	return out
 }
 
 // boundaries returns the literal pieces that open and close a rendered

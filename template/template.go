@@ -265,8 +265,11 @@ func compile(def Definition, name string) (*Template, error) {
 		if err != nil {
 			add(field("render"), "%v", err)
 		}
-		if strings.Contains(sd.Render, fingerprint.Joiner) || strings.Contains(*sd.Separator, fingerprint.Joiner) {
+		if strings.Contains(sd.Render, fingerprint.Joiner) {
 			add(field("render"), "must not contain U+2060 WORD JOINER (used to neutralise content)")
+		}
+		if strings.Contains(*sd.Separator, fingerprint.Joiner) {
+			add(field("separator"), "must not contain U+2060 WORD JOINER (used to neutralise content)")
 		}
 		t.sections[i] = Section{def: sd, index: i, pieces: pieces, separator: *sd.Separator}
 	}

@@ -2,9 +2,11 @@ package truncate
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 
+	"github.com/contextasm/contextasm/fingerprint"
 	"github.com/contextasm/contextasm/template"
 )
 
@@ -20,6 +22,9 @@ type Assembler struct {
 	render []byte
 	text   []byte
 	order  []int
+
+	protected   []string // the delimiters of protectedOf
+	protectedOf *template.Template
 }
 
 // candidate is an eligible block's working state inside its section.
@@ -269,14 +274,14 @@ func (a *Assembler) fitBudget(tpl *template.Template, blocks []Block, c Counter,
 			return nil
 		}
 		if !dropNext() {
-			return a.overBudget(tpl, budget)
+			return a.overBudget(tpl, budget, c)
 		}
 	}
 }
 
 // overBudget builds the error for required blocks that alone exceed the
 // budget.
-func (a *Assembler) overBudget(tpl *template.Template, budget int) error {
+func (a *Assembler) overBudget(tpl *template.Template, budget int, c Counter) error {
 	var misses []RequiredMiss
 	for si := range a.cands {
 		for _, cd := range a.cands[si] {
@@ -284,6 +289,10 @@ func (a *Assembler) overBudget(tpl *template.Template, budget int) error {
 				misses = append(misses, RequiredMiss{RequestID: cd.ID, Section: tpl.Section(si).Name(), Tokens: cd.tokens, Limit: budget, Reason: ReasonBudget})
 			}
 		}
+	}
+	if len(misses) == 0 {
+		return fmt.Errorf("%w: the protocol header alone takes %d tokens, more than the budget of %d",
+			ErrBudgetTooSmall, c.Count(tpl.Header()), budget)
 	}
 	return &RequiredError{Misses: misses}
 }
@@ -325,6 +334,10 @@ func (d *dropCursor) next(tpl *template.Template, cands [][]candidate) (si, j in
 // writeText renders the header and every section with blocks into a.text,
 // recording each block's offset.
 func (a *Assembler) writeText(tpl *template.Template, blocks []Block) {
+	if a.protectedOf != tpl {
+		a.protected, a.protectedOf = tpl.Protected(), tpl
+	}
+	protected := a.protected
 	a.text = append(a.text[:0], tpl.Header()...)
 	for si := range tpl.NumSections() {
 		sec := tpl.Section(si)
@@ -351,10 +364,10 @@ func (a *Assembler) writeText(tpl *template.Template, blocks []Block) {
 		a.text = append(a.text, '\n')
 		for w, i := range a.order {
 			if w > 0 {
-				a.text = append(a.text, sec.Separator()...)
+				a.appendJoined(sec.Separator(), protected)
 			}
-			cands[i].offset = len(a.text)
-			a.text = append(a.text, cands[i].text...)
+			a.appendJoined(cands[i].text, protected)
+			cands[i].offset = len(a.text) - len(cands[i].text)
 		}
 	}
 }
@@ -386,4 +399,17 @@ func (a *Assembler) results(tpl *template.Template, blocks []Block, out *Output)
 			}
 		}
 	}
+}
+
+// appendJoined appends s to the text, with a joiner before it if the two
+// would form a protected delimiter across the join: two blocks written back
+// to back (separator "") must not spell one between them.
+func (a *Assembler) appendJoined(s string, protected []string) {
+	if s == "" {
+		return
+	}
+	if fingerprint.Crosses(a.text, s, protected) {
+		a.text = append(a.text, fingerprint.Joiner...)
+	}
+	a.text = append(a.text, s...)
 }

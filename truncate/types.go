@@ -210,7 +210,7 @@ func (e *RequiredError) Error() string {
 		case ReasonNoSection:
 			fmt.Fprintf(&b, "required block %q: no section takes its memory type", m.RequestID)
 		case ReasonSectionCap:
-			fmt.Fprintf(&b, "required block %q (%d tokens): section %q cannot hold it within max_tokens %d", m.RequestID, m.Tokens, m.Section, m.Limit)
+			fmt.Fprintf(&b, "required block %q (%d tokens): the required blocks of section %q exceed its max_tokens %d", m.RequestID, m.Tokens, m.Section, m.Limit)
 		default:
 			fmt.Fprintf(&b, "required block %q (%d tokens, section %q): the required blocks alone exceed the budget of %d", m.RequestID, m.Tokens, m.Section, m.Limit)
 		}

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/contextasm/contextasm/contextasm"
+	"github.com/contextasm/contextasm/internal/bpe"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// runCLI runs the program with args and returns its exit code and output.
+func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), args, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// golden compares got with testdata/name, or rewrites it under -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (run go test -update after checking the change):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+const (
+	mlTemplate = "testdata/multilingual/template.json"
+	mlMemories = "testdata/multilingual/memories.jsonl"
+)
+
+var mlRequest = []string{"--now", "2026-11-30T10:05:00Z", "--session", "s-9", "--user", "u-li"}
+
+func TestGolden(t *testing.T) {
+	tests := []struct {
+		golden string
+		args   []string
+	}{
+		{"demo.txt", []string{"demo"}},
+		{"demo.json", []string{"demo", "--format", "json"}},
+		{"multilingual.txt", append([]string{"render", "-t", mlTemplate, "-m", mlMemories}, mlRequest...)},
+		{"multilingual.json", append([]string{"render", "-t", mlTemplate, "-m", mlMemories, "--format", "json"}, mlRequest...)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.golden, func(t *testing.T) {
+			code, out, errOut := runCLI(t, tt.args...)
+			if code != exitOK {
+				t.Fatalf("exit %d, stderr:\n%s", code, errOut)
+			}
+			golden(t, tt.golden, out)
+		})
+	}
+}
+
+// The demo must show every kind of decision the issue names.
+func TestDemoShowsEveryDecision(t *testing.T) {
+	_, out, _ := runCLI(t, "demo", "--format", "json")
+	var d contextasm.Dump
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatal(err)
+	}
+	reasons := map[string]bool{}
+	for _, e := range d.Events {
+		reasons[string(e.Reason)] = true
+	}
+	for _, want := range []string{"expired", "stale", "out_of_scope", "access_denied", "audience", "section_cap", "budget", "cut", "escaped"} {
+		if !reasons[want] {
+			t.Errorf("demo has no %q event", want)
+		}
+	}
+	tok, err := bpe.Load(d.Encoding)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := tok.Count(d.Text); n != d.TotalTokens || n > d.Budget {
+		t.Errorf("demo text counts %d tokens, total_tokens %d, budget %d", n, d.TotalTokens, d.Budget)
+	}
+}
+
+func TestRenderTextMatchesJSON(t *testing.T) {
+	_, text, _ := runCLI(t, append([]string{"render", "-t", mlTemplate, "-m", mlMemories}, mlRequest...)...)
+	_, js, _ := runCLI(t, append([]string{"render", "-t", mlTemplate, "-m", mlMemories, "--format", "json"}, mlRequest...)...)
+	var d contextasm.Dump
+	if err := json.Unmarshal([]byte(js), &d); err != nil {
+		t.Fatal(err)
+	}
+	if text != d.Text+"\n" {
+		t.Errorf("text output and json text differ")
+	}
+}
+
+func TestRenderToFileThenVerify(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "rendered.txt")
+	code, stdout, stderr := runCLI(t, append([]string{"render", "-t", mlTemplate, "-m", mlMemories, "-o", out}, mlRequest...)...)
+	if code != exitOK || stdout != "" {
+		t.Fatalf("render -o: exit %d, stdout %q, stderr %s", code, stdout, stderr)
+	}
+	if code, _, stderr := runCLI(t, "verify", "-t", mlTemplate, out); code != exitOK {
+		t.Fatalf("verify: exit %d: %s", code, stderr)
+	}
+	// The same rendering checked against another budget's fingerprint.
+	code, _, stderr = runCLI(t, "verify", "-t", mlTemplate, "--budget", "999", out)
+	if code != exitFailure || !strings.Contains(stderr, "template changed") {
+		t.Errorf("verify with another budget: exit %d, stderr %q", code, stderr)
+	}
+	// A rendering made with --budget verifies only with that budget.
+	out2 := filepath.Join(dir, "r2.txt")
+	runCLI(t, append([]string{"render", "-t", mlTemplate, "-m", mlMemories, "--budget", "999", "-o", out2}, mlRequest...)...)
+	if code, _, stderr := runCLI(t, "verify", "-t", mlTemplate, "--budget", "999", out2); code != exitOK {
+		t.Errorf("verify --budget: exit %d: %s", code, stderr)
+	}
+	// No header at all.
+	plain := filepath.Join(dir, "plain.txt")
+	os.WriteFile(plain, []byte("hello\n"), 0o644)
+	if code, _, stderr := runCLI(t, "verify", "-t", mlTemplate, plain); code != exitUsage || !strings.Contains(stderr, "no protocol header") {
+		t.Errorf("verify plain text: exit %d, stderr %q", code, stderr)
+	}
+}
+
+func writeFile(t *testing.T, dir, name, data string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	tiny := writeFile(t, dir, "tiny.json", `{"budget": 40, "sections": [{"name": "R", "priority": 1, "memory_types": ["constraint"], "max_tokens": 30, "render": "{content}"}]}`)
+	bigRequired := writeFile(t, dir, "req.jsonl", `{"request_id":"r1","memory_type":"constraint","scope":"global","required":true,"content":"`+strings.Repeat("word ", 60)+`"}`+"\n")
+	badMem := writeFile(t, dir, "bad.jsonl", "{\"request_id\":\"a\",\"memory_type\":\"nope\",\"scope\":\"global\",\"content\":\"x\"}\n# ok\n{\"request_id\":\"b\",\"memory_type\":\"history\",\"scope\":\"session\",\"content\":\"y\",\"semantic_weight\":2}\n")
+	badTpl := writeFile(t, dir, "bad.json", `{"budget": 0, "sections": [{"name": "A", "priority": 1, "memory_types": ["context"], "max_tokens": 10, "render": "{title}"}]}`)
+	tests := []struct {
+		name      string
+		args      []string
+		code      int
+		stderrHas []string
+		stdoutHas string
+	}{
+		{"no command", nil, exitUsage, []string{"Commands:"}, ""},
+		{"unknown command", []string{"frobnicate"}, exitUsage, []string{`unknown command "frobnicate"`}, ""},
+		{"help", []string{"help"}, exitOK, nil, "Commands:"},
+		{"render without inputs", []string{"render"}, exitUsage, []string{"-t TEMPLATE"}, ""},
+		{"render bad flag", []string{"render", "--bogus"}, exitUsage, []string{"bogus"}, ""},
+		{"render bad format", []string{"render", "-t", mlTemplate, "-m", mlMemories, "--format", "xml"}, exitUsage, []string{"--format"}, ""},
+		{"render bad now", []string{"render", "-t", mlTemplate, "-m", mlMemories, "--now", "yesterday"}, exitUsage, []string{"--now"}, ""},
+		{"render missing file", []string{"render", "-t", mlTemplate, "-m", filepath.Join(dir, "nope.jsonl")}, exitUsage, []string{"nope.jsonl"}, ""},
+		{"render required too big", []string{"render", "-t", tiny, "-m", bigRequired, "--now", "2026-01-01T00:00:00Z"}, exitBudget, []string{"budget too small", `"r1"`, "max_tokens 30"}, ""},
+		{"validate ok", []string{"validate", "-t", mlTemplate, "-m", mlMemories}, exitOK, nil, "ok: 10 declarations"},
+		{"validate lists every problem", []string{"validate", "-t", badTpl, "-m", badMem}, exitUsage, []string{
+			"bad.json: budget: must be a positive number",
+			"bad.json: sections[0].render: unknown placeholder {title}",
+			`bad.jsonl:1: request_id "a": memory_type: must be one of`,
+			`bad.jsonl:3: request_id "b": semantic_weight: must be between 0 and 1 (got 2)`,
+			`bad.jsonl:3: request_id "b": session_id: is required when scope is session`,
+		}, ""},
+		{"validate duplicate across files", []string{"validate", "-m", mlMemories, "-m", mlMemories}, exitUsage, []string{`request_id "zh-rule-privacy": request_id: also declared in`}, ""},
+		{"verify without file", []string{"verify", "-t", mlTemplate}, exitUsage, []string{"want 1 argument"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, tt.args...)
+			if code != tt.code {
+				t.Errorf("exit %d, want %d; stderr:\n%s", code, tt.code, stderr)
+			}
+			for _, s := range tt.stderrHas {
+				if !strings.Contains(stderr, s) {
+					t.Errorf("stderr lacks %q:\n%s", s, stderr)
+				}
+			}
+			if !strings.Contains(stdout, tt.stdoutHas) {
+				t.Errorf("stdout lacks %q:\n%s", tt.stdoutHas, stdout)
+			}
+		})
+	}
+}
+
+// Errors go to stderr one problem per line: every line of a validation
+// failure names a file.
+func TestErrorsOnePerLine(t *testing.T) {
+	dir := t.TempDir()
+	bad := writeFile(t, dir, "m.jsonl", "{\"request_id\":\"a b\"}\n{]\n")
+	_, _, stderr := runCLI(t, "validate", "-m", bad)
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	if len(lines) < 4 {
+		t.Fatalf("want one line per problem, got:\n%s", stderr)
+	}
+	for _, l := range lines {
+		if !strings.Contains(l, "m.jsonl:") {
+			t.Errorf("line does not name the file and line: %q", l)
+		}
+	}
+}

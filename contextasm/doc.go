@@ -1,0 +1,35 @@
+// Package contextasm is the engine an agent host calls before every model
+// call: it holds the memory blocks the host declared, and for each request
+// assembles them under a template's sections, caps and budget into one
+// deterministic text headed by the template's fingerprint, explaining every
+// block it left out.
+//
+//	eng, err := contextasm.New(contextasm.Config{})
+//	decls, err := declare.LoadFile("memories.jsonl")
+//	err = eng.Declare(decls...)
+//	tpl, err := template.LoadFile("template.json")
+//	res, err := eng.Assemble(ctx, contextasm.Request{Template: tpl, Now: now, SessionID: "s1"})
+//	// res.Text, res.TotalTokens, res.Fingerprint, res.Sections, res.Events, res.Audit
+//
+// The Engine owns the block store and the token-count cache; the decisions
+// are package truncate's, the formats packages declare and template's, the
+// header package fingerprint's. An Engine is safe for concurrent use:
+// Declare swaps in a new immutable snapshot of the store, and every
+// Assemble works on the snapshot it started with.
+//
+// # Determinism
+//
+// The same template, declarations (in any order, unless a section writes
+// blocks in order "declared"), request and Now give a byte-identical Result,
+// whatever GOMAXPROCS, map order or concurrency. Now is an input; the engine
+// never reads the clock.
+//
+// # Performance
+//
+// Token counts are cached by the SHA-256 of the counted text in a bounded
+// LRU (Config.CacheSize entries), shared by all assemblies: re-assembling
+// unchanged blocks calls no tokenizer (the cuts of partial blocks are cached
+// too), and a changed block is counted once.
+// Ranking needs no counts, so a cold assembly counts only the blocks that
+// can still enter their section.
+package contextasm

@@ -1,0 +1,367 @@
+package contextasm
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+
+	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/internal/bpe"
+	"github.com/contextasm/contextasm/template"
+	"github.com/contextasm/contextasm/truncate"
+)
+
+// ErrBudgetTooSmall means required blocks do not fit their section cap or
+// the budget; the error is a *truncate.RequiredError listing them.
+var ErrBudgetTooSmall = truncate.ErrBudgetTooSmall
+
+// ErrInvalid is wrapped by errors about invalid requests. Declare reports
+// invalid declarations as a *declare.ValidationError, which wraps
+// declare.ErrInvalid.
+var ErrInvalid = errors.New("contextasm: invalid input")
+
+// DefaultCacheSize is the number of token counts cached when
+// Config.CacheSize is zero: enough for every block of a 20,000-block store
+// under three templates.
+const DefaultCacheSize = 1 << 16
+
+// Counter counts tokens; see [truncate.Counter]. A host may bring its own.
+type Counter = truncate.Counter
+
+// Config configures an Engine. Its zero value means the documented
+// defaults.
+type Config struct {
+	// Encoding is loaded when the Engine is created, so the first assembly
+	// does not pay for it (about 0.4 s): "o200k_base" (the default) or
+	// "cl100k_base". Templates naming another encoding load it on first use.
+	Encoding string
+	// Counter, when set, counts tokens for every template instead of the
+	// built-in BPE tokenizers; its counts are cached like theirs.
+	Counter Counter
+	// CacheSize bounds the token-count cache, in entries (DefaultCacheSize).
+	CacheSize int
+	// Scoring weighs blocks for ranking (truncate.DefaultScoring).
+	Scoring truncate.Scoring
+	// MaxContentBytes bounds a block's content (declare.DefaultMaxContentBytes).
+	MaxContentBytes int
+	// Audit, when set, receives one record per assembly (see [Audit]).
+	Audit *slog.Logger
+}
+
+// Engine holds declared memory and assembles contexts from it. It is safe
+// for concurrent use.
+type Engine struct {
+	cfg    Config
+	limits declare.Config
+
+	mu  sync.Mutex // serialises Declare and Forget
+	seq int64
+	// snap is the current store, sorted by ID. A published slice is never
+	// mutated: writers build a new one, readers keep the one they loaded.
+	snap atomic.Pointer[[]truncate.Block]
+
+	counts     *lru.Cache[countKey, int]
+	tokMu      sync.Mutex
+	tokenizers map[string]Counter
+	pool       sync.Pool // *truncate.Assembler
+}
+
+// New returns an Engine configured by cfg.
+func New(cfg Config) (*Engine, error) {
+	if cfg.Encoding == "" {
+		cfg.Encoding = template.DefaultEncoding
+	}
+	if cfg.CacheSize == 0 {
+		cfg.CacheSize = DefaultCacheSize
+	}
+	if cfg.CacheSize < 0 {
+		return nil, fmt.Errorf("contextasm: Config.CacheSize %d is negative", cfg.CacheSize)
+	}
+	counts, err := lru.New[countKey, int](cfg.CacheSize)
+	if err != nil {
+		return nil, fmt.Errorf("contextasm: %w", err)
+	}
+	e := &Engine{
+		cfg:        cfg,
+		limits:     declare.Config{MaxContentBytes: cfg.MaxContentBytes},
+		counts:     counts,
+		tokenizers: make(map[string]Counter, 2),
+	}
+	e.pool.New = func() any { return &truncate.Assembler{Scoring: cfg.Scoring} }
+	if cfg.Counter == nil {
+		if _, err := e.tokenizer(cfg.Encoding); err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
+}
+
+// tokenizer returns the raw counter for an encoding.
+func (e *Engine) tokenizer(encoding string) (Counter, error) {
+	if e.cfg.Counter != nil {
+		return e.cfg.Counter, nil
+	}
+	e.tokMu.Lock()
+	defer e.tokMu.Unlock()
+	if t, ok := e.tokenizers[encoding]; ok {
+		return t, nil
+	}
+	t, err := bpe.Load(encoding)
+	if err != nil {
+		return nil, fmt.Errorf("contextasm: %w", err)
+	}
+	e.tokenizers[encoding] = t
+	return t, nil
+}
+
+// Declare validates decls and adds them to the store, replacing blocks with
+// the same request_id (a replaced block keeps its place in declaration
+// order). It applies all of them or, on any problem, none: the error is a
+// *declare.ValidationError listing every problem, each naming the
+// declaration's request_id and field.
+func (e *Engine) Declare(decls ...declare.Declaration) error {
+	var probs []declare.Problem
+	seen := make(map[string]int, len(decls))
+	for i := range decls {
+		d := &decls[i]
+		if err := e.limits.Validate(d); err != nil {
+			var ve *declare.ValidationError
+			errors.As(err, &ve)
+			for _, p := range ve.Problems {
+				if p.RequestID == "" {
+					p.Field = fmt.Sprintf("declarations[%d].%s", i, p.Field)
+				}
+				probs = append(probs, p)
+			}
+			continue
+		}
+		if j, dup := seen[d.RequestID]; dup {
+			probs = append(probs, declare.Problem{RequestID: d.RequestID, Field: "request_id",
+				Message: fmt.Sprintf("declared twice in one call (declarations[%d] and [%d])", j, i)})
+		}
+		seen[d.RequestID] = i
+	}
+	if len(probs) > 0 {
+		return &declare.ValidationError{Problems: probs}
+	}
+
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	incoming := make([]truncate.Block, len(decls))
+	for i := range decls {
+		incoming[i] = toBlock(&decls[i])
+		// Number new blocks in argument order before sorting by ID: that is
+		// their declaration order (order "declared"). Replacements take
+		// their old number below; the gaps they leave are harmless.
+		incoming[i].Seq = e.seq + int64(i) + 1
+	}
+	e.seq += int64(len(decls))
+	slices.SortFunc(incoming, func(a, b truncate.Block) int { return cmp.Compare(a.ID, b.ID) })
+	// Merge into a new snapshot: readers keep the one they hold.
+	old := e.blocks()
+	merged := make([]truncate.Block, 0, len(old)+len(incoming))
+	i, j := 0, 0
+	for i < len(old) || j < len(incoming) {
+		switch {
+		case j == len(incoming) || (i < len(old) && old[i].ID < incoming[j].ID):
+			merged = append(merged, old[i])
+			i++
+		case i == len(old) || incoming[j].ID < old[i].ID:
+			merged = append(merged, incoming[j])
+			j++
+		default: // same ID: replace, keeping the declaration position
+			incoming[j].Seq = old[i].Seq
+			merged = append(merged, incoming[j])
+			i++
+			j++
+		}
+	}
+	e.snap.Store(&merged)
+	return nil
+}
+
+// Forget removes the blocks with the given request_ids; unknown ids are
+// ignored. It returns how many blocks it removed.
+func (e *Engine) Forget(ids ...string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	drop := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		drop[id] = true
+	}
+	old := e.blocks()
+	kept := make([]truncate.Block, 0, len(old))
+	for _, b := range old {
+		if !drop[b.ID] {
+			kept = append(kept, b)
+		}
+	}
+	e.snap.Store(&kept)
+	return len(old) - len(kept)
+}
+
+// Len returns the number of blocks held.
+func (e *Engine) Len() int { return len(e.blocks()) }
+
+// blocks returns the current snapshot.
+func (e *Engine) blocks() []truncate.Block {
+	if p := e.snap.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func toBlock(d *declare.Declaration) truncate.Block {
+	b := truncate.Block{
+		ID:           d.RequestID,
+		Type:         d.MemoryType,
+		Content:      d.Content,
+		SourceID:     d.Provenance.SourceID,
+		Weight:       d.Weight(),
+		Trust:        d.Trust(),
+		Required:     d.IsRequired(),
+		Scope:        d.Scope,
+		SessionID:    d.SessionID,
+		UserID:       d.UserID,
+		Roles:        slices.Clone(d.Roles),
+		ForAssistant: d.ForAssistant(),
+	}
+	if d.Priority != nil {
+		b.Priority, b.HasPriority = *d.Priority, true
+	}
+	if d.ValidUntil != nil {
+		b.ValidUntil = d.ValidUntil.Time
+	}
+	if from, ok := d.StaleFrom(); ok {
+		b.StaleFrom, b.StaleAfter = from, time.Duration(*d.StaleAfter)
+	}
+	if d.LastModified != nil {
+		b.LastModified = *d.LastModified
+	}
+	return b
+}
+
+// Request is one assembly's input.
+type Request struct {
+	// Template is the compiled template to fill. Required.
+	Template *template.Template
+	// Now is the instant expiry and staleness are judged at. Required: the
+	// engine never reads the clock, so that a result can be reproduced.
+	Now time.Time
+	// SessionID and UserID select session- and user-scoped blocks.
+	SessionID string
+	UserID    string
+	// Roles are the roles the request holds; a block with roles needs one.
+	Roles []string
+	// ID names the assembly in its audit record. Empty means
+	// "asm-" and the first 12 hex digits of the render hash.
+	ID string
+}
+
+// Assemble builds the context for req from the blocks declared so far.
+// It returns an error wrapping ErrBudgetTooSmall (a *truncate.RequiredError)
+// when required blocks do not fit, and ErrInvalid for a bad request.
+func (e *Engine) Assemble(ctx context.Context, req Request) (*Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if req.Template == nil {
+		return nil, fmt.Errorf("%w: Request.Template is nil", ErrInvalid)
+	}
+	if req.Now.IsZero() {
+		return nil, fmt.Errorf("%w: Request.Now is zero (the engine never reads the clock)", ErrInvalid)
+	}
+	tpl := req.Template
+	tok, err := e.tokenizer(tpl.Encoding())
+	if err != nil {
+		return nil, err
+	}
+	counter := &cachedCounter{tok: tok, cache: e.counts, tag: tagOf(tpl.Encoding(), e.cfg.Counter != nil)}
+	blocks := e.blocks()
+	asm := e.pool.Get().(*truncate.Assembler)
+	out, err := asm.Assemble(tpl, blocks, truncate.Request{Now: req.Now, SessionID: req.SessionID, UserID: req.UserID, Roles: req.Roles}, counter)
+	e.pool.Put(asm)
+	if err != nil {
+		return nil, fmt.Errorf("contextasm: %w", err)
+	}
+	res := newResult(tpl, req, out, blocks)
+	if e.cfg.Audit != nil {
+		res.Audit.Log(ctx, e.cfg.Audit)
+	}
+	return res, nil
+}
+
+// countKey identifies a counted text: its SHA-256 (truncated to 128 bits,
+// ample against accidental collisions) and the encoding it was counted in.
+// A cut of the text to maxTokens is cached under the same hash with cut set
+// to maxTokens+1, its value the length of the prefix kept.
+type countKey struct {
+	tag  byte
+	cut  int
+	hash [16]byte
+}
+
+func tagOf(encoding string, custom bool) byte {
+	switch {
+	case custom:
+		return 0
+	case encoding == bpe.CL100kBase:
+		return 2
+	}
+	return 1
+}
+
+// cachedCounter puts the engine's count cache in front of a tokenizer.
+type cachedCounter struct {
+	tok   Counter
+	cache *lru.Cache[countKey, int]
+	tag   byte
+}
+
+func (c *cachedCounter) key(text string) countKey {
+	sum := sha256.Sum256([]byte(text))
+	k := countKey{tag: c.tag}
+	copy(k.hash[:], sum[:16])
+	return k
+}
+
+func (c *cachedCounter) Count(text string) int {
+	if text == "" {
+		return 0
+	}
+	k := c.key(text)
+	if n, ok := c.cache.Get(k); ok {
+		return n
+	}
+	n := c.tok.Count(text)
+	c.cache.Add(k, n)
+	return n
+}
+
+// Cut is cached too: a partial block is cut again by every assembly that
+// keeps it, and cutting tokenizes the whole content.
+func (c *cachedCounter) Cut(text string, maxTokens int) string {
+	if text == "" || maxTokens < 0 {
+		return c.tok.Cut(text, maxTokens)
+	}
+	k := c.key(text)
+	k.cut = maxTokens + 1
+	if n, ok := c.cache.Get(k); ok && n <= len(text) {
+		return text[:n]
+	}
+	part := c.tok.Cut(text, maxTokens)
+	if strings.HasPrefix(text, part) { // a Counter's contract; don't cache one that breaks it
+		c.cache.Add(k, len(part))
+	}
+	return part
+}

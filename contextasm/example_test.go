@@ -1,0 +1,80 @@
+package contextasm_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"time"
+
+	"github.com/contextasm/contextasm/contextasm"
+	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/template"
+)
+
+func ExampleEngine_Assemble() {
+	eng, err := contextasm.New(contextasm.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	err = eng.Declare(
+		declare.Declaration{RequestID: "rule-privacy", MemoryType: declare.Constraint, Scope: declare.ScopeGlobal,
+			Required: true, Content: "Never reveal account numbers."},
+		declare.Declaration{RequestID: "turn-1", MemoryType: declare.History, Scope: declare.ScopeSession,
+			SessionID: "s1", Content: "USER: What is my balance?"},
+		declare.Declaration{RequestID: "turn-9", MemoryType: declare.History, Scope: declare.ScopeSession,
+			SessionID: "s2", Content: "USER: Someone else's question."},
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	tpl, err := template.Parse([]byte(`{
+	  "budget": 200,
+	  "sections": [
+	    {"name": "RULES", "priority": 1, "memory_types": ["constraint"], "max_tokens": 50, "render": "<rule>{content}</rule>"},
+	    {"name": "HISTORY", "priority": 2, "memory_types": ["history"], "max_tokens": 100, "render": "{content}"}
+	  ]
+	}`), "template.json")
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	// Now is an input: the engine never reads the clock.
+	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	res, err := eng.Assemble(context.Background(), contextasm.Request{Template: tpl, Now: now, SessionID: "s1"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Text)
+	fmt.Println("tokens:", res.TotalTokens, "of", res.Budget)
+	for _, ev := range res.Events {
+		fmt.Println("event:", ev.Reason, ev.RequestID)
+	}
+	// Output:
+	// [MODEL_CONTEXT_PROTOCOL v1.2 | fp:sha256:477307e48b8534ac]
+	// <rule>Never reveal account numbers.</rule>
+	// USER: What is my balance?
+	// tokens: 40 of 200
+	// event: out_of_scope turn-9
+}
+
+func ExampleEngine_Declare() {
+	eng, err := contextasm.New(contextasm.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	weight := 1.5
+	err = eng.Declare(
+		declare.Declaration{RequestID: "rule-ok", MemoryType: declare.Constraint, Scope: declare.ScopeGlobal,
+			Content: "A valid rule."},
+		declare.Declaration{RequestID: "note-bad", MemoryType: declare.Context, Scope: declare.ScopeSession,
+			SemanticWeight: &weight, Content: "Two problems: no session_id, and a weight above 1."},
+	)
+	// All or nothing: one invalid declaration and none is stored.
+	fmt.Println(err)
+	fmt.Println("blocks stored:", eng.Len())
+	// Output:
+	// declare: request_id "note-bad": session_id: is required when scope is session
+	// declare: request_id "note-bad": semantic_weight: must be between 0 and 1 (got 1.5)
+	// blocks stored: 0
+}

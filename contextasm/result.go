@@ -1,0 +1,166 @@
+package contextasm
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/fingerprint"
+	"github.com/contextasm/contextasm/template"
+	"github.com/contextasm/contextasm/truncate"
+)
+
+// Aliases for the result types of package truncate, so hosts need import
+// only this package to read a Result.
+type (
+	// Event reports one decision about one block.
+	Event = truncate.Event
+	// SectionResult is one section's outcome.
+	SectionResult = truncate.SectionResult
+	// BlockResult is one block's outcome in its section.
+	BlockResult = truncate.BlockResult
+)
+
+// Result is one assembly's outcome.
+type Result struct {
+	// Text is the rendered context: the protocol header line, then each
+	// section that kept blocks, in template order.
+	Text string
+	// TotalTokens is the exact token count of Text; it is at most Budget.
+	TotalTokens int
+	// Fingerprint identifies the template: "sha256:" and 16 hex digits.
+	Fingerprint string
+	// RenderHash is "sha256:" and the SHA-256 of Text, in hex.
+	RenderHash string
+	Encoding   string
+	Budget     int
+	Now        time.Time
+	// Sections are in template order; their blocks in rank order.
+	Sections []SectionResult
+	// Events explain every block left out, cut, stale or neutralised.
+	Events []Event
+	// Audit is the assembly's audit record: ids and hashes, no content.
+	Audit Audit
+}
+
+// Audit is the record of one assembly (SPEC §5.2). It carries ids and
+// hashes, never block content.
+type Audit struct {
+	RequestID   string `json:"request_id"`
+	Fingerprint string `json:"fingerprint"`
+	RenderHash  string `json:"render_hash"`
+	// DeclaredMemoryTypes are the memory types of the blocks that took
+	// part in the assembly (were eligible for a section), in the fixed
+	// order constraint, context, history, external.
+	DeclaredMemoryTypes []string `json:"declared_memory_types"`
+	RenderedTokens      int      `json:"rendered_tokens"`
+	Budget              int      `json:"budget"`
+	Events              []Event  `json:"events"`
+	// ModelResponseHash is set once feedback on the assembly was given.
+	ModelResponseHash string `json:"model_response_hash,omitempty"`
+}
+
+// Log writes the record as one log entry ("contextasm.assembly") with the
+// record's fields as attributes; with slog's JSON handler it is one JSON
+// line.
+func (a *Audit) Log(ctx context.Context, l *slog.Logger) {
+	attrs := []slog.Attr{
+		slog.String("request_id", a.RequestID),
+		slog.String("fingerprint", a.Fingerprint),
+		slog.String("render_hash", a.RenderHash),
+		slog.Any("declared_memory_types", a.DeclaredMemoryTypes),
+		slog.Int("rendered_tokens", a.RenderedTokens),
+		slog.Int("budget", a.Budget),
+		slog.Any("events", a.Events),
+	}
+	if a.ModelResponseHash != "" {
+		attrs = append(attrs, slog.String("model_response_hash", a.ModelResponseHash))
+	}
+	l.LogAttrs(ctx, slog.LevelInfo, "contextasm.assembly", attrs...)
+}
+
+func newResult(tpl *template.Template, req Request, out *truncate.Output, blocks []truncate.Block) *Result {
+	sum := sha256.Sum256([]byte(out.Text))
+	renderHash := "sha256:" + hex.EncodeToString(sum[:])
+	id := req.ID
+	if id == "" {
+		id = "asm-" + hex.EncodeToString(sum[:6])
+	}
+	// The types that took part in this assembly: blocks other requests'
+	// scopes or roles hide are not this record's business.
+	var types []string
+	for _, mt := range declare.MemoryTypes {
+	sections:
+		for _, sec := range out.Sections {
+			for _, b := range sec.Blocks {
+				if b.MemoryType == mt {
+					types = append(types, string(mt))
+					break sections
+				}
+			}
+		}
+	}
+	if types == nil {
+		types = []string{}
+	}
+	events := out.Events
+	if events == nil {
+		events = []Event{}
+	}
+	return &Result{
+		Text:        out.Text,
+		TotalTokens: out.TotalTokens,
+		Fingerprint: tpl.Fingerprint(),
+		RenderHash:  renderHash,
+		Encoding:    tpl.Encoding(),
+		Budget:      tpl.Budget(),
+		Now:         req.Now,
+		Sections:    out.Sections,
+		Events:      events,
+		Audit: Audit{
+			RequestID:           id,
+			Fingerprint:         tpl.Fingerprint(),
+			RenderHash:          renderHash,
+			DeclaredMemoryTypes: types,
+			RenderedTokens:      out.TotalTokens,
+			Budget:              tpl.Budget(),
+			Events:              slices.Clone(events),
+		},
+	}
+}
+
+// Dump is a Result in the JSON shape of `contextasm render --format json`
+// (SPEC §7). It round-trips through encoding/json, so tools can read dumps
+// back (to diff two turns, say).
+type Dump struct {
+	ProtocolVersion string          `json:"protocol_version"`
+	Fingerprint     string          `json:"fingerprint"`
+	RenderHash      string          `json:"render_hash"`
+	Encoding        string          `json:"encoding"`
+	Budget          int             `json:"budget"`
+	TotalTokens     int             `json:"total_tokens"`
+	Now             string          `json:"now"`
+	Sections        []SectionResult `json:"sections"`
+	Events          []Event         `json:"events"`
+	Text            string          `json:"text"`
+}
+
+// Dump returns the result in its JSON dump shape.
+func (r *Result) Dump() Dump {
+	return Dump{
+		ProtocolVersion: fingerprint.ProtocolVersion,
+		Fingerprint:     r.Fingerprint,
+		RenderHash:      r.RenderHash,
+		Encoding:        r.Encoding,
+		Budget:          r.Budget,
+		TotalTokens:     r.TotalTokens,
+		Now:             r.Now.UTC().Format(time.RFC3339Nano),
+		Sections:        r.Sections,
+		Events:          r.Events,
+		Text:            r.Text,
+	}
+}

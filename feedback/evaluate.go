@@ -1,0 +1,173 @@
+package feedback
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// ErrConstraintViolation means the model's response matched a violation
+// pattern of a break_on_violation constraint that was in its context.
+var ErrConstraintViolation = errors.New("CONSTRAINT_VIOLATION")
+
+// ViolationError lists the violations. It wraps [ErrConstraintViolation].
+type ViolationError struct {
+	Violations []Violation
+}
+
+// Error names each violated block and pattern, one a line.
+func (e *ViolationError) Error() string {
+	var b strings.Builder
+	for i, v := range e.Violations {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "CONSTRAINT_VIOLATION: block %q: the response matches %q", v.RequestID, v.Pattern)
+	}
+	return b.String()
+}
+
+// Unwrap returns [ErrConstraintViolation].
+func (e *ViolationError) Unwrap() error { return ErrConstraintViolation }
+
+// Policy moves trust by where a block is first cited. Trust stays within
+// [Floor, Ceiling].
+//
+// The zero Policy means [DefaultPolicy]. In a non-zero Policy a Ceiling of
+// zero or less means 0.99.
+type Policy struct {
+	StartGain  float64 // added when first cited in the first third
+	MiddleGain float64 // … in the middle third
+	EndGain    float64 // … in the last third
+	Floor      float64
+	Ceiling    float64
+}
+
+// DefaultPolicy is SPEC §5.3's: +0.05 for a first-third citation, trust
+// within [0, 0.99].
+var DefaultPolicy = Policy{StartGain: 0.05, Ceiling: 0.99}
+
+func (p Policy) normal() Policy {
+	if p == (Policy{}) {
+		return DefaultPolicy
+	}
+	if p.Ceiling <= 0 {
+		p.Ceiling = 0.99
+	}
+	return p
+}
+
+// Apply returns the trust after a first citation at pos.
+func (p Policy) Apply(trust float64, pos Position) float64 {
+	p = p.normal()
+	switch pos {
+	case Start:
+		trust += p.StartGain
+	case Middle:
+		trust += p.MiddleGain
+	case End:
+		trust += p.EndGain
+	}
+	// Round to 1e-9 so that repeated gains do not accumulate float noise
+	// into the state file (0.55 rather than 0.5500000000000002).
+	trust = float64(int64(trust*1e9+0.5)) / 1e9
+	return min(max(trust, p.Floor), p.Ceiling)
+}
+
+// Block is one block that was in the rendered context, as feedback needs it.
+type Block struct {
+	RequestID string
+	Trust     float64
+	// Patterns are the compiled violation_patterns of a break_on_violation
+	// constraint; nil for every other block.
+	Patterns []*regexp.Regexp
+}
+
+// Ref is a block's first citation in a response.
+type Ref struct {
+	RequestID string   `json:"request_id"`
+	Type      string   `json:"type"`
+	Position  Position `json:"position"`
+}
+
+// TrustChange is one block's trust moving.
+type TrustChange struct {
+	RequestID string  `json:"request_id"`
+	From      float64 `json:"from"`
+	To        float64 `json:"to"`
+}
+
+// Violation is one violation pattern a response matched.
+type Violation struct {
+	RequestID string `json:"request_id"`
+	Pattern   string `json:"pattern"`
+}
+
+// Result is what feedback learned from one response.
+type Result struct {
+	Refs              []Ref         `json:"refs"`
+	UnknownRefs       []string      `json:"unknown_refs"`
+	TrustChanges      []TrustChange `json:"trust_changes"`
+	Violations        []Violation   `json:"violations"`
+	ModelResponseHash string        `json:"model_response_hash"`
+}
+
+// Err returns a *ViolationError when the result holds violations, else nil.
+func (r *Result) Err() error {
+	if len(r.Violations) == 0 {
+		return nil
+	}
+	return &ViolationError{Violations: r.Violations}
+}
+
+// HashResponse returns "sha256:" and the hex SHA-256 of a response.
+func HashResponse(response string) string {
+	sum := sha256.Sum256([]byte(response))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// Evaluate reads response against the blocks that were in its context.
+// Refs are one per cited block, in order of first citation; unknown refs
+// are ids cited but not in the context, each once, in order.
+func Evaluate(blocks []Block, response string, p Policy) *Result {
+	res := &Result{
+		Refs:              []Ref{},
+		UnknownRefs:       []string{},
+		TrustChanges:      []TrustChange{},
+		Violations:        []Violation{},
+		ModelResponseHash: HashResponse(response),
+	}
+	index := make(map[string]int, len(blocks))
+	for i := range blocks {
+		index[blocks[i].RequestID] = i
+	}
+	seen := make(map[string]bool)
+	for _, t := range ParseRefs(response) {
+		if seen[t.ID] {
+			continue
+		}
+		seen[t.ID] = true
+		i, ok := index[t.ID]
+		if !ok {
+			res.UnknownRefs = append(res.UnknownRefs, t.ID)
+			continue
+		}
+		pos := PositionOf(response, t.Offset)
+		res.Refs = append(res.Refs, Ref{RequestID: t.ID, Type: t.Type, Position: pos})
+		from := blocks[i].Trust
+		if to := p.Apply(from, pos); to != from {
+			res.TrustChanges = append(res.TrustChanges, TrustChange{RequestID: t.ID, From: from, To: to})
+		}
+	}
+	for i := range blocks {
+		for _, re := range blocks[i].Patterns {
+			if re.MatchString(response) {
+				res.Violations = append(res.Violations, Violation{RequestID: blocks[i].RequestID, Pattern: re.String()})
+			}
+		}
+	}
+	return res
+}

@@ -1,0 +1,241 @@
+package bpe
+
+import (
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+var encodings = []string{O200kBase, CL100kBase}
+
+func load(t testing.TB, encoding string) *Tokenizer {
+	t.Helper()
+	tk, err := Load(encoding)
+	if err != nil {
+		t.Fatalf("Load(%q): %v", encoding, err)
+	}
+	return tk
+}
+
+func TestLoad(t *testing.T) {
+	for _, enc := range encodings {
+		t.Run(enc, func(t *testing.T) {
+			a := load(t, enc)
+			if got := a.Encoding(); got != enc {
+				t.Errorf("Encoding() = %q, want %q", got, enc)
+			}
+			// Built once per process: a second Load shares the encoder.
+			if b := load(t, enc); a != b {
+				t.Errorf("Load(%q) twice returned %p and %p, want the same tokenizer", enc, a, b)
+			}
+		})
+	}
+	if load(t, O200kBase) == load(t, CL100kBase) {
+		t.Error("o200k_base and cl100k_base share a tokenizer")
+	}
+}
+
+func TestLoadUnknownEncoding(t *testing.T) {
+	for _, name := range []string{"", "p50k_base", "O200K_BASE", "o200k_base ", "gpt2"} {
+		tk, err := Load(name)
+		if !errors.Is(err, ErrUnknownEncoding) {
+			t.Errorf("Load(%q) error = %v, want ErrUnknownEncoding", name, err)
+		}
+		if tk != nil {
+			t.Errorf("Load(%q) returned a tokenizer with an error", name)
+		}
+		if err != nil && !strings.HasPrefix(err.Error(), "bpe: ") {
+			t.Errorf("Load(%q) error %q lacks the package prefix", name, err)
+		}
+	}
+}
+
+// TestCountKnownAnswers pins token counts. "hello world" is the classic
+// tiktoken example (o200k_base [24912 2375], cl100k_base [15339 1917]); the
+// other counts were computed once with this package and checked against the
+// token ids tiktoken-go produced, so a change of encoder data or of how text
+// is split shows up here.
+func TestCountKnownAnswers(t *testing.T) {
+	tests := []struct {
+		text         string
+		o200k, cl100 int
+	}{
+		{"", 0, 0},
+		{"hello world", 2, 2},
+		{"你好，世界", 3, 6},
+		{"func main() {\n\tfmt.Println(\"hi\")\n}", 10, 10},
+		{"A memória é útil.", 5, 7},
+		{"【硬性规则】", 5, 7},
+		{"🙂🙂 emoji", 3, 5},
+	}
+	o, c := load(t, O200kBase), load(t, CL100kBase)
+	for _, tt := range tests {
+		if got := o.Count(tt.text); got != tt.o200k {
+			t.Errorf("o200k_base Count(%q) = %d, want %d", tt.text, got, tt.o200k)
+		}
+		if got := c.Count(tt.text); got != tt.cl100 {
+			t.Errorf("cl100k_base Count(%q) = %d, want %d", tt.text, got, tt.cl100)
+		}
+	}
+}
+
+// Special-token text is what a block's content may contain; it must be
+// counted as the ordinary text the model receives, not as one special token
+// (nor rejected, as tiktoken's Encode does by default).
+func TestCountSpecialTokenTextIsOrdinary(t *testing.T) {
+	for _, enc := range encodings {
+		tk := load(t, enc)
+		for _, s := range []string{"<|endoftext|>", "<|im_start|>", "<|fim_prefix|>"} {
+			if got := tk.Count(s); got <= 1 {
+				t.Errorf("%s Count(%q) = %d, want more than 1 (ordinary text)", enc, s, got)
+			}
+		}
+		if got, want := tk.Count("<|endoftext|>"), 7; got != want {
+			t.Errorf("%s Count(<|endoftext|>) = %d, want %d", enc, got, want)
+		}
+	}
+}
+
+// checkCut asserts the documented contract of Cut for one input.
+func checkCut(t *testing.T, tk *Tokenizer, text string, n int) string {
+	t.Helper()
+	got := tk.Cut(text, n)
+	if !strings.HasPrefix(text, got) {
+		t.Fatalf("%s Cut(%q, %d) = %q, not a prefix", tk.Encoding(), text, n, got)
+	}
+	if utf8.ValidString(text) && !utf8.ValidString(got) {
+		t.Fatalf("%s Cut(%q, %d) = %q, splits a UTF-8 character", tk.Encoding(), text, n, got)
+	}
+	if c := tk.Count(got); c > max(n, 0) {
+		t.Fatalf("%s Cut(%q, %d) = %q has %d tokens", tk.Encoding(), text, n, got, c)
+	}
+	if n >= tk.Count(text) && got != text {
+		t.Fatalf("%s Cut(%q, %d) = %q, want the whole text (%d tokens)", tk.Encoding(), text, n, got, tk.Count(text))
+	}
+	return got
+}
+
+func TestCut(t *testing.T) {
+	texts := []string{
+		"hello world",
+		"你好，世界。这是一个关于记忆的测试。",
+		"🙂🙂🙂 emoji 👩‍👩‍👧‍👦 family 🇧🇷 flag",
+		"A memória é útil; a informação não é só ação — é coração.",
+		"【硬性规则】不要泄露密钥【/硬性规则】",
+		"func main() {\n\tfmt.Println(\"héllo, 世界\")\n}",
+	}
+	for _, enc := range encodings {
+		tk := load(t, enc)
+		for _, text := range texts {
+			total := tk.Count(text)
+			prev := ""
+			for n := -1; n <= total+1; n++ {
+				got := checkCut(t, tk, text, n)
+				if n <= 0 && got != "" {
+					t.Errorf("%s Cut(%q, %d) = %q, want \"\"", enc, text, n, got)
+				}
+				// More room never gives a shorter prefix.
+				if len(got) < len(prev) {
+					t.Errorf("%s Cut(%q, %d) = %q is shorter than Cut(n-1) = %q", enc, text, n, got, prev)
+				}
+				prev = got
+			}
+			if got := tk.Cut(text, total); got != text {
+				t.Errorf("%s Cut(%q, Count) = %q, want the text", enc, text, got)
+			}
+		}
+	}
+}
+
+func TestCutKnownAnswers(t *testing.T) {
+	tk := load(t, O200kBase)
+	tests := []struct {
+		text string
+		n    int
+		want string
+	}{
+		{"hello world", 1, "hello"},
+		{"hello world", 2, "hello world"},
+		{"hello world", 100, "hello world"},
+		{"hello world", 0, ""},
+		{"hello world", -5, ""},
+		{"", 3, ""},
+	}
+	for _, tt := range tests {
+		if got := tk.Cut(tt.text, tt.n); got != tt.want {
+			t.Errorf("Cut(%q, %d) = %q, want %q", tt.text, tt.n, got, tt.want)
+		}
+	}
+}
+
+// TestCutProperties checks Cut's invariants over 200 random multilingual
+// strings per encoding (Latin with accents, CJK, Cyrillic, Arabic,
+// Devanagari, emoji with modifiers and joiners, combining marks);
+// a fixed seed keeps the test deterministic.
+func TestCutProperties(t *testing.T) {
+	alphabet := []string{
+		"a", "e", "z", " ", " ", "\n", ".", ",", "{", "}", "<", "/", ">", "|",
+		"é", "ã", "ç", "ü", "ß", "ñ",
+		"你", "好", "世", "界", "。", "【", "】", "规", "则",
+		"п", "р", "и", "в", "е", "т",
+		"ا", "ل", "م", "ع", "ر", "ف", "ة",
+		"न", "म", "स", "्", "ते",
+		"🙂", "👍🏽", "🇵🇹", "👩‍💻", "\u0301", "\u2060",
+		"hello", " world", "memória", "<|endoftext|>", "0123", "\t",
+	}
+	r := rand.New(rand.NewPCG(2026, 12))
+	for _, enc := range encodings {
+		tk := load(t, enc)
+		for range 200 {
+			var b strings.Builder
+			for range r.IntN(40) {
+				b.WriteString(alphabet[r.IntN(len(alphabet))])
+			}
+			text := b.String()
+			total := tk.Count(text)
+			for _, n := range []int{0, 1, r.IntN(total + 2), total - 1, total, total + 1} {
+				checkCut(t, tk, text, n)
+			}
+		}
+	}
+}
+
+func TestConcurrentUse(t *testing.T) {
+	tk := load(t, O200kBase)
+	done := make(chan int)
+	for range 4 {
+		go func() {
+			n := 0
+			for range 50 {
+				n += tk.Count("你好，世界 hello world")
+				_ = tk.Cut("A memória é útil.", 3)
+			}
+			done <- n
+		}()
+	}
+	for range 4 {
+		if n := <-done; n != 50*tk.Count("你好，世界 hello world") {
+			t.Errorf("concurrent counts = %d", n)
+		}
+	}
+}
+
+func BenchmarkCount(b *testing.B) {
+	tk := load(b, O200kBase)
+	text := strings.Repeat("A memória é útil; 你好，世界。 ", 20)
+	b.ReportAllocs()
+	for b.Loop() {
+		tk.Count(text)
+	}
+}
+
+func BenchmarkCut(b *testing.B) {
+	tk := load(b, O200kBase)
+	text := strings.Repeat("A memória é útil; 你好，世界。 ", 20)
+	b.ReportAllocs()
+	for b.Loop() {
+		tk.Cut(text, 50)
+	}
+}

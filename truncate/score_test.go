@@ -1,0 +1,220 @@
+package truncate_test
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/contextasm/contextasm/truncate"
+)
+
+func TestRank(t *testing.T) {
+	r := func(id string, required bool, score float64) truncate.Ranked {
+		return truncate.Ranked{ID: id, Required: required, Score: score}
+	}
+	tests := []struct {
+		name string
+		in   []truncate.Ranked
+		want []string
+	}{
+		{"empty", nil, nil},
+		{"score descending", []truncate.Ranked{r("a", false, 0.1), r("b", false, 0.9), r("c", false, 0.5)}, []string{"b", "c", "a"}},
+		{"required first, whatever the score", []truncate.Ranked{r("a", false, 0.99), r("z", true, 0.01), r("m", true, 0.5)}, []string{"m", "z", "a"}},
+		{"ties by id ascending", []truncate.Ranked{r("b", false, 0.5), r("c", false, 0.5), r("a", false, 0.5), r("A", false, 0.5)}, []string{"A", "a", "b", "c"}},
+		{"required ties by id", []truncate.Ranked{r("y", true, 0.3), r("x", true, 0.3), r("w", false, 0.3)}, []string{"x", "y", "w"}},
+		{"all together", []truncate.Ranked{
+			r("n2", false, 0.7), r("r2", true, 0.2), r("n1", false, 0.7), r("r1", true, 0.8), r("n0", false, 0.9), r("r0", true, 0.2),
+		}, []string{"r1", "r0", "r2", "n0", "n1", "n2"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// Every input order gives the same ranking.
+			rng := rand.New(rand.NewPCG(1, 2))
+			for range 20 {
+				work := slices.Clone(tt.in)
+				rng.Shuffle(len(work), func(i, j int) { work[i], work[j] = work[j], work[i] })
+				truncate.Rank(work)
+				var got []string
+				for _, x := range work {
+					got = append(got, x.ID)
+				}
+				if !slices.Equal(got, tt.want) {
+					t.Fatalf("Rank = %v, want %v", got, tt.want)
+				}
+			}
+		})
+	}
+}
+
+func TestScore(t *testing.T) {
+	at := now
+	base := truncate.Block{ID: "b", Priority: 0.5, HasPriority: true, Weight: 0.5, Trust: 0.5}
+	with := func(f func(*truncate.Block)) *truncate.Block { b := base; f(&b); return &b }
+	s := truncate.DefaultScoring
+	score := func(b *truncate.Block) float64 { return s.Score(b, at) }
+
+	t.Run("rises with priority, weight and trust", func(t *testing.T) {
+		for _, f := range []struct {
+			name string
+			set  func(*truncate.Block, float64)
+		}{
+			{"priority", func(b *truncate.Block, v float64) { b.Priority = v }},
+			{"weight", func(b *truncate.Block, v float64) { b.Weight = v }},
+			{"trust", func(b *truncate.Block, v float64) { b.Trust = v }},
+		} {
+			prev := math.Inf(-1)
+			for _, v := range []float64{0, 0.1, 0.25, 0.5, 0.75, 1} {
+				got := score(with(func(b *truncate.Block) { f.set(b, v) }))
+				if !(got > prev) {
+					t.Errorf("%s %.2f: score %v, not above %v", f.name, v, got, prev)
+				}
+				if got < 0 || got > 1 {
+					t.Errorf("%s %.2f: score %v outside [0, 1]", f.name, v, got)
+				}
+				prev = got
+			}
+		}
+	})
+
+	t.Run("falls with staleness", func(t *testing.T) {
+		stale := func(from time.Duration, after time.Duration) *truncate.Block {
+			return with(func(b *truncate.Block) { b.StaleFrom, b.StaleAfter = at.Add(from), after })
+		}
+		fresh := score(&base)
+		steps := []*truncate.Block{
+			stale(time.Second, time.Hour), // not stale yet
+			stale(0, time.Hour),           // stale since now
+			stale(-15*time.Minute, time.Hour),
+			stale(-30*time.Minute, time.Hour),
+			stale(-60*time.Minute, time.Hour), // through its window
+		}
+		if got := score(steps[0]); got != fresh {
+			t.Errorf("not yet stale: %v, want the fresh score %v", got, fresh)
+		}
+		prev := fresh
+		for i, b := range steps[1:] {
+			got := score(b)
+			if !(got < prev) {
+				t.Errorf("stale step %d: score %v, not below %v", i+1, got, prev)
+			}
+			prev = got
+		}
+		// Past the window it costs no more; the documented bounds:
+		// StalePenalty/2 just stale, all of StalePenalty at the end.
+		if got := score(stale(-3*time.Hour, time.Hour)); got != prev {
+			t.Errorf("past the window: %v, want %v", got, prev)
+		}
+		near := func(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
+		if got, want := score(steps[1]), fresh*(1-s.StalePenalty/2); !near(got, want) {
+			t.Errorf("just stale: %v, want %v", got, want)
+		}
+		if got, want := score(steps[4]), fresh*(1-s.StalePenalty); !near(got, want) {
+			t.Errorf("end of window: %v, want %v", got, want)
+		}
+		if got, want := score(stale(-time.Hour, 0)), fresh*(1-s.StalePenalty); !near(got, want) {
+			t.Errorf("stale with no window: %v, want %v", got, want)
+		}
+	})
+
+	t.Run("no priority means DefaultPriority", func(t *testing.T) {
+		none := with(func(b *truncate.Block) { b.HasPriority, b.Priority = false, 0.99 })
+		dflt := with(func(b *truncate.Block) { b.Priority = s.DefaultPriority })
+		if got, want := score(none), score(dflt); got != want {
+			t.Errorf("no priority: %v, want %v (priority %v)", got, want, s.DefaultPriority)
+		}
+		custom := truncate.Scoring{Priority: 1, SemanticWeight: 1, Trust: 1, DefaultPriority: 0.1}
+		if got, want := custom.Score(none, at), custom.Score(with(func(b *truncate.Block) { b.Priority = 0.1 }), at); got != want {
+			t.Errorf("custom DefaultPriority: %v, want %v", got, want)
+		}
+	})
+
+	t.Run("zero Scoring means DefaultScoring", func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(3, 4))
+		for range 200 {
+			b := truncate.Block{Priority: rng.Float64(), HasPriority: rng.IntN(2) == 0, Weight: rng.Float64(), Trust: rng.Float64()}
+			if rng.IntN(3) == 0 {
+				b.StaleFrom, b.StaleAfter = at.Add(-time.Duration(rng.IntN(100))*time.Minute), time.Hour
+			}
+			if got, want := (truncate.Scoring{}).Score(&b, at), truncate.DefaultScoring.Score(&b, at); got != want {
+				t.Fatalf("zero Scoring: %v, DefaultScoring: %v, for %+v", got, want, b)
+			}
+		}
+	})
+
+	t.Run("formula", func(t *testing.T) {
+		b := with(func(b *truncate.Block) { b.Priority, b.Weight, b.Trust = 1, 0.5, 0 })
+		want := (0.4*1 + 0.35*0.5 + 0.25*0) / (0.4 + 0.35 + 0.25)
+		if got := score(b); math.Abs(got-want) > 1e-12 {
+			t.Errorf("score = %v, want %v", got, want)
+		}
+		custom := truncate.Scoring{Trust: 1} // trust alone
+		if got := custom.Score(b, at); got != 0 {
+			t.Errorf("trust-only score of a zero-trust block = %v, want 0", got)
+		}
+	})
+
+	// The Assembler ranks with its Scoring: a custom one changes the order.
+	t.Run("assembler uses its Scoring", func(t *testing.T) {
+		tpl := mustParse(t, `{"budget": 4096, "sections": [
+		  {"name": "S", "priority": 1, "memory_types": ["context"], "max_tokens": 4000, "render": "{content}"}]}`)
+		lowTrust := block("a", "context", "A")
+		lowTrust.Weight, lowTrust.Trust = 1, 0
+		highTrust := block("b", "context", "B")
+		highTrust.Weight, highTrust.Trust = 0, 1
+		order := func(sc truncate.Scoring) string {
+			a := truncate.Assembler{Scoring: sc}
+			out, err := a.Assemble(tpl, []truncate.Block{lowTrust, highTrust}, truncate.Request{Now: now}, realTokenizer(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return fmt.Sprint(out.Sections[0].Blocks[0].RequestID, out.Sections[0].Blocks[1].RequestID)
+		}
+		if got := order(truncate.Scoring{}); got != "ab" {
+			t.Errorf("default scoring order %s, want ab (weight counts more than trust)", got)
+		}
+		if got := order(truncate.Scoring{Trust: 1, SemanticWeight: 0.1}); got != "ba" {
+			t.Errorf("trust-heavy scoring order %s, want ba", got)
+		}
+	})
+}
+
+func TestRankAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	ranked := make([]truncate.Ranked, 1000)
+	for i := range ranked {
+		ranked[i] = truncate.Ranked{
+			Index:    int32(i),
+			Required: rng.IntN(10) == 0,
+			Score:    float64(rng.IntN(50)) / 50, // many ties, broken by id
+			ID:       fmt.Sprintf("mem-%04d", rng.IntN(10000)),
+		}
+	}
+	work := make([]truncate.Ranked, len(ranked))
+	if n := testing.AllocsPerRun(100, func() { copy(work, ranked); truncate.Rank(work) }); n != 0 {
+		t.Errorf("Rank of 1,000 blocks allocates %v times, want 0", n)
+	}
+	if !slices.IsSortedFunc(work, func(a, b truncate.Ranked) int {
+		switch {
+		case a.Required != b.Required:
+			if a.Required {
+				return -1
+			}
+			return 1
+		case a.Score != b.Score:
+			if a.Score > b.Score {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.ID, b.ID)
+	}) {
+		t.Error("Rank did not sort")
+	}
+}
