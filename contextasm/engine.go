@@ -74,6 +74,8 @@ type Engine struct {
 	tokMu      sync.Mutex
 	tokenizers map[string]Counter
 	pool       sync.Pool // *truncate.Assembler
+
+	sources sourceEvents
 }
 
 // New returns an Engine configured by cfg.
@@ -293,6 +295,9 @@ func (e *Engine) Assemble(ctx context.Context, req Request) (*Result, error) {
 	e.pool.Put(asm)
 	if err != nil {
 		return nil, fmt.Errorf("contextasm: %w", err)
+	}
+	if extra := e.sources.current(); len(extra) > 0 {
+		out.Events = append(out.Events, extra...)
 	}
 	res := newResult(tpl, req, out, blocks)
 	if e.cfg.Audit != nil {

@@ -90,6 +90,12 @@ type Declaration struct {
 	Provenance        Provenance `json:"provenance,omitzero"`
 	BreakOnViolation  bool       `json:"break_on_violation,omitempty"`
 	ViolationPatterns []string   `json:"violation_patterns,omitempty"`
+
+	// Untrusted marks a block from a source the host does not control, such
+	// as an MCP server not marked trusted: its priority is a ranking hint and
+	// never makes it required (so a server cannot make assembly fail). It is
+	// set by ingest code, never read from JSON.
+	Untrusted bool `json:"-"`
 }
 
 // Weight returns the semantic weight, or its default when absent.
@@ -109,9 +115,9 @@ func (d *Declaration) Trust() float64 {
 }
 
 // IsRequired reports whether the block must never be dropped: it says so,
-// or it carries priority 1 (MCP's "effectively required").
+// or a trusted source gave it priority 1 (MCP's "effectively required").
 func (d *Declaration) IsRequired() bool {
-	return d.Required || (d.Priority != nil && *d.Priority >= 1)
+	return d.Required || (!d.Untrusted && d.Priority != nil && *d.Priority >= 1)
 }
 
 // ForAssistant reports whether the block may reach the model: an empty
