@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/feedback"
 	"github.com/contextasm/contextasm/internal/bpe"
 	"github.com/contextasm/contextasm/template"
 	"github.com/contextasm/contextasm/truncate"
@@ -54,8 +56,23 @@ type Config struct {
 	Scoring truncate.Scoring
 	// MaxContentBytes bounds a block's content (declare.DefaultMaxContentBytes).
 	MaxContentBytes int
-	// Audit, when set, receives one record per assembly (see [Audit]).
+	// Audit, when set, receives one record per assembly (see [Audit]), and
+	// one more, with model_response_hash, per Feedback.
 	Audit *slog.Logger
+	// State, when set, holds the learned state (trust and heat): New loads
+	// it, Feedback saves it, and SaveState saves it on demand. Nil keeps
+	// learned state in memory only. feedback.FileStore is the default
+	// implementation: one JSON file replaced atomically.
+	State StateStore
+	// Policy moves trust on feedback (feedback.DefaultPolicy).
+	Policy feedback.Policy
+}
+
+// StateStore loads and saves learned state. It is the seam for a shared
+// state backend (SPEC §10); feedback.FileStore is the embedded default.
+type StateStore interface {
+	Load() (*feedback.State, error)
+	Save(*feedback.State) error
 }
 
 // Engine holds declared memory and assembles contexts from it. It is safe
@@ -76,6 +93,9 @@ type Engine struct {
 	pool       sync.Pool // *truncate.Assembler
 
 	sources sourceEvents
+
+	learnMu sync.Mutex      // guards learned
+	learned *feedback.State // trust and heat, by request_id
 }
 
 // New returns an Engine configured by cfg.
@@ -100,6 +120,14 @@ func New(cfg Config) (*Engine, error) {
 		tokenizers: make(map[string]Counter, 2),
 	}
 	e.pool.New = func() any { return &truncate.Assembler{Scoring: cfg.Scoring} }
+	e.learned = feedback.NewState()
+	if cfg.State != nil {
+		st, err := cfg.State.Load()
+		if err != nil {
+			return nil, fmt.Errorf("contextasm: loading learned state: %w", err)
+		}
+		e.learned = st
+	}
 	if cfg.Counter == nil {
 		if _, err := e.tokenizer(cfg.Encoding); err != nil {
 			return nil, err
@@ -160,13 +188,19 @@ func (e *Engine) Declare(decls ...declare.Declaration) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	incoming := make([]truncate.Block, len(decls))
+	e.learnMu.Lock()
 	for i := range decls {
 		incoming[i] = toBlock(&decls[i])
+		// Learned trust outlives re-declaration: it is what feedback taught.
+		if t, ok := e.learned.Trust[decls[i].RequestID]; ok {
+			incoming[i].Trust = t
+		}
 		// Number new blocks in argument order before sorting by ID: that is
 		// their declaration order (order "declared"). Replacements take
 		// their old number below; the gaps they leave are harmless.
 		incoming[i].Seq = e.seq + int64(i) + 1
 	}
+	e.learnMu.Unlock()
 	e.seq += int64(len(decls))
 	slices.SortFunc(incoming, func(a, b truncate.Block) int { return cmp.Compare(a.ID, b.ID) })
 	// Merge into a new snapshot: readers keep the one they hold.
@@ -238,6 +272,7 @@ func toBlock(d *declare.Declaration) truncate.Block {
 		Roles:        slices.Clone(d.Roles),
 		ForAssistant: d.ForAssistant(),
 	}
+	b.SourceLocation, b.URI = d.Provenance.SourceLocation, d.Provenance.URI
 	if d.Priority != nil {
 		b.Priority, b.HasPriority = *d.Priority, true
 	}
@@ -249,6 +284,13 @@ func toBlock(d *declare.Declaration) truncate.Block {
 	}
 	if d.LastModified != nil {
 		b.LastModified = *d.LastModified
+	}
+	if d.BreakOnViolation {
+		b.ViolationPatterns = slices.Clone(d.ViolationPatterns)
+		b.Patterns = make([]*regexp.Regexp, len(d.ViolationPatterns))
+		for i, p := range d.ViolationPatterns {
+			b.Patterns[i] = regexp.MustCompile(p) // validated by Declare
+		}
 	}
 	return b
 }
@@ -296,6 +338,7 @@ func (e *Engine) Assemble(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("contextasm: %w", err)
 	}
+	e.recordHeat(out.Sections)
 	if extra := e.sources.current(); len(extra) > 0 {
 		out.Events = append(out.Events, extra...)
 	}

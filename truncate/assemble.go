@@ -384,6 +384,8 @@ func (a *Assembler) results(tpl *template.Template, blocks []Block, out *Output)
 			br := BlockResult{
 				RequestID: cd.ID, MemoryType: blocks[cd.Index].Type, Tokens: cd.tokens,
 				Score: math.Round(cd.Score*1e4) / 1e4, Status: cd.status, Reason: cd.reason, Required: cd.Required,
+				Trust: blocks[cd.Index].Trust, ViolationPatterns: blocks[cd.Index].ViolationPatterns,
+				SourceID: blocks[cd.Index].SourceID, SourceLocation: blocks[cd.Index].SourceLocation, URI: blocks[cd.Index].URI,
 			}
 			if cd.inText() {
 				br.Offset, br.Length = cd.offset, len(cd.text)

@@ -3,6 +3,7 @@ package truncate
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -41,6 +42,17 @@ type Block struct {
 	StaleFrom    time.Time // zero: never stale
 	StaleAfter   time.Duration
 	LastModified time.Time // zero: unknown
+	// ViolationPatterns are a break_on_violation constraint's patterns, as
+	// declared, and Patterns the same compiled once at declaration. The
+	// Assembler does not use them; they travel with the block (and into
+	// the dump) for feedback.
+	ViolationPatterns []string
+	Patterns          []*regexp.Regexp
+
+	// SourceLocation and URI are provenance (with SourceID) that the
+	// results carry for people reading a dump; assembly does not read them.
+	SourceLocation string
+	URI            string
 }
 
 // staleness reports whether b is stale at now and how far through its
@@ -156,10 +168,21 @@ type BlockResult struct {
 	Status   Status  `json:"status"`
 	Reason   Reason  `json:"reason,omitempty"`
 	Required bool    `json:"required,omitempty"`
+	// Trust is the trust the block was ranked with (declared, or learned
+	// from feedback).
+	Trust float64 `json:"trust"`
+	// ViolationPatterns are the block's break_on_violation patterns, so
+	// feedback can check a response against a dump alone.
+	ViolationPatterns []string `json:"violation_patterns,omitempty"`
 	// Offset and Length locate the rendered block in Output.Text, in bytes;
 	// both are 0 for a block that is not in the text.
 	Offset int `json:"offset,omitempty"`
 	Length int `json:"length,omitempty"`
+	// Provenance, from the block's declaration, when it declared any:
+	// where the block came from, for people reading a dump.
+	SourceID       string `json:"source_id,omitempty"`
+	SourceLocation string `json:"source_location,omitempty"`
+	URI            string `json:"uri,omitempty"`
 }
 
 // SectionResult is one section's outcome. Blocks are in rank order.

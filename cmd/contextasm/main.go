@@ -25,6 +25,7 @@ import (
 
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/feedback"
 	"github.com/contextasm/contextasm/fingerprint"
 	"github.com/contextasm/contextasm/template"
 )
@@ -51,10 +52,16 @@ Commands:
   demo                                   render the built-in loan-compliance example
   render -t T.json -m M.jsonl [-m ...]   assemble and print a context
          [--budget N] [--now RFC3339] [--session ID] [--user ID] [--role R ...]
-         [--audit AUDIT.jsonl] [--format text|json] [-o FILE]
+         [--state S.json] [--audit AUDIT.jsonl] [--format text|json] [-o FILE]
   validate -t T.json -m M.jsonl [-m ...] check inputs, list all problems
   verify -t T.json [--budget N] RENDERED.txt
                                          check a rendering's header fingerprint
+  feedback --state S.json --render R.json --response OUT.txt [--format text|json]
+                                         read the model's citations and violations,
+                                         move trust, count heat
+  heat --state S.json [--format text|json]
+                                         per block: renders included, dropped, cut,
+                                         citations; hot-and-truncated flags
   help                                   this text
 
 Exit codes: 0 ok; 2 invalid input or usage; 3 budget too small for required
@@ -78,6 +85,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = runValidate(rest, stdout, stderr)
 	case "verify":
 		err = runVerify(rest, stdout, stderr)
+	case "feedback":
+		err = runFeedback(rest, stdout, stderr)
+	case "heat":
+		err = runHeat(rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -118,6 +129,10 @@ func report(err error, stderr io.Writer) int {
 		return exitUsage
 	case errors.Is(err, contextasm.ErrBudgetTooSmall):
 		return exitBudget
+	case errors.Is(err, feedback.ErrConstraintViolation):
+		return exitViolation
+	case errors.Is(err, feedback.ErrStateVersion):
+		return exitUsage
 	}
 	return exitFailure
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/feedback"
 	"github.com/contextasm/contextasm/template"
 )
 
@@ -28,6 +29,7 @@ type renderOptions struct {
 	user     string
 	roles    stringsFlag
 	audit    string
+	state    string
 	format   string
 	output   string
 }
@@ -41,6 +43,7 @@ func (o *renderOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.user, "user", "", "user id")
 	fs.Var(&o.roles, "role", "a role the request holds; repeatable")
 	fs.StringVar(&o.audit, "audit", "", "append the assembly's audit record to this JSONL file")
+	fs.StringVar(&o.state, "state", "", "learned-state file (trust, heat): read for ranking, updated with this render's heat")
 	fs.StringVar(&o.format, "format", "text", "output format: text or json")
 	fs.StringVar(&o.output, "o", "", "write the output to this file instead of stdout")
 }
@@ -71,6 +74,9 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	cfg := contextasm.Config{Encoding: in.tpl.Encoding()}
+	if o.state != "" {
+		cfg.State = feedback.NewFileStore(o.state)
+	}
 	var auditFile *os.File
 	if o.audit != "" {
 		auditFile, err = os.OpenFile(o.audit, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
@@ -159,7 +165,16 @@ func assemble(ctx context.Context, cfg contextasm.Config, in *inputs, req contex
 	if err := eng.Declare(in.decls...); err != nil {
 		return nil, err
 	}
-	return eng.Assemble(ctx, req)
+	res, err := eng.Assemble(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	// What this render kept, cut and dropped counts in the learned state's
+	// heat (a no-op without --state).
+	if err := eng.SaveState(); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 func writeResult(w io.Writer, res *contextasm.Result, format string) error {

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"text/tabwriter"
+
+	"github.com/contextasm/contextasm/contextasm"
+	"github.com/contextasm/contextasm/feedback"
+)
+
+func runFeedback(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("feedback", stderr)
+	statePath := fs.String("state", "", "learned-state file (trust, heat); created if missing")
+	renderPath := fs.String("render", "", "the render's JSON dump (render --format json)")
+	responsePath := fs.String("response", "", "the model's response, as text")
+	format := fs.String("format", "text", "output format: text or json")
+	if err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	if *statePath == "" || *renderPath == "" || *responsePath == "" {
+		return usagef("feedback: --state, --render and --response are required")
+	}
+	if *format != "text" && *format != "json" {
+		return usagef("feedback: --format must be text or json (got %q)", *format)
+	}
+	dump, err := readDump(*renderPath)
+	if err != nil {
+		return err
+	}
+	response, err := os.ReadFile(*responsePath)
+	if err != nil {
+		return fmt.Errorf("feedback: %w", err)
+	}
+	store := feedback.NewFileStore(*statePath)
+	st, err := store.Load()
+	if err != nil {
+		return err
+	}
+	fb, verr := contextasm.FeedbackDump(st, dump, string(response), feedback.Policy{})
+	if fb == nil {
+		return verr
+	}
+	// Learn even from a response that broke a rule: its citations count.
+	if err := store.Save(st); err != nil {
+		return err
+	}
+	if err := writeFeedback(stdout, fb, *format); err != nil {
+		return err
+	}
+	return verr
+}
+
+// readDump reads a render --format json dump.
+func readDump(name string) (*contextasm.Dump, error) {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	var d contextasm.Dump
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&d); err != nil {
+		return nil, usagef("%s: not a render dump (render --format json): %v", name, err)
+	}
+	if d.ProtocolVersion == "" || d.Fingerprint == "" {
+		return nil, usagef("%s: not a render dump: no protocol_version or fingerprint", name)
+	}
+	return &d, nil
+}
+
+func writeFeedback(w io.Writer, fb *feedback.Result, format string) error {
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(fb)
+	}
+	fmt.Fprintf(w, "response %s\n", fb.ModelResponseHash)
+	trust := make(map[string]feedback.TrustChange, len(fb.TrustChanges))
+	for _, c := range fb.TrustChanges {
+		trust[c.RequestID] = c
+	}
+	fmt.Fprintf(w, "cited %d block(s):\n", len(fb.Refs))
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	for _, r := range fb.Refs {
+		change := "trust unchanged"
+		if c, ok := trust[r.RequestID]; ok {
+			change = fmt.Sprintf("trust %.2f -> %.2f", c.From, c.To)
+		}
+		typ := r.Type
+		if typ == "" {
+			typ = "-"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", r.RequestID, r.Position, typ, change)
+	}
+	tw.Flush()
+	if len(fb.UnknownRefs) > 0 {
+		fmt.Fprintln(w, "cited but not in the context:")
+		for _, id := range fb.UnknownRefs {
+			fmt.Fprintf(w, "  %s\n", id)
+		}
+	}
+	for _, v := range fb.Violations {
+		fmt.Fprintf(w, "CONSTRAINT_VIOLATION %s: the response matches %q\n", v.RequestID, v.Pattern)
+	}
+	return nil
+}
+
+// heatRow is one line of `heat --format json` (SPEC §7).
+type heatRow struct {
+	RequestID    string `json:"request_id"`
+	Included     int64  `json:"included"`
+	Dropped      int64  `json:"dropped"`
+	Cut          int64  `json:"cut"`
+	Refs         int64  `json:"refs"`
+	StartRefs    int64  `json:"start_refs"`
+	HotTruncated bool   `json:"hot_truncated"`
+}
+
+func runHeat(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("heat", stderr)
+	statePath := fs.String("state", "", "learned-state file")
+	format := fs.String("format", "text", "output format: text or json")
+	if err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	if *statePath == "" {
+		return usagef("heat: --state is required")
+	}
+	if *format != "text" && *format != "json" {
+		return usagef("heat: --format must be text or json (got %q)", *format)
+	}
+	if _, err := os.Stat(*statePath); errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("heat: %w", err)
+	}
+	st, err := feedback.NewFileStore(*statePath).Load()
+	if err != nil {
+		return err
+	}
+	ids := make([]string, 0, len(st.Heat))
+	for id := range st.Heat {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	rows := make([]heatRow, len(ids))
+	for i, id := range ids {
+		h := st.Heat[id]
+		rows[i] = heatRow{id, h.Included, h.Dropped, h.Cut, h.Refs, h.StartRefs, h.HotTruncated()}
+	}
+	if *format == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(rows)
+	}
+	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "request_id\tincluded\tdropped\tcut\trefs\tstart\ttrust\t")
+	for _, r := range rows {
+		trust := "-"
+		if t, ok := st.Trust[r.RequestID]; ok {
+			trust = fmt.Sprintf("%.2f", t)
+		}
+		flag := ""
+		if r.HotTruncated {
+			flag = "HOT+TRUNCATED: consider a larger cap"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n", r.RequestID, r.Included, r.Dropped, r.Cut, r.Refs, r.StartRefs, trust, flag)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,180 @@
+package contextasm
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/contextasm/contextasm/feedback"
+	"github.com/contextasm/contextasm/truncate"
+)
+
+// recordHeat counts, per block, the renders that kept, cut or dropped it.
+func (e *Engine) recordHeat(sections []SectionResult) {
+	e.learnMu.Lock()
+	defer e.learnMu.Unlock()
+	for si := range sections {
+		for _, b := range sections[si].Blocks {
+			h := e.learned.Heat[b.RequestID]
+			switch b.Status {
+			case truncate.Kept:
+				h.Included++
+			case truncate.Cut:
+				h.Cut++
+			default:
+				h.Dropped++
+			}
+			e.learned.Heat[b.RequestID] = h
+		}
+	}
+}
+
+// Feedback reads the model's response to the context res rendered: which
+// blocks it cited and where, how their trust moves (later assemblies rank
+// with the new trust), and which break_on_violation constraints it broke.
+// It counts citations in the blocks' heat, sets res.Audit.ModelResponseHash
+// and logs the record again when Config.Audit is set, and saves the learned
+// state when Config.State is set.
+//
+// When the response breaks a constraint, Feedback returns the result and an
+// error wrapping feedback.ErrConstraintViolation (a *feedback.ViolationError).
+func (e *Engine) Feedback(ctx context.Context, res *Result, response string) (*feedback.Result, error) {
+	if res == nil {
+		return nil, fmt.Errorf("%w: Feedback needs the Result of an assembly", ErrInvalid)
+	}
+	blocks := e.blocks()
+	e.learnMu.Lock()
+	fb, err := learn(e.learned, res.Sections, response, e.cfg.Policy, func(id string) (*truncate.Block, bool) {
+		i, ok := slices.BinarySearchFunc(blocks, id, func(b truncate.Block, id string) int { return strings.Compare(b.ID, id) })
+		if !ok {
+			return nil, false
+		}
+		return &blocks[i], true
+	})
+	var snapshot *feedback.State
+	if err == nil && e.cfg.State != nil {
+		snapshot = e.learned.Clone()
+	}
+	e.learnMu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	if len(fb.TrustChanges) > 0 {
+		e.applyTrust(fb.TrustChanges)
+	}
+	res.Audit.ModelResponseHash = fb.ModelResponseHash
+	if e.cfg.Audit != nil {
+		res.Audit.Log(ctx, e.cfg.Audit)
+	}
+	if snapshot != nil {
+		if err := e.cfg.State.Save(snapshot); err != nil {
+			return fb, fmt.Errorf("contextasm: saving learned state: %w", err)
+		}
+	}
+	return fb, fb.Err()
+}
+
+// applyTrust publishes a new snapshot whose blocks carry the learned trust.
+func (e *Engine) applyTrust(changes []feedback.TrustChange) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	old := e.blocks()
+	next := slices.Clone(old)
+	changed := false
+	for _, c := range changes {
+		i, ok := slices.BinarySearchFunc(next, c.RequestID, func(b truncate.Block, id string) int { return strings.Compare(b.ID, id) })
+		if ok {
+			next[i].Trust = c.To
+			changed = true
+		}
+	}
+	if changed {
+		e.snap.Store(&next)
+	}
+}
+
+// State returns a copy of the learned state: trust and heat by request_id.
+func (e *Engine) State() *feedback.State {
+	e.learnMu.Lock()
+	defer e.learnMu.Unlock()
+	return e.learned.Clone()
+}
+
+// SaveState saves the learned state through Config.State (a no-op without
+// one). Assemble counts heat in memory only; a host calls SaveState when it
+// wants those counts on disk (Feedback saves by itself).
+func (e *Engine) SaveState() error {
+	if e.cfg.State == nil {
+		return nil
+	}
+	if err := e.cfg.State.Save(e.State()); err != nil {
+		return fmt.Errorf("contextasm: saving learned state: %w", err)
+	}
+	return nil
+}
+
+// FeedbackDump is Feedback for a render dump, for a process other than the
+// one that rendered (the CLI's feedback command): it evaluates response
+// against the blocks the dump kept, with the trust st has learned (or the
+// dump's), applies the changes and citations to st, and returns the result,
+// with an error wrapping feedback.ErrConstraintViolation on a violation.
+func FeedbackDump(st *feedback.State, d *Dump, response string, p feedback.Policy) (*feedback.Result, error) {
+	fb, err := learn(st, d.Sections, response, p, nil)
+	if err != nil {
+		return nil, err
+	}
+	return fb, fb.Err()
+}
+
+// learn evaluates response against the blocks sections put in the text and
+// applies the outcome to st. lookup, when set, finds a block's current
+// trust and compiled patterns; otherwise they come from the sections.
+func learn(st *feedback.State, sections []SectionResult, response string, p feedback.Policy,
+	lookup func(id string) (*truncate.Block, bool)) (*feedback.Result, error) {
+	var in []feedback.Block
+	for si := range sections {
+		for _, b := range sections[si].Blocks {
+			if b.Status == truncate.Dropped {
+				continue
+			}
+			fbb := feedback.Block{RequestID: b.RequestID, Trust: b.Trust}
+			if t, ok := st.Trust[b.RequestID]; ok {
+				fbb.Trust = t
+			}
+			if cur, ok := lookupBlock(lookup, b.RequestID); ok {
+				fbb.Trust, fbb.Patterns = cur.Trust, cur.Patterns
+			} else {
+				for _, src := range b.ViolationPatterns {
+					re, err := regexp.Compile(src)
+					if err != nil {
+						return nil, fmt.Errorf("%w: block %q: violation pattern %q: %v", ErrInvalid, b.RequestID, src, err)
+					}
+					fbb.Patterns = append(fbb.Patterns, re)
+				}
+			}
+			in = append(in, fbb)
+		}
+	}
+	fb := feedback.Evaluate(in, response, p)
+	for _, c := range fb.TrustChanges {
+		st.Trust[c.RequestID] = c.To
+	}
+	for _, r := range fb.Refs {
+		h := st.Heat[r.RequestID]
+		h.Refs++
+		if r.Position == feedback.Start {
+			h.StartRefs++
+		}
+		st.Heat[r.RequestID] = h
+	}
+	return fb, nil
+}
+
+func lookupBlock(lookup func(string) (*truncate.Block, bool), id string) (*truncate.Block, bool) {
+	if lookup == nil {
+		return nil, false
+	}
+	return lookup(id)
+}
