@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/contextasm/contextasm/contextasm"
@@ -51,7 +52,7 @@ func BenchmarkAssembleWarm(b *testing.B) {
 // time (the encoder is already loaded: it is shared by the process).
 func BenchmarkAssembleCold(b *testing.B) {
 	const n = 2000
-	_, req, decls := setup(b, n, 8192)
+	_, req, decls := setup(b, n, 16384)
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -84,4 +85,95 @@ func BenchmarkDeclare(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkAssembleTurn adds one history block (a new turn of the
+// conversation) and assembles: one block is counted, the rest comes from
+// the caches.
+func BenchmarkAssembleTurn(b *testing.B) {
+	for _, n := range []int{2000, 20000} {
+		b.Run(fmt.Sprintf("blocks=%d", n), func(b *testing.B) {
+			eng, req, _ := setup(b, n, 8192)
+			ctx := context.Background()
+			if _, err := eng.Assemble(ctx, req); err != nil {
+				b.Fatal(err)
+			}
+			turn := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				turn++
+				if err := eng.Declare(Turn(turn)); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := eng.Assemble(ctx, req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkScaling measures a changed-store assembly (the output cannot be
+// reused, every count is cached) from 100 to 100,000 blocks: cost should
+// grow about linearly.
+func BenchmarkScaling(b *testing.B) {
+	for _, n := range []int{100, 1000, 10000, 100000} {
+		b.Run(fmt.Sprintf("blocks=%d", n), func(b *testing.B) {
+			eng, req, _ := setup(b, n, 8192)
+			ctx := context.Background()
+			if _, err := eng.Assemble(ctx, req); err != nil {
+				b.Fatal(err)
+			}
+			other := Other()
+			b.ReportAllocs()
+			for b.Loop() {
+				// Re-declaring a block no request sees changes the store
+				// without changing the output: the whole path runs, warm.
+				if err := eng.Declare(other); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := eng.Assemble(ctx, req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkStoreMemory reports the heap an Engine holds per declared block
+// (B/block) beside the blocks' content (content-B/block), after one
+// assembly has filled the caches.
+func BenchmarkStoreMemory(b *testing.B) {
+	const n = 20000
+	decls := Generate(n, 1)
+	content := 0
+	for i := range decls {
+		content += len(decls[i].Content)
+	}
+	tpl, err := template.Parse(TemplateJSON(8192), "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var held float64
+	for b.Loop() {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		eng, err := contextasm.New(contextasm.Config{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := eng.Declare(decls...); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := eng.Assemble(context.Background(), contextasm.Request{Template: tpl, Now: Epoch, SessionID: Session, UserID: User}); err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		held = float64(after.HeapAlloc-before.HeapAlloc) / n
+		runtime.KeepAlive(eng)
+	}
+	b.ReportMetric(held, "B/block")
+	b.ReportMetric(float64(content)/n, "content-B/block")
 }

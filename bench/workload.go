@@ -126,3 +126,28 @@ func WriteJSONL(w io.Writer, decls []declare.Declaration) error {
 	}
 	return bw.Flush()
 }
+
+// Turn returns the i-th new history turn of the workload's session: short,
+// recent, and weighty enough to enter the context.
+func Turn(i int) declare.Declaration {
+	w := 0.97
+	lm := Epoch.Add(time.Duration(i) * time.Second)
+	return declare.Declaration{
+		RequestID:      fmt.Sprintf("turn-%06d", i),
+		MemoryType:     declare.History,
+		Scope:          declare.ScopeSession,
+		SessionID:      Session,
+		SemanticWeight: &w,
+		LastModified:   &lm,
+		Content:        fmt.Sprintf("USER: follow-up question number %d about the fees and the arrival date.", i),
+	}
+}
+
+// Other returns a block of another session: declaring it changes the store
+// but not what the workload's request sees.
+func Other() declare.Declaration {
+	return declare.Declaration{
+		RequestID: "zz-other-session", MemoryType: declare.History, Scope: declare.ScopeSession,
+		SessionID: "s-other", Content: "a turn of somebody else's conversation",
+	}
+}

@@ -37,6 +37,13 @@ var ErrInvalid = errors.New("contextasm: invalid input")
 // under three templates.
 const DefaultCacheSize = 1 << 16
 
+// DefaultMaxBlocks is the store's bound when Config.MaxBlocks is zero.
+const DefaultMaxBlocks = 1_000_000
+
+// ErrStoreFull means a Declare would take the store past Config.MaxBlocks;
+// nothing of that call was applied.
+var ErrStoreFull = errors.New("contextasm: block store full")
+
 // Counter counts tokens; see [truncate.Counter]. A host may bring its own.
 type Counter = truncate.Counter
 
@@ -56,6 +63,10 @@ type Config struct {
 	Scoring truncate.Scoring
 	// MaxContentBytes bounds a block's content (declare.DefaultMaxContentBytes).
 	MaxContentBytes int
+	// MaxBlocks bounds the store: a Declare that would hold more blocks
+	// fails whole with ErrStoreFull (DefaultMaxBlocks). Declared memory is
+	// never evicted silently.
+	MaxBlocks int
 	// Audit, when set, receives one record per assembly (see [Audit]), and
 	// one more, with model_response_hash, per Feedback.
 	Audit *slog.Logger
@@ -83,11 +94,16 @@ type Engine struct {
 
 	mu  sync.Mutex // serialises Declare and Forget
 	seq int64
-	// snap is the current store, sorted by ID. A published slice is never
+	// snap is the current store, sorted by ID. A published snapshot is never
 	// mutated: writers build a new one, readers keep the one they loaded.
-	snap atomic.Pointer[[]truncate.Block]
+	snap atomic.Pointer[snapshot]
+	// cells holds every block's render counters (heat) by request_id, also
+	// for blocks forgotten since; guarded by mu.
+	cells map[string]*heatCell
+	last  outputMemo
 
 	counts     *lru.Cache[countKey, int]
+	memo       blockMemo
 	tokMu      sync.Mutex
 	tokenizers map[string]Counter
 	pool       sync.Pool // *truncate.Assembler
@@ -106,6 +122,9 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.CacheSize == 0 {
 		cfg.CacheSize = DefaultCacheSize
 	}
+	if cfg.MaxBlocks == 0 {
+		cfg.MaxBlocks = DefaultMaxBlocks
+	}
 	if cfg.CacheSize < 0 {
 		return nil, fmt.Errorf("contextasm: Config.CacheSize %d is negative", cfg.CacheSize)
 	}
@@ -113,13 +132,19 @@ func New(cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("contextasm: %w", err)
 	}
+	memo, err := lru.New[truncate.MemoKey, int](cfg.CacheSize)
+	if err != nil {
+		return nil, fmt.Errorf("contextasm: %w", err)
+	}
 	e := &Engine{
+		memo:       blockMemo{memo},
 		cfg:        cfg,
 		limits:     declare.Config{MaxContentBytes: cfg.MaxContentBytes},
 		counts:     counts,
 		tokenizers: make(map[string]Counter, 2),
+		cells:      make(map[string]*heatCell),
 	}
-	e.pool.New = func() any { return &truncate.Assembler{Scoring: cfg.Scoring} }
+	e.pool.New = func() any { return &truncate.Assembler{Scoring: cfg.Scoring, Memo: e.memo, SortedByID: true} }
 	e.learned = feedback.NewState()
 	if cfg.State != nil {
 		st, err := cfg.State.Load()
@@ -203,27 +228,66 @@ func (e *Engine) Declare(decls ...declare.Declaration) error {
 	e.learnMu.Unlock()
 	e.seq += int64(len(decls))
 	slices.SortFunc(incoming, func(a, b truncate.Block) int { return cmp.Compare(a.ID, b.ID) })
-	// Merge into a new snapshot: readers keep the one they hold.
-	old := e.blocks()
+	// Merge into a new snapshot: readers keep the one they hold. Heat cells
+	// travel with their blocks; only new ids look theirs up.
+	oldSnap := e.current()
+	old := oldSnap.blocks
 	merged := make([]truncate.Block, 0, len(old)+len(incoming))
+	cells := make([]*heatCell, 0, len(old)+len(incoming))
 	i, j := 0, 0
 	for i < len(old) || j < len(incoming) {
 		switch {
 		case j == len(incoming) || (i < len(old) && old[i].ID < incoming[j].ID):
 			merged = append(merged, old[i])
+			cells = append(cells, oldSnap.cells[i])
 			i++
 		case i == len(old) || incoming[j].ID < old[i].ID:
 			merged = append(merged, incoming[j])
+			cells = append(cells, nil)
 			j++
 		default: // same ID: replace, keeping the declaration position
 			incoming[j].Seq = old[i].Seq
 			merged = append(merged, incoming[j])
+			cells = append(cells, oldSnap.cells[i])
 			i++
 			j++
 		}
 	}
-	e.snap.Store(&merged)
+	if len(merged) > e.cfg.MaxBlocks {
+		return fmt.Errorf("%w: %d blocks would exceed Config.MaxBlocks (%d); forget some first", ErrStoreFull, len(merged), e.cfg.MaxBlocks)
+	}
+	e.publish(merged, cells)
 	return nil
+}
+
+// publish stores blocks as the new snapshot, with each block's heat cell:
+// cells[i] when set, else the cell kept for its id, else a new one. The
+// caller holds e.mu.
+func (e *Engine) publish(blocks []truncate.Block, cells []*heatCell) {
+	if cells == nil {
+		cells = make([]*heatCell, len(blocks))
+	}
+	snap := &snapshot{blocks: blocks, cells: cells}
+	e.learnMu.Lock()
+	for i := range blocks {
+		if cells[i] != nil {
+			continue
+		}
+		id := blocks[i].ID
+		c, ok := e.cells[id]
+		if !ok {
+			c = new(heatCell)
+			// Counts learned by earlier processes continue.
+			h := e.learned.Heat[id]
+			c.included.Store(h.Included)
+			c.dropped.Store(h.Dropped)
+			c.cut.Store(h.Cut)
+			e.cells[id] = c
+		}
+		snap.cells[i] = c
+	}
+	e.learnMu.Unlock()
+	e.snap.Store(snap)
 }
 
 // Forget removes the blocks with the given request_ids; unknown ids are
@@ -242,20 +306,33 @@ func (e *Engine) Forget(ids ...string) int {
 			kept = append(kept, b)
 		}
 	}
-	e.snap.Store(&kept)
+	e.publish(kept, nil)
 	return len(old) - len(kept)
 }
 
 // Len returns the number of blocks held.
 func (e *Engine) Len() int { return len(e.blocks()) }
 
-// blocks returns the current snapshot.
-func (e *Engine) blocks() []truncate.Block {
-	if p := e.snap.Load(); p != nil {
-		return *p
-	}
-	return nil
+// snapshot is one published state of the store: blocks sorted by ID and
+// each block's heat cell at the same index.
+type snapshot struct {
+	blocks []truncate.Block
+	cells  []*heatCell
 }
+
+// empty is the snapshot of an Engine nothing was declared to.
+var empty = &snapshot{}
+
+// current returns the current snapshot.
+func (e *Engine) current() *snapshot {
+	if p := e.snap.Load(); p != nil {
+		return p
+	}
+	return empty
+}
+
+// blocks returns the current snapshot's blocks.
+func (e *Engine) blocks() []truncate.Block { return e.current().blocks }
 
 func toBlock(d *declare.Declaration) truncate.Block {
 	b := truncate.Block{
@@ -285,6 +362,10 @@ func toBlock(d *declare.Declaration) truncate.Block {
 	if d.LastModified != nil {
 		b.LastModified = *d.LastModified
 	}
+	b.Key = blockKey(&b)
+	// Rendering adds literals around the content, and a run of the content
+	// may merge with one of theirs at each join: allow for it.
+	b.MinTokens = max(0, bpe.LowerBound(d.Content)-6)
 	if d.BreakOnViolation {
 		b.ViolationPatterns = slices.Clone(d.ViolationPatterns)
 		b.Patterns = make([]*regexp.Regexp, len(d.ViolationPatterns))
@@ -330,19 +411,27 @@ func (e *Engine) Assemble(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	counter := &cachedCounter{tok: tok, cache: e.counts, tag: tagOf(tpl.Encoding(), e.cfg.Counter != nil)}
-	blocks := e.blocks()
-	asm := e.pool.Get().(*truncate.Assembler)
-	out, err := asm.Assemble(tpl, blocks, truncate.Request{Now: req.Now, SessionID: req.SessionID, UserID: req.UserID, Roles: req.Roles}, counter)
-	e.pool.Put(asm)
-	if err != nil {
-		return nil, fmt.Errorf("contextasm: %w", err)
+	snap := e.current()
+	key := outputKey{snap: snap, tpl: tpl, now: req.Now.UnixNano(), session: req.SessionID, user: req.UserID, roles: strings.Join(req.Roles, "\x00")}
+	memo, ok := e.last.get(key)
+	if !ok {
+		counter := &cachedCounter{tok: tok, cache: e.counts, tag: tagOf(tpl.Encoding(), e.cfg.Counter != nil)}
+		asm := e.pool.Get().(*truncate.Assembler)
+		out, err := asm.Assemble(tpl, snap.blocks, truncate.Request{Now: req.Now, SessionID: req.SessionID, UserID: req.UserID, Roles: req.Roles}, counter)
+		e.pool.Put(asm)
+		if err != nil {
+			return nil, fmt.Errorf("contextasm: %w", err)
+		}
+		memo = &assembled{out: out, types: memoryTypes(out.Sections)}
+		e.last.put(key, memo)
 	}
-	e.recordHeat(out.Sections)
+	snap.recordHeat(memo.out.Sections)
+	out := memo.out
+	events := out.Events
 	if extra := e.sources.current(); len(extra) > 0 {
-		out.Events = append(out.Events, extra...)
+		events = append(slices.Clip(events), extra...) // never into the memo's array
 	}
-	res := newResult(tpl, req, out, blocks)
+	res := newResult(tpl, req, out, events, memo.types)
 	if e.cfg.Audit != nil {
 		res.Audit.Log(ctx, e.cfg.Audit)
 	}
@@ -398,6 +487,51 @@ func (c *cachedCounter) Count(text string) int {
 
 // Cut is cached too: a partial block is cut again by every assembly that
 // keeps it, and cutting tokenizes the whole content.
+// LineAdditive passes on the tokenizer's promise (see truncate.LineAdditive).
+func (c *cachedCounter) LineAdditive() bool {
+	la, ok := c.tok.(truncate.LineAdditive)
+	return ok && la.LineAdditive()
+}
+
+// LowerBounded passes on the tokenizer's promise (see truncate.LowerBounded).
+func (c *cachedCounter) LowerBounded() bool {
+	lb, ok := c.tok.(truncate.LowerBounded)
+	return ok && lb.LowerBounded()
+}
+
+// blockMemo is the Assembler's memo of rendered blocks' counts: an LRU
+// keyed by block and section identity, so a warm assembly neither renders
+// nor hashes unchanged blocks.
+type blockMemo struct {
+	cache *lru.Cache[truncate.MemoKey, int]
+}
+
+func (m blockMemo) Get(k truncate.MemoKey) (int, bool) { return m.cache.Get(k) }
+func (m blockMemo) Add(k truncate.MemoKey, n int)      { m.cache.Add(k, n) }
+
+// blockKey hashes everything a rendering of b reads, each field length-
+// prefixed so that no two blocks hash alike by shifting bytes between
+// fields. The encoding is not in it: the section key comes from the
+// template's canonical JSON, which names the encoding, and an Engine counts
+// with one Counter.
+func blockKey(b *truncate.Block) [16]byte {
+	h := sha256.New()
+	var lens [4 * 8]byte
+	for i, f := range [...]string{b.ID, string(b.Type), b.SourceID, b.Content} {
+		n := len(f)
+		for j := range 8 {
+			lens[i*8+j] = byte(n >> (8 * j))
+		}
+	}
+	h.Write(lens[:])
+	for _, f := range [...]string{b.ID, string(b.Type), b.SourceID, b.Content} {
+		h.Write([]byte(f))
+	}
+	var k [16]byte
+	copy(k[:], h.Sum(nil))
+	return k
+}
+
 func (c *cachedCounter) Cut(text string, maxTokens int) string {
 	if text == "" || maxTokens < 0 {
 		return c.tok.Cut(text, maxTokens)

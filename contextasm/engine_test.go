@@ -404,7 +404,7 @@ func TestOrderDeclared(t *testing.T) {
 	if err := eng.Declare(h("bravo", "fourth declared")); err != nil {
 		t.Fatal(err)
 	}
-	wantLines := func(lines ...string) string { return tpl.Header() + "\n" + strings.Join(lines, "\n") }
+	wantLines := func(lines ...string) string { return tpl.Header() + "\n" + strings.Join(lines, "\n") + "\n" }
 
 	want := wantLines("[zulu] first declared", "[alpha] second declared", "[mike] third declared", "[bravo] fourth declared")
 	if got := assemble(t, eng, req).Text; got != want {
@@ -453,7 +453,7 @@ func TestConfigScoring(t *testing.T) {
 			res := assemble(t, eng, contextasm.Request{Template: tpl, Now: demoNow})
 			if want := tpl.Header() + "\n" + map[string]string{
 				"Weighty note": weighty.Content, "Trusted note": trusted.Content,
-			}[tt.want]; res.Text != want {
+			}[tt.want] + "\n"; res.Text != want {
 				t.Errorf("Text:\n%s\nwant\n%s", res.Text, want)
 			}
 		})
@@ -473,5 +473,21 @@ func TestDeclareCopiesWhatItKeeps(t *testing.T) {
 	res := assemble(t, eng, contextasm.Request{Template: tpl, Now: demoNow, Roles: []string{"analyst"}})
 	if !strings.Contains(res.Text, "For analysts.") {
 		t.Errorf("a change to the caller's declaration after Declare reached the store:\n%s", res.Text)
+	}
+}
+
+func TestMaxBlocksBoundsTheStore(t *testing.T) {
+	eng := newEngine(t, contextasm.Config{MaxBlocks: 2},
+		global("a", declare.Context, "one"), global("b", declare.Context, "two"))
+	err := eng.Declare(global("c", declare.Context, "three"), global("a", declare.Context, "one, again"))
+	if !errors.Is(err, contextasm.ErrStoreFull) || eng.Len() != 2 {
+		t.Fatalf("Declare past MaxBlocks: %v, Len %d; want ErrStoreFull and nothing applied", err, eng.Len())
+	}
+	// Replacing within the bound is fine.
+	if err := eng.Declare(global("a", declare.Context, "one, again")); err != nil {
+		t.Fatal(err)
+	}
+	if eng.Forget("b") != 1 || eng.Declare(global("c", declare.Context, "three")) != nil {
+		t.Error("after Forget, the freed slot should take a new block")
 	}
 }

@@ -45,7 +45,7 @@ func ExampleEngine_Assemble() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(res.Text)
+	fmt.Print(res.Text) // the text ends with a newline
 	fmt.Println("tokens:", res.TotalTokens, "of", res.Budget)
 	for _, ev := range res.Events {
 		fmt.Println("event:", ev.Reason, ev.RequestID)

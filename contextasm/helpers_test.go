@@ -128,6 +128,10 @@ func (c *countingCounter) Cut(text string, maxTokens int) string {
 	return c.tok.Cut(text, maxTokens)
 }
 
+// LineAdditive forwards the real tokenizer's promise, so the engine may
+// skip counting final texts as it does with the built-in tokenizer.
+func (c *countingCounter) LineAdditive() bool { return c.tok.LineAdditive() }
+
 // take returns the texts counted and the number of cuts since the last
 // take, and resets both.
 func (c *countingCounter) take() (counted []string, cuts int) {

@@ -6,29 +6,75 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/contextasm/contextasm/feedback"
+	"github.com/contextasm/contextasm/template"
 	"github.com/contextasm/contextasm/truncate"
 )
 
+// heatCell counts one block's renders. Assemblies add to it without a lock;
+// State reads it into the learned state.
+type heatCell struct {
+	included, dropped, cut atomic.Int64
+}
+
 // recordHeat counts, per block, the renders that kept, cut or dropped it.
-func (e *Engine) recordHeat(sections []SectionResult) {
-	e.learnMu.Lock()
-	defer e.learnMu.Unlock()
+func (s *snapshot) recordHeat(sections []SectionResult) {
 	for si := range sections {
-		for _, b := range sections[si].Blocks {
-			h := e.learned.Heat[b.RequestID]
+		for i := range sections[si].Blocks {
+			b := &sections[si].Blocks[i]
+			c := s.cells[b.Index]
 			switch b.Status {
 			case truncate.Kept:
-				h.Included++
+				c.included.Add(1)
 			case truncate.Cut:
-				h.Cut++
+				c.cut.Add(1)
 			default:
-				h.Dropped++
+				c.dropped.Add(1)
 			}
-			e.learned.Heat[b.RequestID] = h
 		}
 	}
+}
+
+// outputKey identifies an assembly's inputs: the same key means the same
+// output, so the last output is reused (a warm re-assembly).
+type outputKey struct {
+	snap                 *snapshot
+	tpl                  *template.Template
+	now                  int64
+	session, user, roles string
+}
+
+// assembled is a memoised assembly: its output and the memory types that
+// took part.
+type assembled struct {
+	out   *truncate.Output
+	types []string
+}
+
+// outputMemo remembers the most recent assembly. One entry is enough for
+// the case it serves: a host assembling again before anything changed.
+type outputMemo struct {
+	mu  sync.Mutex
+	key outputKey
+	val *assembled
+}
+
+func (m *outputMemo) get(k outputKey) (*assembled, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.val == nil || m.key != k {
+		return nil, false
+	}
+	return m.val, true
+}
+
+func (m *outputMemo) put(k outputKey, v *assembled) {
+	m.mu.Lock()
+	m.key, m.val = k, v
+	m.mu.Unlock()
 }
 
 // Feedback reads the model's response to the context res rendered: which
@@ -53,10 +99,6 @@ func (e *Engine) Feedback(ctx context.Context, res *Result, response string) (*f
 		}
 		return &blocks[i], true
 	})
-	var snapshot *feedback.State
-	if err == nil && e.cfg.State != nil {
-		snapshot = e.learned.Clone()
-	}
 	e.learnMu.Unlock()
 	if err != nil {
 		return nil, err
@@ -68,8 +110,8 @@ func (e *Engine) Feedback(ctx context.Context, res *Result, response string) (*f
 	if e.cfg.Audit != nil {
 		res.Audit.Log(ctx, e.cfg.Audit)
 	}
-	if snapshot != nil {
-		if err := e.cfg.State.Save(snapshot); err != nil {
+	if e.cfg.State != nil {
+		if err := e.cfg.State.Save(e.State()); err != nil {
 			return fb, fmt.Errorf("contextasm: saving learned state: %w", err)
 		}
 	}
@@ -91,15 +133,25 @@ func (e *Engine) applyTrust(changes []feedback.TrustChange) {
 		}
 	}
 	if changed {
-		e.snap.Store(&next)
+		e.publish(next, slices.Clone(e.current().cells))
 	}
 }
 
 // State returns a copy of the learned state: trust and heat by request_id.
 func (e *Engine) State() *feedback.State {
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	e.learnMu.Lock()
 	defer e.learnMu.Unlock()
-	return e.learned.Clone()
+	st := e.learned.Clone()
+	for id, c := range e.cells {
+		h, seen := st.Heat[id]
+		h.Included, h.Dropped, h.Cut = c.included.Load(), c.dropped.Load(), c.cut.Load()
+		if seen || h != (feedback.Heat{}) {
+			st.Heat[id] = h
+		}
+	}
+	return st
 }
 
 // SaveState saves the learned state through Config.State (a no-op without

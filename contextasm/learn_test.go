@@ -7,9 +7,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
@@ -201,3 +203,30 @@ func TestConcurrentAssembleAndFeedback(t *testing.T) {
 }
 
 func writeFileString(name, s string) error { return os.WriteFile(name, []byte(s), 0o644) }
+
+// A warm re-assembly (nothing changed) reuses the last output but still
+// counts as a render in the heat.
+func TestWarmReassemblyCountsHeat(t *testing.T) {
+	tpl := parseTemplate(t, learnTemplate)
+	eng := newEngine(t, contextasm.Config{}, learnDecls()...)
+	req := contextasm.Request{Template: tpl, Now: demoNow}
+	first := assemble(t, eng, req)
+	second := assemble(t, eng, req)
+	if first.Text != second.Text || !slices.Equal(first.Events, second.Events) {
+		t.Fatal("warm re-assembly differs")
+	}
+	st := eng.State()
+	if h := st.Heat["fact-a"]; h.Included != 2 {
+		t.Errorf("fact-a heat %+v, want 2 renders included", h)
+	}
+	if h := st.Heat["fact-b"]; h.Dropped != 2 {
+		t.Errorf("fact-b heat %+v, want 2 renders dropped", h)
+	}
+	// Another request (a later now) is assembled afresh.
+	later := req
+	later.Now = demoNow.Add(time.Hour)
+	assemble(t, eng, later)
+	if h := eng.State().Heat["fact-a"]; h.Included != 3 {
+		t.Errorf("after a third render: %+v", h)
+	}
+}

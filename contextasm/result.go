@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"log/slog"
-	"slices"
 	"time"
 
 	"github.com/contextasm/contextasm/declare"
@@ -25,7 +24,11 @@ type (
 	BlockResult = truncate.BlockResult
 )
 
-// Result is one assembly's outcome.
+// Result is one assembly's outcome. Treat it as read-only: an Engine that
+// assembles the same request twice without a change in between (a warm
+// re-assembly) returns the same sections and events again, sharing their
+// slices, rather than repeating the work. Only Audit.ModelResponseHash is
+// set later, by Feedback on this Result.
 type Result struct {
 	// Text is the rendered context: the protocol header line, then each
 	// section that kept blocks, in template order.
@@ -83,31 +86,13 @@ func (a *Audit) Log(ctx context.Context, l *slog.Logger) {
 	l.LogAttrs(ctx, slog.LevelInfo, "contextasm.assembly", attrs...)
 }
 
-func newResult(tpl *template.Template, req Request, out *truncate.Output, blocks []truncate.Block) *Result {
+func newResult(tpl *template.Template, req Request, out *truncate.Output, events []Event, types []string) *Result {
 	sum := sha256.Sum256([]byte(out.Text))
 	renderHash := "sha256:" + hex.EncodeToString(sum[:])
 	id := req.ID
 	if id == "" {
 		id = "asm-" + hex.EncodeToString(sum[:6])
 	}
-	// The types that took part in this assembly: blocks other requests'
-	// scopes or roles hide are not this record's business.
-	var types []string
-	for _, mt := range declare.MemoryTypes {
-	sections:
-		for _, sec := range out.Sections {
-			for _, b := range sec.Blocks {
-				if b.MemoryType == mt {
-					types = append(types, string(mt))
-					break sections
-				}
-			}
-		}
-	}
-	if types == nil {
-		types = []string{}
-	}
-	events := out.Events
 	if events == nil {
 		events = []Event{}
 	}
@@ -128,9 +113,28 @@ func newResult(tpl *template.Template, req Request, out *truncate.Output, blocks
 			DeclaredMemoryTypes: types,
 			RenderedTokens:      out.TotalTokens,
 			Budget:              tpl.Budget(),
-			Events:              slices.Clone(events),
+			Events:              events,
 		},
 	}
+}
+
+// memoryTypes returns the memory types of the blocks that took part in an
+// assembly (were eligible for a section), in the fixed type order: blocks
+// other requests' scopes or roles hide are not the audit record's business.
+func memoryTypes(sections []SectionResult) []string {
+	types := []string{}
+	for _, mt := range declare.MemoryTypes {
+	sections:
+		for _, sec := range sections {
+			for _, b := range sec.Blocks {
+				if b.MemoryType == mt {
+					types = append(types, string(mt))
+					break sections
+				}
+			}
+		}
+	}
+	return types
 }
 
 // Dump is a Result in the JSON shape of `contextasm render --format json`

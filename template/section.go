@@ -114,6 +114,7 @@ func (t *Template) WithBudget(budget int) (*Template, error) {
 
 // Section is one compiled section of a [Template].
 type Section struct {
+	key       [16]byte
 	def       SectionDefinition
 	index     int
 	pieces    []piece
@@ -128,6 +129,12 @@ type Fields struct {
 	MemoryType string
 	SourceID   string
 }
+
+// Key identifies how the section renders a block: the same key means the
+// same render string, separator and protected delimiters (it is derived from
+// the template's canonical JSON and the section's index), so a cache may
+// keep a rendered block's token count under it.
+func (s *Section) Key() [16]byte { return s.key }
 
 // Name returns the section's name.
 func (s *Section) Name() string { return s.def.Name }

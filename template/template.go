@@ -2,6 +2,7 @@ package template
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -282,6 +283,12 @@ func compile(def Definition, name string) (*Template, error) {
 		return nil, fmt.Errorf("template: %w", err)
 	}
 	t.fingerprint = fingerprint.Sum(canon)
+	for i := range t.sections {
+		h := sha256.New()
+		h.Write(canon)
+		fmt.Fprintf(h, "\x00section %d", i)
+		copy(t.sections[i].key[:], h.Sum(nil))
+	}
 	t.header = fingerprint.Header(t.fingerprint)
 	return t, nil
 }

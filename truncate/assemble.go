@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/contextasm/contextasm/fingerprint"
 	"github.com/contextasm/contextasm/template"
@@ -15,10 +16,18 @@ import (
 type Assembler struct {
 	// Scoring weighs blocks for ranking; the zero value means DefaultScoring.
 	Scoring Scoring
+	// Memo, when set, remembers rendered blocks' token counts by key, so an
+	// unchanged block is neither rendered nor counted again.
+	Memo Memo
+	// SortedByID promises that blocks come sorted by request_id (as the
+	// engine's store keeps them), so ties can be broken by position without
+	// checking. Unset, the Assembler checks the order itself.
+	SortedByID bool
 
 	ranked [][]Ranked    // per section, in file order
 	cands  [][]candidate // per section, rank order
 	used   []int         // per section: the sum the cap is applied to
+	keys   []rankKey
 	render []byte
 	text   []byte
 	order  []int
@@ -30,12 +39,13 @@ type Assembler struct {
 // candidate is an eligible block's working state inside its section.
 type candidate struct {
 	Ranked
-	text    string // rendered (and possibly cut) block; "" until counted
-	tokens  int
-	status  Status
-	reason  Reason
-	escaped bool
-	offset  int
+	text     string // rendered (and possibly cut) block, once rendered
+	rendered bool   // text is set: counts from the memo skip rendering
+	tokens   int
+	status   Status
+	reason   Reason
+	escaped  bool
+	offset   int
 }
 
 func (c *candidate) inText() bool { return c.status == Kept || c.status == Cut }
@@ -63,7 +73,9 @@ func (a *Assembler) Assemble(tpl *template.Template, blocks []Block, req Request
 	n := tpl.NumSections()
 	a.reset(n)
 	sc := a.Scoring.orDefault()
-	out := &Output{}
+	// About one event a block is usual (most blocks that lose are listed
+	// as dropped): size for it once rather than grow.
+	out := &Output{Events: make([]Event, 0, len(blocks)+16)}
 	var misses []RequiredMiss
 
 	for i := range blocks {
@@ -82,11 +94,16 @@ func (a *Assembler) Assemble(tpl *template.Template, blocks []Block, req Request
 		a.ranked[si] = append(a.ranked[si], Ranked{Index: int32(i), Required: b.Required, Score: sc.Score(b, req.Now), ID: b.ID})
 	}
 
+	byID := a.SortedByID || slices.IsSortedFunc(blocks, func(x, y Block) int { return strings.Compare(x.ID, y.ID) })
 	for k := range n {
 		si := tpl.ByPriority(k)
-		Rank(a.ranked[si])
-		for _, r := range a.ranked[si] {
-			a.cands[si] = append(a.cands[si], candidate{Ranked: r})
+		if byID {
+			a.rankByIndex(si)
+		} else {
+			Rank(a.ranked[si])
+			for _, r := range a.ranked[si] {
+				a.cands[si] = append(a.cands[si], candidate{Ranked: r})
+			}
 		}
 		misses = a.fill(tpl.Section(si), blocks, c, out, misses)
 	}
@@ -99,6 +116,66 @@ func (a *Assembler) Assemble(tpl *template.Template, blocks []Block, req Request
 	}
 	a.results(tpl, blocks, out)
 	return out, nil
+}
+
+// rankKey is a compact sort key for blocks given in request_id order:
+// required first, then score descending (the bits of a non-negative float64
+// order as the float does; inverted for descending), then index. Sorting
+// 16-byte keys with integer comparisons is several times faster than
+// sorting Ranked values.
+type rankKey struct {
+	score uint64 // ^Float64bits(score); required blocks get 0 via req
+	index uint32
+	req   uint32 // 0 for required, 1 otherwise
+}
+
+func compareRankKey(a, b rankKey) int {
+	switch {
+	case a.req != b.req:
+		return int(a.req) - int(b.req)
+	case a.score != b.score:
+		if a.score < b.score {
+			return -1
+		}
+		return 1
+	}
+	return int(a.index) - int(b.index)
+}
+
+// descending maps a score to a key whose ascending order is the scores'
+// descending order, for every float (negative ones come from a Scoring with
+// negative weights): flip all bits of negatives and the sign bit of the
+// rest, which orders them as integers, then invert. -0 is taken as +0.
+func descending(f float64) uint64 {
+	if f == 0 {
+		f = 0 // -0 → +0
+	}
+	b := math.Float64bits(f)
+	if b>>63 == 1 {
+		b = ^b
+	} else {
+		b |= 1 << 63
+	}
+	return ^b
+}
+
+// rankByIndex orders section si's ranked blocks (given in request_id
+// order) into its candidates, as compareRankedByIndex would.
+func (a *Assembler) rankByIndex(si int) {
+	ranked := a.ranked[si]
+	keys := a.keys[:0]
+	for i, r := range ranked {
+		k := rankKey{score: descending(r.Score), index: uint32(i), req: 1}
+		if r.Required {
+			k.req = 0
+		}
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, compareRankKey)
+	for _, k := range keys {
+		a.cands[si] = append(a.cands[si], candidate{Ranked: ranked[k.index]})
+	}
+	a.keys = keys
 }
 
 // eligibility returns why b cannot enter the context, or "" if it can.
@@ -129,13 +206,54 @@ func anyShared(have, want []string) bool {
 	return false
 }
 
-// renderBlock renders b (with content in place of its own) for sec.
-func (a *Assembler) renderBlock(sec *template.Section, b *Block, content string) (string, bool) {
-	var escaped bool
+// renderBlock renders b (with content in place of its own) for sec. With
+// line set it appends the newline that ends the block's line, and returns
+// the rendering both with it (to count) and without it (to write).
+func (a *Assembler) renderBlock(sec *template.Section, b *Block, content string, line bool) (withLine, text string, escaped bool) {
 	a.render, escaped = sec.AppendRender(a.render[:0], template.Fields{
 		Content: content, RequestID: b.ID, MemoryType: string(b.Type), SourceID: b.SourceID,
 	})
-	return string(a.render), escaped
+	if line {
+		a.render = append(a.render, '\n')
+		withLine = string(a.render)
+		return withLine, withLine[:len(withLine)-1], escaped
+	}
+	text = string(a.render)
+	return text, text, escaped
+}
+
+// lineMode reports whether a section counts its blocks as lines: with the
+// default separator "\n" every block is counted with the newline that ends
+// it, so a section's count is the exact count of its text (for a
+// line-additive counter) and no separator is counted apart.
+func lineMode(sec *template.Section) bool { return sec.Separator() == "\n" }
+
+// blockTokens sets cd.tokens: from the memo when it knows the block in this
+// section, else by rendering and counting it (and telling the memo).
+func (a *Assembler) blockTokens(sec *template.Section, b *Block, cd *candidate, c Counter) {
+	line := lineMode(sec)
+	var key MemoKey
+	if a.Memo != nil && b.Key != (MemoKey{}).Block {
+		key = MemoKey{Block: b.Key, Section: sec.Key()}
+		if n, ok := a.Memo.Get(key); ok {
+			cd.tokens = n
+			return
+		}
+	}
+	counted, text, escaped := a.renderBlock(sec, b, b.Content, line)
+	cd.text, cd.escaped, cd.rendered = text, escaped, true
+	cd.tokens = c.Count(counted)
+	if key != (MemoKey{}) {
+		a.Memo.Add(key, cd.tokens)
+	}
+}
+
+// ensureRendered renders a kept block whose count came from the memo.
+func (a *Assembler) ensureRendered(sec *template.Section, b *Block, cd *candidate) {
+	if !cd.rendered {
+		_, cd.text, cd.escaped = a.renderBlock(sec, b, b.Content, false)
+		cd.rendered = true
+	}
 }
 
 // fill selects the section's blocks in rank order under its cap.
@@ -143,9 +261,14 @@ func (a *Assembler) fill(sec *template.Section, blocks []Block, c Counter, out *
 	si := sec.Index()
 	cands := a.cands[si]
 	capTokens := sec.MaxTokens()
-	sepTokens := c.Count(sec.Separator())
+	sepTokens := 0
+	if !lineMode(sec) {
+		sepTokens = c.Count(sec.Separator())
+	}
 	used, kept := 0, 0
 	stopped, cutDone := false, false
+	lb, ok := c.(LowerBounded)
+	bounded := ok && lb.LowerBounded()
 	drop := func(cd *candidate) {
 		cd.status, cd.reason = Dropped, ReasonSectionCap
 		out.Events = append(out.Events, Event{Kind: KindDropped, Section: sec.Name(), RequestID: cd.ID, Reason: ReasonSectionCap, Tokens: cd.tokens})
@@ -157,12 +280,28 @@ func (a *Assembler) fill(sec *template.Section, blocks []Block, c Counter, out *
 			drop(cd) // not counted: it cannot enter
 			continue
 		}
-		cd.text, cd.escaped = a.renderBlock(sec, b, b.Content)
-		cd.tokens = c.Count(cd.text)
 		sep := 0
 		if kept > 0 {
 			sep = sepTokens
 		}
+		room := capTokens - used - sep
+		if bounded && !cd.Required && b.MinTokens > room {
+			// Cannot fit, whatever its exact count: do not count it.
+			if sec.Partial() && !cutDone && room >= sec.MinPartialTokens() && a.cut(sec, b, cd, room, c) {
+				cd.status, cd.reason = Cut, ReasonCut
+				out.Events = append(out.Events, Event{Kind: KindCut, Section: sec.Name(), RequestID: cd.ID, Reason: ReasonCut, Tokens: cd.tokens})
+				used += sep + cd.tokens
+				kept++
+				cutDone = true
+			} else {
+				drop(cd)
+			}
+			if sec.Fill() == template.FillStop {
+				stopped = true
+			}
+			continue
+		}
+		a.blockTokens(sec, b, cd, c)
 		if used+sep+cd.tokens <= capTokens || cd.Required {
 			if used+sep+cd.tokens > capTokens {
 				misses = append(misses, RequiredMiss{RequestID: cd.ID, Section: sec.Name(), Tokens: cd.tokens, Limit: capTokens, Reason: ReasonSectionCap})
@@ -172,7 +311,6 @@ func (a *Assembler) fill(sec *template.Section, blocks []Block, c Counter, out *
 			kept++
 			continue
 		}
-		room := capTokens - used - sep
 		if sec.Partial() && !cutDone && room >= sec.MinPartialTokens() && a.cut(sec, b, cd, room, c) {
 			cd.status, cd.reason = Cut, ReasonCut
 			out.Events = append(out.Events, Event{Kind: KindCut, Section: sec.Name(), RequestID: cd.ID, Reason: ReasonCut, Tokens: cd.tokens})
@@ -180,7 +318,7 @@ func (a *Assembler) fill(sec *template.Section, blocks []Block, c Counter, out *
 			kept++
 			cutDone = true
 		} else {
-			cd.text = "" // not in the text; keep only its count
+			cd.text, cd.rendered = "", false // not in the text; keep only its count
 			drop(cd)
 		}
 		if sec.Fill() == template.FillStop {
@@ -194,7 +332,8 @@ func (a *Assembler) fill(sec *template.Section, blocks []Block, c Counter, out *
 // cut shrinks b's content so that its rendering fits room tokens, at a
 // token boundary of the content. It reports false when nothing fits.
 func (a *Assembler) cut(sec *template.Section, b *Block, cd *candidate, room int, c Counter) bool {
-	empty, _ := a.renderBlock(sec, b, "")
+	line := lineMode(sec)
+	empty, _, _ := a.renderBlock(sec, b, "", line)
 	target := room - c.Count(empty)
 	// Cutting the content and rendering it around again can change the
 	// count at the joins (and neutralising adds characters), so verify and
@@ -207,10 +346,10 @@ func (a *Assembler) cut(sec *template.Section, b *Block, cd *candidate, room int
 		if part == "" {
 			return false
 		}
-		text, escaped := a.renderBlock(sec, b, part)
-		tokens := c.Count(text)
+		counted, text, escaped := a.renderBlock(sec, b, part, line)
+		tokens := c.Count(counted)
 		if tokens <= room {
-			cd.text, cd.tokens, cd.escaped = text, tokens, escaped
+			cd.text, cd.tokens, cd.escaped, cd.rendered = text, tokens, escaped, true
 			return true
 		}
 		target -= max(tokens-room, 1)
@@ -235,15 +374,38 @@ func sectionUsed(cands []candidate, sepTokens int) int {
 
 // fitBudget drops blocks, lowest-priority section and lowest-ranked block
 // first, until the final text's exact count fits the budget, and renders it.
+//
+// The text is the header line, then each section with blocks, its blocks
+// joined by its separator and followed by a newline. When every such
+// section is in line mode, the counter is line-additive and every block
+// starts a line cleanly (see [LineAdditive]), the text's count is exactly
+// the header line's count plus each section's, so the estimate is the
+// count and the final text needs no counting: an unchanged or one-block-
+// changed assembly then makes at most one tokenizer call. Otherwise the
+// final text is counted, and blocks keep going until that count fits.
 func (a *Assembler) fitBudget(tpl *template.Template, blocks []Block, c Counter, out *Output) error {
 	budget := tpl.Budget()
 	n := tpl.NumSections()
 	joinTokens := c.Count("\n")
-	estimate := c.Count(tpl.Header())
-	for si := range n {
-		if a.used[si] > 0 || hasKept(a.cands[si]) {
-			estimate += joinTokens + a.used[si]
+	sepTokens := func(sec *template.Section) int {
+		if lineMode(sec) {
+			return 0
 		}
+		return c.Count(sec.Separator())
+	}
+	// A section not in line mode ends with a newline of its own.
+	sectionTokens := func(si int) int {
+		if !hasKept(a.cands[si]) {
+			return 0
+		}
+		if lineMode(tpl.Section(si)) {
+			return a.used[si]
+		}
+		return a.used[si] + joinTokens
+	}
+	estimate := c.Count(tpl.Header() + "\n")
+	for si := range n {
+		estimate += sectionTokens(si)
 	}
 	cursor := dropCursor{k: n - 1, j: -2}
 	dropNext := func() bool {
@@ -252,23 +414,25 @@ func (a *Assembler) fitBudget(tpl *template.Template, blocks []Block, c Counter,
 			return false
 		}
 		cd := &a.cands[si][j]
+		before := sectionTokens(si) // while cd still counts
 		cd.status, cd.reason = Dropped, ReasonBudget
-		cd.text = ""
+		cd.text, cd.rendered = "", false
 		sec := tpl.Section(si)
 		out.Events = append(out.Events, Event{Kind: KindDropped, Section: sec.Name(), RequestID: cd.ID, Reason: ReasonBudget, Tokens: cd.tokens})
-		before := a.used[si]
-		a.used[si] = sectionUsed(a.cands[si], c.Count(sec.Separator()))
-		estimate -= before - a.used[si]
-		if !hasKept(a.cands[si]) {
-			estimate -= joinTokens
-		}
+		a.used[si] = sectionUsed(a.cands[si], sepTokens(sec))
+		estimate -= before - sectionTokens(si)
 		return true
 	}
 	for estimate > budget && dropNext() {
 	}
+	exact := a.linesAdd(tpl, blocks, c)
 	for {
 		a.writeText(tpl, blocks)
 		out.Text = string(a.text)
+		if exact && estimate <= budget {
+			out.TotalTokens = estimate
+			return nil
+		}
 		out.TotalTokens = c.Count(out.Text)
 		if out.TotalTokens <= budget {
 			return nil
@@ -277,6 +441,28 @@ func (a *Assembler) fitBudget(tpl *template.Template, blocks []Block, c Counter,
 			return a.overBudget(tpl, budget, c)
 		}
 	}
+}
+
+// linesAdd reports whether the text's count is the sum of its lines' counts:
+// a line-additive counter, every section with blocks in line mode, and every
+// kept block starting its line cleanly. It renders the kept blocks.
+func (a *Assembler) linesAdd(tpl *template.Template, blocks []Block, c Counter) bool {
+	la, ok := c.(LineAdditive)
+	additive := ok && la.LineAdditive()
+	for si := range a.cands {
+		sec := tpl.Section(si)
+		for i := range a.cands[si] {
+			cd := &a.cands[si][i]
+			if !cd.inText() {
+				continue
+			}
+			a.ensureRendered(sec, &blocks[cd.Index], cd)
+			if !lineMode(sec) || !StartsLineCleanly(cd.text) {
+				additive = false
+			}
+		}
+	}
+	return additive
 }
 
 // overBudget builds the error for required blocks that alone exceed the
@@ -331,20 +517,23 @@ func (d *dropCursor) next(tpl *template.Template, cands [][]candidate) (si, j in
 	return 0, 0, false
 }
 
-// writeText renders the header and every section with blocks into a.text,
-// recording each block's offset.
+// writeText renders the header line and every section with blocks into
+// a.text, recording each block's offset. Each section's blocks are joined by
+// its separator and followed by a newline, so the text ends with one.
 func (a *Assembler) writeText(tpl *template.Template, blocks []Block) {
 	if a.protectedOf != tpl {
 		a.protected, a.protectedOf = tpl.Protected(), tpl
 	}
 	protected := a.protected
 	a.text = append(a.text[:0], tpl.Header()...)
+	a.text = append(a.text, '\n')
 	for si := range tpl.NumSections() {
 		sec := tpl.Section(si)
 		cands := a.cands[si]
 		a.order = a.order[:0]
 		for i := range cands {
 			if cands[i].inText() {
+				a.ensureRendered(sec, &blocks[cands[i].Index], &cands[i])
 				a.order = append(a.order, i)
 			}
 		}
@@ -361,7 +550,6 @@ func (a *Assembler) writeText(tpl *template.Template, blocks []Block) {
 				return blocks[cands[x].Index].LastModified.Compare(blocks[cands[y].Index].LastModified)
 			})
 		}
-		a.text = append(a.text, '\n')
 		for w, i := range a.order {
 			if w > 0 {
 				a.appendJoined(sec.Separator(), protected)
@@ -369,28 +557,34 @@ func (a *Assembler) writeText(tpl *template.Template, blocks []Block) {
 			a.appendJoined(cands[i].text, protected)
 			cands[i].offset = len(a.text) - len(cands[i].text)
 		}
+		a.text = append(a.text, '\n')
 	}
 }
 
 // results fills out.Sections and the escaped notices.
 func (a *Assembler) results(tpl *template.Template, blocks []Block, out *Output) {
 	out.Sections = make([]SectionResult, tpl.NumSections())
+	total := 0
+	for si := range a.cands {
+		total += len(a.cands[si])
+	}
+	all := make([]BlockResult, total) // one allocation for every section
 	for si := range out.Sections {
 		sec := tpl.Section(si)
 		sr := SectionResult{Name: sec.Name(), Priority: sec.Priority(), MaxTokens: sec.MaxTokens(), UsedTokens: a.used[si]}
-		sr.Blocks = make([]BlockResult, len(a.cands[si]))
+		sr.Blocks, all = all[:len(a.cands[si]):len(a.cands[si])], all[len(a.cands[si]):]
 		for i := range a.cands[si] {
 			cd := &a.cands[si][i]
-			br := BlockResult{
-				RequestID: cd.ID, MemoryType: blocks[cd.Index].Type, Tokens: cd.tokens,
-				Score: math.Round(cd.Score*1e4) / 1e4, Status: cd.status, Reason: cd.reason, Required: cd.Required,
-				Trust: blocks[cd.Index].Trust, ViolationPatterns: blocks[cd.Index].ViolationPatterns,
-				SourceID: blocks[cd.Index].SourceID, SourceLocation: blocks[cd.Index].SourceLocation, URI: blocks[cd.Index].URI,
-			}
+			b := &blocks[cd.Index]
+			br := &sr.Blocks[i]
+			br.RequestID, br.MemoryType, br.Tokens = cd.ID, b.Type, cd.tokens
+			br.Score, br.Status, br.Reason, br.Required = math.Round(cd.Score*1e4)/1e4, cd.status, cd.reason, cd.Required
+			br.Trust, br.ViolationPatterns = b.Trust, b.ViolationPatterns
+			br.SourceID, br.SourceLocation, br.URI = b.SourceID, b.SourceLocation, b.URI
+			br.Index = cd.Index
 			if cd.inText() {
 				br.Offset, br.Length = cd.offset, len(cd.text)
 			}
-			sr.Blocks[i] = br
 		}
 		out.Sections[si] = sr
 	}

@@ -18,41 +18,47 @@ import (
 type layout map[string][]truncate.Block
 
 // text builds the rendering of l under tpl independently of the Assembler:
-// the header, then each non-empty section in file order after "\n", its
-// blocks joined by its separator.
+// the header line, then each non-empty section in file order, its blocks
+// joined by its separator and followed by "\n". The text ends with "\n".
 func (l layout) text(t testing.TB, tpl *template.Template) string {
 	t.Helper()
 	var b strings.Builder
 	b.WriteString(tpl.Header())
+	b.WriteString("\n")
 	for i := range tpl.NumSections() {
 		sec := tpl.Section(i)
 		if len(l[sec.Name()]) == 0 {
 			continue
 		}
-		b.WriteString("\n")
 		for j, blk := range l[sec.Name()] {
 			if j > 0 {
 				b.WriteString(sec.Separator())
 			}
 			b.WriteString(renderContent(sec, blk, blk.Content))
 		}
+		b.WriteString("\n")
 	}
 	return b.String()
 }
 
 // estimate is the sum of parts the Assembler compares with the budget
-// before it checks the final text.
+// before it checks the final text: the header line with its newline, then
+// per non-empty section, in line mode each block with the newline that
+// ends its line, otherwise the blocks alone, the separators between them
+// and the section's closing newline.
 func (l layout) estimate(t testing.TB, tpl *template.Template, c truncate.Counter) int {
 	t.Helper()
-	n := c.Count(tpl.Header())
+	n := c.Count(tpl.Header() + "\n")
 	for i := range tpl.NumSections() {
 		sec := tpl.Section(i)
 		if len(l[sec.Name()]) == 0 {
 			continue
 		}
-		n += c.Count("\n") + (len(l[sec.Name()])-1)*c.Count(sec.Separator())
+		if !lineMode(sec) {
+			n += c.Count("\n") + (len(l[sec.Name()])-1)*c.Count(sec.Separator())
+		}
 		for _, blk := range l[sec.Name()] {
-			n += c.Count(renderContent(sec, blk, blk.Content))
+			n += blockTokens(c, sec, renderContent(sec, blk, blk.Content))
 		}
 	}
 	return n
@@ -81,17 +87,25 @@ func fitBudget(t testing.TB, mk func(budget int) string, c truncate.Counter, l, 
 }
 
 // hierarchyTemplate lists sections out of priority order, so that file
-// order (the written order) and priority order (the cut order) differ.
-func hierarchyTemplate(budget int) string {
+// order (the written order) and priority order (the cut order) differ. Its
+// sections are in line mode (the default separator); hierarchyTemplateSep
+// joins MID's blocks with " | " instead, out of line mode.
+func hierarchyTemplate(budget int) string { return hierarchyTemplateWith(budget, "") }
+
+func hierarchyTemplateSep(budget int) string {
+	return hierarchyTemplateWith(budget, `, "separator": " | "`)
+}
+
+func hierarchyTemplateWith(budget int, midSeparator string) string {
 	return fmt.Sprintf(`{"budget": %d, "sections": [
 	  {"name": "LOW", "priority": 3, "memory_types": ["history"], "max_tokens": 2000, "render": "<low>{content}</low>"},
 	  {"name": "HIGH", "priority": 1, "memory_types": ["constraint"], "max_tokens": 2000, "render": "<high>{content}</high>"},
-	  {"name": "MID", "priority": 2, "memory_types": ["context"], "max_tokens": 2000, "render": "<mid>{content}</mid>"}
-	]}`, budget)
+	  {"name": "MID", "priority": 2, "memory_types": ["context"], "max_tokens": 2000, "render": "<mid>{content}</mid>"%s}
+	]}`, budget, midSeparator)
 }
 
 func TestHierarchicalBudget(t *testing.T) {
-	tok := realTokenizer(t)
+	tok := additiveTokenizer(t)
 	mk := func(id string, typ declare.MemoryType, w float64) truncate.Block {
 		return weighted(id, typ, fmt.Sprintf("Bloco %s: o usuário pediu 简洁 answers, item %s.", id, id), w)
 	}
@@ -135,43 +149,88 @@ func TestHierarchicalBudget(t *testing.T) {
 			prev:   layout{"LOW": {l1, l2, l3, block("x", declare.History, longNotes)}, "HIGH": {h1, h2}, "MID": {m1, m2, m3}},
 		},
 	}
+	templates := []struct {
+		name string
+		mk   func(budget int) string
+	}{{"line mode", hierarchyTemplate}, {"MID joined by |", hierarchyTemplateSep}}
+	counters := []struct {
+		name string
+		c    truncate.Counter
+	}{{"line-additive", tok}, {"plain", plainCounter{tok}}}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			tpl, budget := fitBudget(t, hierarchyTemplate, tok, tt.final, tt.prev)
-			out := assemble(t, tpl, tt.blocks, truncate.Request{})
+		for _, tm := range templates {
+			for _, ct := range counters {
+				t.Run(tt.name+"/"+tm.name+"/"+ct.name, func(t *testing.T) {
+					checkHierarchy(t, tok, tm.mk, ct.c, tt.blocks, tt.final, tt.prev, tt.dropped)
+				})
+			}
+		}
+	}
+}
 
-			if want := tt.final.text(t, tpl); out.Text != want {
-				t.Errorf("text =\n%s\nwant\n%s", out.Text, want)
+// checkHierarchy assembles blocks with c under the template mk makes for the
+// budget that stops the cut at final (one drop after prev), and checks the
+// text, the count and the budget drops.
+func checkHierarchy(t *testing.T, tok truncate.Counter, mk func(int) string, c truncate.Counter, blocks []truncate.Block, final, prev layout, dropped []string) {
+	tpl, budget := fitBudget(t, mk, tok, final, prev)
+	cc := &countingCounter{Counter: c}
+	var a truncate.Assembler
+	out, err := a.Assemble(tpl, blocks, truncate.Request{Now: now}, cc)
+	if err != nil {
+		t.Fatalf("Assemble: %v", err)
+	}
+
+	if want := final.text(t, tpl); out.Text != want {
+		t.Errorf("text =\n%s\nwant\n%s", out.Text, want)
+	}
+	if out.TotalTokens != tok.Count(out.Text) || out.TotalTokens > budget {
+		t.Errorf("TotalTokens = %d, text counts %d, budget %d", out.TotalTokens, tok.Count(out.Text), budget)
+	}
+	// The final text is counted unless the counter is line-additive and
+	// every section left with blocks is in line mode (every block here
+	// starts its line cleanly).
+	exact := isAdditive(c)
+	for _, s := range out.Sections {
+		if s.UsedTokens > 0 && !lineMode(tpl.Section(sectionIndex(t, tpl, s.Name))) {
+			exact = false
+		}
+	}
+	if counted := cc.countedExactly(out.Text); counted == exact {
+		t.Errorf("final text counted = %v; want %v (line-additive %v)", counted, !exact, isAdditive(c))
+	}
+	if exact {
+		sum := tok.Count(tpl.Header() + "\n")
+		for _, s := range out.Sections {
+			sum += s.UsedTokens
+		}
+		if out.TotalTokens != sum {
+			t.Errorf("TotalTokens = %d, want the header line and the sections' used tokens, %d", out.TotalTokens, sum)
+		}
+	}
+	var got []string
+	for _, e := range out.Events {
+		if e.Reason == truncate.ReasonBudget {
+			got = append(got, e.RequestID)
+			sec, br, _ := result(out, e.RequestID)
+			want := truncate.Event{Kind: truncate.KindDropped, Section: sec.Name, RequestID: e.RequestID, Reason: truncate.ReasonBudget, Tokens: br.Tokens}
+			if e != want || br.Status != truncate.Dropped || br.Reason != truncate.ReasonBudget || br.Tokens == 0 {
+				t.Errorf("budget event %+v for %+v; want %+v", e, br, want)
 			}
-			if out.TotalTokens != tok.Count(out.Text) || out.TotalTokens > budget {
-				t.Errorf("TotalTokens = %d, text counts %d, budget %d", out.TotalTokens, tok.Count(out.Text), budget)
-			}
-			var got []string
-			for _, e := range out.Events {
-				if e.Reason == truncate.ReasonBudget {
-					got = append(got, e.RequestID)
-					sec, br, _ := result(out, e.RequestID)
-					want := truncate.Event{Kind: truncate.KindDropped, Section: sec.Name, RequestID: e.RequestID, Reason: truncate.ReasonBudget, Tokens: br.Tokens}
-					if e != want || br.Status != truncate.Dropped || br.Reason != truncate.ReasonBudget || br.Tokens == 0 {
-						t.Errorf("budget event %+v for %+v; want %+v", e, br, want)
-					}
-				}
-			}
-			if fmt.Sprint(got) != fmt.Sprint(tt.dropped) {
-				t.Errorf("budget drops = %v, want %v", got, tt.dropped)
-			}
-			for _, s := range out.Sections {
-				if _, ok := tt.final[s.Name]; !ok && s.UsedTokens != 0 {
-					t.Errorf("emptied section %s uses %d tokens", s.Name, s.UsedTokens)
-				}
-				if _, ok := tt.final[s.Name]; !ok && strings.Contains(out.Text, "<"+strings.ToLower(s.Name)+">") {
-					t.Errorf("emptied section %s is in the text", s.Name)
-				}
-			}
-			if _, br, ok := result(out, "lr"); ok && br.Status != truncate.Kept {
-				t.Errorf("required block lr: %v, want kept", br.Status)
-			}
-		})
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(dropped) {
+		t.Errorf("budget drops = %v, want %v", got, dropped)
+	}
+	for _, s := range out.Sections {
+		if _, ok := final[s.Name]; !ok && s.UsedTokens != 0 {
+			t.Errorf("emptied section %s uses %d tokens", s.Name, s.UsedTokens)
+		}
+		if _, ok := final[s.Name]; !ok && strings.Contains(out.Text, "<"+strings.ToLower(s.Name)+">") {
+			t.Errorf("emptied section %s is in the text", s.Name)
+		}
+	}
+	if _, br, ok := result(out, "lr"); ok && br.Status != truncate.Kept {
+		t.Errorf("required block lr: %v, want kept", br.Status)
 	}
 }
 
@@ -194,8 +253,10 @@ func TestRequiredFailsClosed(t *testing.T) {
 	const noHistory = `{"budget": 4096, "sections": [
 	  {"name": "X", "priority": 1, "memory_types": ["constraint", "context"], "max_tokens": 500, "render": "{content}"}
 	]}`
+	// sized is a block's count as the Assembler takes it: these sections
+	// are in line mode, so with the newline that ends its line.
 	sized := func(tpl *template.Template, section string, b truncate.Block) int {
-		return tok.Count(render(t, tpl, section, b))
+		return blockTokens(tok, tpl.Section(sectionIndex(t, tpl, section)), render(t, tpl, section, b))
 	}
 
 	tests := []struct {
@@ -327,7 +388,9 @@ func TestRequiredFailsClosed(t *testing.T) {
 // TestFinalTextCheck injects a Counter under which the joins between blocks
 // cost tokens that no part shows, so the sum of parts fits the budget and
 // the final text does not: the Assembler must keep dropping until the
-// final count fits.
+// final count fits. The injected Counter is not line-additive: a
+// line-additive one is trusted to add up, and its final text is not
+// counted (the subtest "line-additive counter trusted").
 func TestFinalTextCheck(t *testing.T) {
 	tok := realTokenizer(t)
 	var blocks []truncate.Block
@@ -344,6 +407,9 @@ func TestFinalTextCheck(t *testing.T) {
 	}
 	full := layout{"M": all}
 	tpl, budget := fitBudget(t, js, tok, full, nil)
+	if isAdditive(joinTax{Counter: tok}) {
+		t.Fatal("fixture: joinTax is line-additive; the Assembler would not count its final text")
+	}
 
 	t.Run("real tokenizer fits", func(t *testing.T) {
 		out := assemble(t, tpl, blocks, truncate.Request{})
@@ -357,13 +423,20 @@ func TestFinalTextCheck(t *testing.T) {
 		if tax.Count(full.text(t, tpl)) <= budget {
 			t.Fatal("fixture: the taxed text fits")
 		}
+		if n := full.estimate(t, tpl, tax); n > budget {
+			t.Fatalf("fixture: the taxed sum of parts %d is over the budget %d; only the final check would see the joins", n, budget)
+		}
+		cc := &countingCounter{Counter: tax}
 		var a truncate.Assembler
-		out, err := a.Assemble(tpl, blocks, truncate.Request{Now: now}, tax)
+		out, err := a.Assemble(tpl, blocks, truncate.Request{Now: now}, cc)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if out.TotalTokens != tax.Count(out.Text) || out.TotalTokens > budget {
 			t.Fatalf("TotalTokens = %d, text counts %d, budget %d", out.TotalTokens, tax.Count(out.Text), budget)
+		}
+		if !cc.countedExactly(out.Text) {
+			t.Error("the final text was not counted")
 		}
 		var dropped []string
 		for _, e := range out.Events {
@@ -386,6 +459,28 @@ func TestFinalTextCheck(t *testing.T) {
 		}
 		if n := tax.Count((layout{"M": all[:k+1]}).text(t, tpl)); n <= budget {
 			t.Errorf("dropped %v, but keeping %s too would count %d ≤ %d", dropped, all[k].ID, n, budget)
+		}
+	})
+
+	// By design, the final text of a line-additive counter whose lines add
+	// up is not counted: the same taxed counter, declared line-additive,
+	// goes unchecked. This is why the fault injection above must not be.
+	t.Run("line-additive counter trusted", func(t *testing.T) {
+		tax := lineAdditive{joinTax{Counter: tok, marker: "</m>\n<m>", extra: 7}}
+		cc := &countingCounter{Counter: tax}
+		var a truncate.Assembler
+		out, err := a.Assemble(tpl, blocks, truncate.Request{Now: now}, cc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cc.countedExactly(out.Text) {
+			t.Error("the final text was counted, though the counter is line-additive and its lines add up")
+		}
+		if out.Text != full.text(t, tpl) || out.TotalTokens != full.estimate(t, tpl, tax) {
+			t.Errorf("TotalTokens %d, text\n%s\nwant everything kept, with the sum of the lines %d", out.TotalTokens, out.Text, full.estimate(t, tpl, tax))
+		}
+		if n := tax.Count(out.Text); n <= budget {
+			t.Errorf("fixture: the taxed text counts %d ≤ %d; the test shows nothing", n, budget)
 		}
 	})
 

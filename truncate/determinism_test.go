@@ -59,8 +59,9 @@ func deepCopy(o *truncate.Output) truncate.Output {
 }
 
 // TestConcurrentAssemblers runs Assemblers in parallel over one template
-// and one block slice: the inputs are only read (the race detector would
-// see a write), are left unchanged, and every run gives the same bytes.
+// and one block slice, half of them sharing one memo: the inputs are only
+// read (the race detector would see a write), are left unchanged, and
+// every run gives the same output.
 func TestConcurrentAssemblers(t *testing.T) {
 	tok := realTokenizer(t)
 	rng := rand.New(rand.NewPCG(9, 10))
@@ -72,6 +73,10 @@ func TestConcurrentAssemblers(t *testing.T) {
 			break
 		}
 	}
+	for i := range w.blocks {
+		w.blocks[i] = keyed(w.blocks[i])
+	}
+	memo := newMapMemo()
 	before := slices.Clone(w.blocks)
 	for i := range before {
 		before[i].Roles = slices.Clone(w.blocks[i].Roles)
@@ -82,19 +87,22 @@ func TestConcurrentAssemblers(t *testing.T) {
 		t.Fatal(err)
 	}
 	const workers = 8
-	texts := make([]string, workers)
+	outs := make([]*truncate.Output, workers)
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
 	for g := range workers {
 		wg.Go(func() {
 			var a truncate.Assembler
+			if g%2 == 0 {
+				a.Memo = memo
+			}
 			for range 3 {
 				out, err := a.Assemble(w.tpl, w.blocks, propertyRequest, tok)
 				if err != nil {
 					errs[g] = err
 					return
 				}
-				texts[g] = out.Text
+				outs[g] = out
 			}
 		})
 	}
@@ -102,10 +110,13 @@ func TestConcurrentAssemblers(t *testing.T) {
 	if err := errors.Join(errs...); err != nil {
 		t.Fatal(err)
 	}
-	for g, text := range texts {
-		if text != want.Text {
-			t.Errorf("worker %d: another text", g)
+	for g, out := range outs {
+		if !reflect.DeepEqual(out, want) {
+			t.Errorf("worker %d (memo %v): another output", g, g%2 == 0)
 		}
+	}
+	if memo.hits == 0 {
+		t.Error("the shared memo was never used")
 	}
 	if !reflect.DeepEqual(before, w.blocks) {
 		t.Error("Assemble changed the blocks it was given")

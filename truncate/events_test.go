@@ -33,7 +33,7 @@ func TestEvents(t *testing.T) {
 	type tokens int
 	const (
 		zero     tokens = iota // exclusions and notices count nothing
-		rendered               // the block's full rendering, counted by the real tokenizer
+		rendered               // the block's full rendering, counted by the real tokenizer as the Assembler counts it
 		kept                   // the block's kept part: its BlockResult.Tokens
 	)
 	tests := []struct {
@@ -209,13 +209,15 @@ func TestEvents(t *testing.T) {
 				sec, br, _ := result(out, tt.id)
 				switch tt.tokens {
 				case rendered:
-					want.Tokens = tok.Count(render(t, tpl, want.Section, tt.blocks[slices.IndexFunc(tt.blocks, func(b truncate.Block) bool { return b.ID == tt.id })]))
+					// In line mode, with the newline that ends its line.
+					want.Tokens = blockTokens(tok, tpl.Section(sectionIndex(t, tpl, want.Section)),
+						render(t, tpl, want.Section, tt.blocks[slices.IndexFunc(tt.blocks, func(b truncate.Block) bool { return b.ID == tt.id })]))
 				case kept:
 					want.Tokens = br.Tokens
 					if br.Tokens <= 0 || br.Tokens > sec.MaxTokens {
 						t.Errorf("kept part counts %d tokens, want 1..%d", br.Tokens, sec.MaxTokens)
 					}
-					if n := tok.Count(out.Text[br.Offset : br.Offset+br.Length]); n != br.Tokens {
+					if n := blockTokens(tok, tpl.Section(sectionIndex(t, tpl, sec.Name)), out.Text[br.Offset:br.Offset+br.Length]); n != br.Tokens {
 						t.Errorf("kept part counts %d tokens in the text, result says %d", n, br.Tokens)
 					}
 				}

@@ -32,10 +32,11 @@ func TestFill(t *testing.T) {
 		  {"name": "NOTES", "priority": 1, "memory_types": ["context"], "max_tokens": %d, "render": "<n>{content}</n>", "fill": %q}]}`, capTokens, fill)
 	}
 	{ // The fixture must discriminate: b does not fit after a; c and d do, even both.
+		// The section is in line mode: each block counts with its newline,
+		// and no separator is counted apart.
 		tpl := mustParse(t, js("skip"))
-		n := func(i int) int { return tok.Count(render(t, tpl, "NOTES", blocks[i])) }
-		sep := tok.Count("\n")
-		if n(0)+sep+n(1) <= capTokens || n(0)+n(2)+n(3)+2*sep > capTokens {
+		n := func(i int) int { return tok.Count(render(t, tpl, "NOTES", blocks[i]) + "\n") }
+		if n(0)+n(1) <= capTokens || n(0)+n(2)+n(3) > capTokens {
 			t.Fatalf("fixture: counts a=%d b=%d c=%d d=%d do not discriminate under cap %d", n(0), n(1), n(2), n(3), capTokens)
 		}
 	}
@@ -77,7 +78,7 @@ func TestFill(t *testing.T) {
 				}
 				wantTokens := 0 // not counted
 				if id == "b" {
-					wantTokens = tok.Count(render(t, tpl, "NOTES", blocks[1]))
+					wantTokens = tok.Count(render(t, tpl, "NOTES", blocks[1]) + "\n")
 				}
 				if br.Tokens != wantTokens {
 					t.Errorf("%q tokens = %d, want %d", id, br.Tokens, wantTokens)
@@ -86,6 +87,15 @@ func TestFill(t *testing.T) {
 			sr := out.Sections[0]
 			if sr.UsedTokens > sr.MaxTokens {
 				t.Errorf("used %d tokens over the cap %d", sr.UsedTokens, sr.MaxTokens)
+			}
+			sum := 0
+			for _, br := range sr.Blocks {
+				if br.Status == truncate.Kept {
+					sum += br.Tokens
+				}
+			}
+			if sr.UsedTokens != sum {
+				t.Errorf("used %d tokens, want the kept blocks' %d (line mode counts no separator apart)", sr.UsedTokens, sum)
 			}
 		})
 	}
@@ -140,9 +150,17 @@ func TestOrder(t *testing.T) {
 				j := slices.IndexFunc(blocks, func(b truncate.Block) bool { return b.ID == id })
 				parts[i] = render(t, tpl, "H", blocks[j])
 			}
-			want := tpl.Header() + "\n" + strings.Join(parts, sep)
+			want := tpl.Header() + "\n" + strings.Join(parts, sep) + "\n"
 			if out.Text != want {
 				t.Errorf("text =\n%q\nwant\n%q", out.Text, want)
+			}
+			// Out of line mode: the blocks alone and the separators
+			// between them, which is the cap exactly.
+			if sr := out.Sections[0]; sr.UsedTokens != capTokens {
+				t.Errorf("used %d tokens, want the blocks and two separators, %d", sr.UsedTokens, capTokens)
+			}
+			if out.TotalTokens != tok.Count(out.Text) {
+				t.Errorf("TotalTokens %d, text counts %d", out.TotalTokens, tok.Count(out.Text))
 			}
 			var ids []string
 			for _, b := range out.Sections[0].Blocks {
@@ -160,7 +178,7 @@ func TestOrder(t *testing.T) {
 		same := []truncate.Block{mk("t2", 0.2, 0, at(-time.Hour)), mk("t1", 0.9, 1, at(-time.Hour)), mk("t0", 0.5, 2, at(-2*time.Hour))}
 		tpl := mustParse(t, js("time", 4000))
 		out := assemble(t, tpl, same, truncate.Request{})
-		want := tpl.Header() + "\n" + render(t, tpl, "H", same[2]) + sep + render(t, tpl, "H", same[1]) + sep + render(t, tpl, "H", same[0])
+		want := tpl.Header() + "\n" + render(t, tpl, "H", same[2]) + sep + render(t, tpl, "H", same[1]) + sep + render(t, tpl, "H", same[0]) + "\n"
 		if out.Text != want {
 			t.Errorf("text =\n%q\nwant\n%q", out.Text, want)
 		}
@@ -185,9 +203,11 @@ func TestPartial(t *testing.T) {
 		  {"name": "H", "priority": 1, "memory_types": ["history"], "max_tokens": %d, "render": "{content}",
 		   "fill": %q, "partial": %t, "min_partial_tokens": %d}]}`, maxTokens, fill, partial, minPartial)
 	}
+	// The section is in line mode: a block counts with the newline that
+	// ends its line, and no separator is counted apart.
 	probe := mustParse(t, js("stop", false, 0, 1))
-	aTokens, sepTokens := tok.Count(render(t, probe, "H", blocks[0])), tok.Count("\n")
-	bigTokens := tok.Count(render(t, probe, "H", blocks[1]))
+	aTokens := tok.Count(render(t, probe, "H", blocks[0]) + "\n")
+	bigTokens := tok.Count(render(t, probe, "H", blocks[1]) + "\n")
 	points := cutPoints(tok, partialContent)
 
 	tests := []struct {
@@ -195,7 +215,7 @@ func TestPartial(t *testing.T) {
 		fill       string
 		partial    bool
 		minPartial int // 0: the default, 32
-		room       int // tokens left for big after a and the separator
+		room       int // tokens left for big after a's line
 		cut        bool
 	}{
 		{name: "room equals min", fill: "stop", partial: true, minPartial: 10, room: 10, cut: true},
@@ -211,7 +231,7 @@ func TestPartial(t *testing.T) {
 			if tt.room >= bigTokens {
 				t.Fatalf("fixture: big (%d tokens) fits a room of %d", bigTokens, tt.room)
 			}
-			capTokens := aTokens + sepTokens + tt.room
+			capTokens := aTokens + tt.room
 			tpl := mustParse(t, js(tt.fill, tt.partial, tt.minPartial, capTokens))
 			cc := &countingCounter{Counter: tok}
 			var a truncate.Assembler
@@ -235,7 +255,7 @@ func TestPartial(t *testing.T) {
 			if br.Status != truncate.Cut || br.Reason != truncate.ReasonCut || len(evs) != 1 || evs[0] != want {
 				t.Fatalf("big: status %v reason %q, events %+v; want cut with [%+v]", br.Status, br.Reason, evs, want)
 			}
-			checkCut(t, tok, out.Text[br.Offset:br.Offset+br.Length], "", "", partialContent, points, br.Tokens, tt.room)
+			checkCut(t, tok, out.Text[br.Offset:br.Offset+br.Length], "\n", "", "", partialContent, points, br.Tokens, tt.room)
 			if !strings.HasPrefix(render(t, tpl, "H", blocks[1]), out.Text[br.Offset:br.Offset+br.Length]) {
 				t.Errorf("cut text is not a prefix of the rendered block")
 			}
@@ -255,25 +275,36 @@ func TestPartial(t *testing.T) {
 }
 
 // TestPartialEveryRoom cuts the same block to every room from 1 to past
-// its size, with and without delimiters around the content.
+// its size, with and without delimiters around the content, in line mode
+// (the cut block counts with its newline) and out of it.
 func TestPartialEveryRoom(t *testing.T) {
-	tok := realTokenizer(t)
+	// Through a cache of the real tokenizer: the same answers, faster.
+	tok := &memoCounter{Counter: additiveTokenizer(t), counts: map[string]int{}}
 	points := cutPoints(tok, partialContent)
-	for _, r := range []struct{ render, open, close string }{
-		{"{content}", "", ""},
-		{"<h>{content}</h>", "<h>", "</h>"},
-		{"【历史】{content}【/历史】", "【历史】", "【/历史】"},
+	for _, r := range []struct{ render, open, close, separator string }{
+		{"{content}", "", "", "\n"},
+		{"<h>{content}</h>", "<h>", "</h>", "\n"},
+		{"【历史】{content}【/历史】", "【历史】", "【/历史】", "\n"},
+		{"<h>{content}</h>", "<h>", "</h>", " | "},
 	} {
-		t.Run(r.render, func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s sep %q", r.render, r.separator), func(t *testing.T) {
+			suffix := "" // what the Assembler counts after the block's text
+			if r.separator == "\n" {
+				suffix = "\n"
+			}
 			b := block("big", declare.History, partialContent)
-			probe := mustParse(t, fmt.Sprintf(`{"budget": 4096, "sections": [{"name": "H", "priority": 1, "memory_types": ["history"], "max_tokens": 1, "render": %q}]}`, r.render))
-			full := tok.Count(render(t, probe, "H", b))
-			empty := tok.Count(r.open + r.close)
+			probe := mustParse(t, fmt.Sprintf(`{"budget": 4096, "sections": [{"name": "H", "priority": 1, "memory_types": ["history"], "max_tokens": 1, "render": %q, "separator": %q}]}`, r.render, r.separator))
+			full := tok.Count(render(t, probe, "H", b) + suffix)
+			empty := tok.Count(r.open + r.close + suffix)
 			cuts := 0
 			for room := 1; room < full; room++ {
 				tpl := mustParse(t, fmt.Sprintf(`{"budget": 4096, "sections": [
-				  {"name": "H", "priority": 1, "memory_types": ["history"], "max_tokens": %d, "render": %q, "partial": true, "min_partial_tokens": 1}]}`, room, r.render))
-				out := assemble(t, tpl, []truncate.Block{b}, truncate.Request{})
+				  {"name": "H", "priority": 1, "memory_types": ["history"], "max_tokens": %d, "render": %q, "separator": %q, "partial": true, "min_partial_tokens": 1}]}`, room, r.render, r.separator))
+				var a truncate.Assembler
+				out, err := a.Assemble(tpl, []truncate.Block{b}, truncate.Request{Now: now}, tok)
+				if err != nil {
+					t.Fatalf("room %d: %v", room, err)
+				}
 				_, br, _ := result(out, "big")
 				if br.Status == truncate.Dropped {
 					// Only when not even the empty rendering and a token fit.
@@ -286,9 +317,12 @@ func TestPartialEveryRoom(t *testing.T) {
 					t.Fatalf("room %d: status %v, want cut", room, br.Status)
 				}
 				cuts++
-				checkCut(t, tok, out.Text[br.Offset:br.Offset+br.Length], r.open, r.close, partialContent, points, br.Tokens, room)
+				checkCut(t, tok, out.Text[br.Offset:br.Offset+br.Length], suffix, r.open, r.close, partialContent, points, br.Tokens, room)
 				if out.TotalTokens != tok.Count(out.Text) {
 					t.Errorf("room %d: TotalTokens %d, text counts %d", room, out.TotalTokens, tok.Count(out.Text))
+				}
+				if sr := out.Sections[0]; sr.UsedTokens != br.Tokens {
+					t.Errorf("room %d: used %d tokens, the one block %d", room, sr.UsedTokens, br.Tokens)
 				}
 			}
 			if cuts < full/2 {
@@ -299,14 +333,15 @@ func TestPartialEveryRoom(t *testing.T) {
 }
 
 // checkCut checks a cut block's text: valid UTF-8, open + a prefix of
-// content ending on a token boundary + close, counting tokens ≤ room.
-func checkCut(t *testing.T, tok truncate.Counter, text, open, close, content string, boundaries map[string]bool, tokens, room int) {
+// content ending on a token boundary + close, counting tokens ≤ room with
+// suffix after it (the newline that ends its line, in line mode).
+func checkCut(t *testing.T, tok truncate.Counter, text, suffix, open, close, content string, boundaries map[string]bool, tokens, room int) {
 	t.Helper()
 	if !utf8.ValidString(text) {
 		t.Errorf("room %d: cut text is not valid UTF-8: %q", room, text)
 	}
-	if n := tok.Count(text); n != tokens || n > room {
-		t.Errorf("room %d: cut text counts %d tokens (result says %d), want ≤ %d", room, n, tokens, room)
+	if n := tok.Count(text + suffix); n != tokens || n > room {
+		t.Errorf("room %d: cut text with %q counts %d tokens (result says %d), want ≤ %d", room, suffix, n, tokens, room)
 	}
 	part, ok := strings.CutPrefix(text, open)
 	if ok {

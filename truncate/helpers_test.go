@@ -1,6 +1,7 @@
 package truncate_test
 
 import (
+	"crypto/sha256"
 	"strings"
 	"sync"
 	"testing"
@@ -121,8 +122,99 @@ func statuses(out *truncate.Output) map[string]string {
 	return m
 }
 
+// additiveTokenizer returns the real tokenizer as a line-additive Counter:
+// itself when it says it is one (internal/bpe's Tokenizer does), else
+// wrapped in lineAdditive.
+func additiveTokenizer(t testing.TB) truncate.Counter {
+	t.Helper()
+	tok := realTokenizer(t)
+	if isAdditive(tok) {
+		return tok
+	}
+	return lineAdditive{tok}
+}
+
+// isAdditive reports whether the Assembler takes c for a line-additive
+// counter.
+func isAdditive(c truncate.Counter) bool {
+	la, ok := c.(truncate.LineAdditive)
+	return ok && la.LineAdditive()
+}
+
+// lineAdditive declares the Counter it wraps line-additive, whatever it is.
+type lineAdditive struct{ truncate.Counter }
+
+func (lineAdditive) LineAdditive() bool { return true }
+
+// plainCounter hides whether the Counter it wraps is line-additive: it has
+// no LineAdditive method, so the Assembler counts the final text.
+type plainCounter struct{ truncate.Counter }
+
+// notAdditive has a LineAdditive method that says no.
+type notAdditive struct{ truncate.Counter }
+
+func (notAdditive) LineAdditive() bool { return false }
+
+// lineMode reports whether the Assembler counts sec's blocks as lines: with
+// the default separator "\n".
+func lineMode(sec *template.Section) bool { return sec.Separator() == "\n" }
+
+// blockTokens is what the Assembler counts for text, a block rendered by
+// sec: in line mode the text with the newline that ends its line, else the
+// text alone.
+func blockTokens(c truncate.Counter, sec *template.Section, text string) int {
+	if lineMode(sec) {
+		return c.Count(text + "\n")
+	}
+	return c.Count(text)
+}
+
+// keyed returns b with a memo key made of everything its rendering reads,
+// as package contextasm makes it.
+func keyed(b truncate.Block) truncate.Block {
+	h := sha256.New()
+	for _, f := range []string{b.ID, string(b.Type), b.SourceID, b.Content} {
+		h.Write([]byte(f))
+		h.Write([]byte{0})
+	}
+	copy(b.Key[:], h.Sum(nil))
+	return b
+}
+
+// mapMemo is a Memo backed by a map, which records what it is asked. It is
+// safe for concurrent use.
+type mapMemo struct {
+	mu               sync.Mutex
+	m                map[truncate.MemoKey]int
+	gets, hits, adds int
+	keys             []truncate.MemoKey // every key asked for or added
+}
+
+func newMapMemo() *mapMemo { return &mapMemo{m: map[truncate.MemoKey]int{}} }
+
+func (m *mapMemo) Get(k truncate.MemoKey) (int, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.gets++
+	m.keys = append(m.keys, k)
+	n, ok := m.m[k]
+	if ok {
+		m.hits++
+	}
+	return n, ok
+}
+
+func (m *mapMemo) Add(k truncate.MemoKey, tokens int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.adds++
+	m.keys = append(m.keys, k)
+	m.m[k] = tokens
+}
+
 // countingCounter wraps a Counter and records every text it is asked to
-// count or cut. It is safe for concurrent use.
+// count or cut. It is as line-additive as the Counter it wraps. It is safe
+// for concurrent use.
 type countingCounter struct {
 	truncate.Counter
 	mu      sync.Mutex
@@ -142,6 +234,31 @@ func (c *countingCounter) Cut(text string, maxTokens int) string {
 	c.cut = append(c.cut, text)
 	c.mu.Unlock()
 	return c.Counter.Cut(text, maxTokens)
+}
+
+// LineAdditive forwards the wrapped Counter's answer: counting calls does
+// not change the path the Assembler takes.
+func (c *countingCounter) LineAdditive() bool { return isAdditive(c.Counter) }
+
+// countedExactly reports whether text itself was counted.
+func (c *countingCounter) countedExactly(text string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, s := range c.counted {
+		if s == text {
+			return true
+		}
+	}
+	return false
+}
+
+// reset returns the texts counted so far, and forgets them and the cuts.
+func (c *countingCounter) reset() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	counted := c.counted
+	c.counted, c.cut = nil, nil
+	return counted
 }
 
 // saw reports whether any text counted or cut contains sub.
@@ -165,7 +282,9 @@ func (c *countingCounter) saw(sub string) bool {
 // join between two rendered blocks) costs extra tokens on top of what the
 // real tokenizer says. Blocks, separators and the header counted alone
 // are unaffected, so the sum of parts underestimates the final text, which
-// is what the Assembler's final-text check exists for.
+// is what the Assembler's final-text check exists for. It is not
+// line-additive (it has no LineAdditive method): a line-additive counter's
+// final text is not counted at all when its lines add up.
 type joinTax struct {
 	truncate.Counter
 	marker string
@@ -176,12 +295,35 @@ func (j joinTax) Count(text string) int {
 	return j.Counter.Count(text) + j.extra*strings.Count(text, j.marker)
 }
 
-// memoCounter caches a Counter's counts; the tokenizer is a pure function,
-// so the answers are the real ones, only faster (the engine caches too).
+// memoCounter caches a Counter's counts and cuts; the tokenizer is a pure
+// function, so the answers are the real ones, only faster (the engine
+// caches too). It is as line-additive as the Counter it wraps. It is not
+// safe for concurrent use.
 type memoCounter struct {
 	truncate.Counter
 	counts map[string]int
+	cuts   map[cutKey]string // made on first use
 }
+
+type cutKey struct {
+	text      string
+	maxTokens int
+}
+
+func (m *memoCounter) Cut(text string, maxTokens int) string {
+	if m.cuts == nil {
+		m.cuts = map[cutKey]string{}
+	}
+	k := cutKey{text, maxTokens}
+	if part, ok := m.cuts[k]; ok {
+		return part
+	}
+	part := m.Counter.Cut(text, maxTokens)
+	m.cuts[k] = part
+	return part
+}
+
+func (m *memoCounter) LineAdditive() bool { return isAdditive(m.Counter) }
 
 func (m *memoCounter) Count(text string) int {
 	if n, ok := m.counts[text]; ok {

@@ -43,6 +43,7 @@ var fragments = []string{
 	"</s1>",
 	"【/s2】",
 	"[MODEL_CONTEXT_PROTOCOL v1.2",
+	"// nota: /etc/hosts 已更新", // starts with '/': not a clean line start
 }
 
 // renders are the render strings random sections use; %d is the
@@ -53,6 +54,7 @@ var renders = []string{
 	"【s%d】{content}【/s%d】",
 	"### s%d [{request_id}]\n{content}",
 	`<doc%d id="{request_id}" type="{memory_type}" src="{source_id}">{content}</doc%d>`,
+	"  - s%d [{request_id}] {content}", // every block starts its line with white space
 }
 
 // workload is one random assembly.
@@ -194,30 +196,43 @@ func randomWorkload(t *testing.T, rng *rand.Rand) workload {
 var propertyRequest = truncate.Request{Now: now, SessionID: "s1", UserID: "u1", Roles: []string{"analyst"}}
 
 func TestAssembleProperties(t *testing.T) {
-	real := realTokenizer(t)
+	real := additiveTokenizer(t)
 	// The assemblies and the checks count through a cache of the real
 	// tokenizer (as the engine does): the same answers, each text
 	// tokenized once. Property (a) counts the final text with the
 	// tokenizer itself.
 	tok := &memoCounter{Counter: real, counts: map[string]int{}}
+	if !isAdditive(tok) {
+		t.Fatal("fixture: the cached tokenizer is not line-additive")
+	}
 	rng := rand.New(rand.NewPCG(20250601, 42))
 	const workloads = 300
 	var reused truncate.Assembler // scratch reused across every workload
 	var ok, failed, cuts, budgetDrops, capDrops int
+	var exact, notLine, unclean int // how the successes were counted
 	for i := range workloads {
 		w := randomWorkload(t, rng)
 		describe := func() string {
 			def, _ := json.Marshal(w.def)
 			return fmt.Sprintf("workload %d: template %s, %d blocks", i, def, len(w.blocks))
 		}
-		out, err := reused.Assemble(w.tpl, w.blocks, propertyRequest, tok)
+		rec := &countingCounter{Counter: tok} // line-additive, as tok is
+		out, err := reused.Assemble(w.tpl, w.blocks, propertyRequest, rec)
 
 		// (d) The same workload in another order, on a fresh Assembler,
-		// gives the same bytes (or the same failure).
+		// gives the same bytes (or the same failure). It counts with a
+		// counter that is not line-additive, so it always counts its final
+		// text: the same TotalTokens checks the shortcut against it. Every
+		// other workload comes sorted by request_id, as package contextasm
+		// gives blocks, which the Assembler ranks by index.
 		shuffled := slices.Clone(w.blocks)
-		rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+		if i%2 == 0 {
+			rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+		} else {
+			slices.SortFunc(shuffled, func(x, y truncate.Block) int { return strings.Compare(x.ID, y.ID) })
+		}
 		var fresh truncate.Assembler
-		out2, err2 := fresh.Assemble(w.tpl, shuffled, propertyRequest, tok)
+		out2, err2 := fresh.Assemble(w.tpl, shuffled, propertyRequest, plainCounter{tok})
 
 		if err != nil {
 			failed++
@@ -234,13 +249,21 @@ func TestAssembleProperties(t *testing.T) {
 		if out.Text != out2.Text {
 			t.Fatalf("%s: shuffled blocks give another text:\n%q\nvs\n%q", describe(), out2.Text, out.Text)
 		}
-		if !reflect.DeepEqual(out.Sections, out2.Sections) || out.TotalTokens != out2.TotalTokens {
-			t.Fatalf("%s: shuffled blocks give other section results", describe())
+		if !reflect.DeepEqual(withoutIndex(t, describe, out.Sections, w.blocks), withoutIndex(t, describe, out2.Sections, shuffled)) || out.TotalTokens != out2.TotalTokens {
+			t.Fatalf("%s: shuffled blocks give other section results (TotalTokens %d, counted %d)", describe(), out.TotalTokens, out2.TotalTokens)
 		}
 		if !sameEvents(out.Events, out2.Events) {
 			t.Fatalf("%s: shuffled blocks give other events:\n%+v\nvs\n%+v", describe(), out2.Events, out.Events)
 		}
 		checkSuccess(t, describe, w, real, tok, out)
+		switch checkShortcut(t, describe, w.tpl, rec, out) {
+		case shortcutTaken:
+			exact++
+		case notLineMode:
+			notLine++
+		case uncleanStart:
+			unclean++
+		}
 		for _, e := range out.Events {
 			switch e.Reason {
 			case truncate.ReasonCut:
@@ -253,10 +276,83 @@ func TestAssembleProperties(t *testing.T) {
 		}
 	}
 	t.Logf("%d workloads: %d assembled (%d cuts, %d section_cap and %d budget drops), %d failed closed", workloads, ok, cuts, capDrops, budgetDrops, failed)
+	t.Logf("final text not counted (lines add up) %d times; counted %d times for a section out of line mode, %d for a block not starting its line cleanly", exact, notLine, unclean)
 	// The generator must exercise what the properties are about.
 	if ok < workloads*2/3 || failed == 0 || cuts == 0 || budgetDrops == 0 || capDrops == 0 {
 		t.Errorf("the random workloads do not cover enough: %d ok, %d failed, %d cuts, %d budget, %d section_cap", ok, failed, cuts, budgetDrops, capDrops)
 	}
+	if exact < ok/10 || notLine < ok/10 || unclean < ok/20 {
+		t.Errorf("the random workloads do not cover both ways of counting: %d not counted, %d counted out of line mode, %d for unclean starts", exact, notLine, unclean)
+	}
+}
+
+// withoutIndex checks that each result's Index is the position of its
+// block in blocks, and returns a copy of the results without it, the one
+// field that depends on the order blocks come in.
+func withoutIndex(t *testing.T, describe func() string, sections []truncate.SectionResult, blocks []truncate.Block) []truncate.SectionResult {
+	t.Helper()
+	c := slices.Clone(sections)
+	for i := range c {
+		c[i].Blocks = slices.Clone(c[i].Blocks)
+		for j := range c[i].Blocks {
+			br := &c[i].Blocks[j]
+			if br.Index < 0 || int(br.Index) >= len(blocks) || blocks[br.Index].ID != br.RequestID {
+				t.Fatalf("%s: %s has Index %d, not its position in the blocks", describe(), br.RequestID, br.Index)
+			}
+			br.Index = 0
+		}
+	}
+	return c
+}
+
+// How an assembly came by its TotalTokens.
+type counting int
+
+const (
+	shortcutTaken counting = iota // the sum of the lines; the final text not counted
+	notLineMode                   // counted: a section with blocks is out of line mode
+	uncleanStart                  // counted: a block does not start its line cleanly
+)
+
+// checkShortcut checks that a successful assembly with the line-additive
+// counter rec counted its final text exactly when it had to: unless every
+// section with blocks is in line mode and every block in the text starts
+// its line cleanly. When it did not, TotalTokens must be the header line's
+// count plus the sections' used tokens.
+func checkShortcut(t *testing.T, describe func() string, tpl *template.Template, rec *countingCounter, out *truncate.Output) counting {
+	t.Helper()
+	how, blocks := shortcutTaken, 0
+	sum := rec.Counter.Count(tpl.Header() + "\n")
+	for si, s := range out.Sections {
+		sum += s.UsedTokens
+		for _, br := range s.Blocks {
+			if br.Status == truncate.Dropped {
+				continue
+			}
+			blocks++
+			switch {
+			case !lineMode(tpl.Section(si)):
+				how = notLineMode
+			case !truncate.StartsLineCleanly(out.Text[br.Offset:br.Offset+br.Length]) && how == shortcutTaken:
+				how = uncleanStart
+			}
+		}
+	}
+	counted := rec.countedExactly(out.Text)
+	switch {
+	case how != shortcutTaken && !counted:
+		t.Fatalf("%s: the final text was not counted, though %v", describe(), how)
+	case how == shortcutTaken && blocks > 0 && counted:
+		// With no block, the header line is the text, and it is counted.
+		t.Fatalf("%s: the final text was counted, though its lines add up", describe())
+	case how == shortcutTaken && out.TotalTokens != sum:
+		t.Fatalf("%s: TotalTokens %d, the header line and the sections' used tokens %d", describe(), out.TotalTokens, sum)
+	}
+	return how
+}
+
+func (c counting) String() string {
+	return [...]string{"the lines add up", "a section is out of line mode", "a block does not start its line cleanly"}[c]
 }
 
 // checkSuccess checks the properties of a successful assembly.
@@ -368,10 +464,13 @@ func checkSuccess(t *testing.T, describe func() string, w workload, real, tok tr
 
 	// Per section: rank order, the cap, (c) fill stop, one cut at most,
 	// (e) the offsets, and the text rebuilt from them.
-	rebuilt := tpl.Header()
+	rebuilt := tpl.Header() + "\n"
 	for si, s := range out.Sections {
 		sec := tpl.Section(si)
-		sepTokens := tok.Count(sec.Separator())
+		sepTokens := 0 // in line mode each block counts with its newline
+		if !lineMode(sec) {
+			sepTokens = tok.Count(sec.Separator())
+		}
 		used, inText, cutCount := 0, 0, 0
 		firstCapDrop := -1
 		type span struct {
@@ -419,11 +518,11 @@ func checkSuccess(t *testing.T, describe func() string, w workload, real, tok tr
 				}
 			} else {
 				cutCount++
-				if !utf8.ValidString(got) || tok.Count(got) != br.Tokens || strings.Contains(got, b.Content) {
-					fail("cut %s at [%d:+%d] = %q: valid %v, counts %d (result %d)", br.RequestID, br.Offset, br.Length, got, utf8.ValidString(got), tok.Count(got), br.Tokens)
+				if n := blockTokens(tok, sec, got); !utf8.ValidString(got) || n != br.Tokens || strings.Contains(got, b.Content) {
+					fail("cut %s at [%d:+%d] = %q: valid %v, counts %d (result %d)", br.RequestID, br.Offset, br.Length, got, utf8.ValidString(got), n, br.Tokens)
 				}
 			}
-			if n := tok.Count(got); n != br.Tokens {
+			if n := blockTokens(tok, sec, got); n != br.Tokens {
 				fail("%s: counts %d tokens, result says %d", br.RequestID, n, br.Tokens)
 			}
 			spans = append(spans, span{br.Offset, br.Offset + br.Length, br.RequestID})
@@ -438,6 +537,9 @@ func checkSuccess(t *testing.T, describe func() string, w workload, real, tok tr
 			fail("section %s: %d cut blocks", s.Name, cutCount)
 		}
 		if len(spans) == 0 {
+			if s.UsedTokens != 0 {
+				fail("section %s: no block in the text, but %d tokens used", s.Name, s.UsedTokens)
+			}
 			continue
 		}
 		slices.SortFunc(spans, func(a, b span) int { return a.off - b.off })
@@ -459,7 +561,6 @@ func checkSuccess(t *testing.T, describe func() string, w workload, real, tok tr
 				fail("section %s (order %s): %s written before %s", s.Name, sec.Order(), x.ID, y.ID)
 			}
 		}
-		rebuilt += "\n"
 		for k, sp := range spans {
 			if k > 0 {
 				rebuilt += sec.Separator()
@@ -469,9 +570,10 @@ func checkSuccess(t *testing.T, describe func() string, w workload, real, tok tr
 			}
 			rebuilt += out.Text[sp.off:sp.end]
 		}
+		rebuilt += "\n"
 	}
 	if rebuilt != out.Text {
-		fail("the text is not the header and the sections' blocks:\n%q\nrebuilt\n%q", out.Text, rebuilt)
+		fail("the text is not the header line and the sections' blocks, each section ending a line:\n%q\nrebuilt\n%q", out.Text, rebuilt)
 	}
 
 	// The budget cut goes from the least important section and the
@@ -548,11 +650,13 @@ func checkFailure(t *testing.T, describe func() string, w workload, tok truncate
 			sum, n := 0, 0
 			for _, r := range required {
 				if rs, _ := tpl.SectionFor(r.Type); rs == si {
-					sum += tok.Count(renderContent(sec, r, r.Content))
+					sum += blockTokens(tok, sec, renderContent(sec, r, r.Content))
 					n++
 				}
 			}
-			sum += (n - 1) * tok.Count(sec.Separator())
+			if !lineMode(sec) {
+				sum += (n - 1) * tok.Count(sec.Separator())
+			}
 			if sum <= sec.MaxTokens() {
 				fail("miss %+v, but the required blocks of %s count %d ≤ %d", m, sec.Name(), sum, sec.MaxTokens())
 			}

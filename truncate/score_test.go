@@ -218,3 +218,18 @@ func TestRankAllocs(t *testing.T) {
 		t.Error("Rank did not sort")
 	}
 }
+
+// The compact rank keys order every float as compareRanked does,
+// negative scores (from negative weights) and -0 included.
+func TestDescendingOrdersLikeFloats(t *testing.T) {
+	vals := []float64{-1e9, -2.5, -1, -1e-300, math.Copysign(0, -1), 0, 1e-300, 0.25, 0.5, 1, 3, math.Inf(1), math.Inf(-1)}
+	for _, a := range vals {
+		for _, b := range vals {
+			ka, kb := truncate.Descending(a), truncate.Descending(b)
+			switch {
+			case a > b && !(ka < kb), a < b && !(ka > kb), a == b && ka != kb:
+				t.Errorf("descending(%v)=%x, descending(%v)=%x: wrong order", a, ka, b, kb)
+			}
+		}
+	}
+}

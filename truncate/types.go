@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/contextasm/contextasm/declare"
 )
@@ -42,6 +44,14 @@ type Block struct {
 	StaleFrom    time.Time // zero: never stale
 	StaleAfter   time.Duration
 	LastModified time.Time // zero: unknown
+	// MinTokens is a number of tokens any rendering of the block has at
+	// least, for counters that are LowerBounded; 0 means unknown. A block
+	// that cannot fit even so is dropped without being counted.
+	MinTokens int
+	// Key identifies everything a rendering of the block reads (id, type,
+	// source, content), for the Assembler's Memo; zero means "not
+	// memoised". Package contextasm sets it to a hash.
+	Key [16]byte
 	// ViolationPatterns are a break_on_violation constraint's patterns, as
 	// declared, and Patterns the same compiled once at declaration. The
 	// Assembler does not use them; they travel with the block (and into
@@ -178,6 +188,9 @@ type BlockResult struct {
 	// both are 0 for a block that is not in the text.
 	Offset int `json:"offset,omitempty"`
 	Length int `json:"length,omitempty"`
+	// Index is the block's position in the blocks given to Assemble, so a
+	// caller can map a result back to its block without a lookup.
+	Index int32 `json:"-"`
 	// Provenance, from the block's declaration, when it declared any:
 	// where the block came from, for people reading a dump.
 	SourceID       string `json:"source_id,omitempty"`
@@ -243,3 +256,48 @@ func (e *RequiredError) Error() string {
 
 // Unwrap returns [ErrBudgetTooSmall].
 func (e *RequiredError) Unwrap() error { return ErrBudgetTooSmall }
+
+// Memo remembers the token counts of rendered blocks. Package contextasm
+// backs it with a bounded LRU shared by all assemblies.
+type Memo interface {
+	Get(k MemoKey) (tokens int, ok bool)
+	Add(k MemoKey, tokens int)
+}
+
+// MemoKey identifies a block rendered by a section: everything the
+// rendering reads. A zero Block key means "not memoised".
+type MemoKey struct {
+	Block   [16]byte // Block.Key
+	Section [16]byte // template.Section.Key
+}
+
+// LineAdditive is implemented by counters for which a text made of lines
+// counts as the sum of its lines' counts (each line counted with its
+// newline), as long as every line after the first starts cleanly (see
+// [StartsLineCleanly]). The BPE tokenizers of o200k_base and cl100k_base
+// are: their pre-tokenizer never lets a piece run across a newline into a
+// following character that is neither white space nor '/', and BPE never
+// merges across pieces. An Assembler uses it to skip counting the final
+// text when the sum of the lines already is its count.
+type LineAdditive interface {
+	LineAdditive() bool
+}
+
+// StartsLineCleanly reports whether s may start a line without its first
+// token depending on the line before: it does not start with white space
+// (Unicode White_Space or separator) or '/'.
+func StartsLineCleanly(s string) bool {
+	if s == "" {
+		return false
+	}
+	r, _ := utf8.DecodeRuneInString(s)
+	return r != '/' && r != utf8.RuneError && !unicode.IsSpace(r) && !unicode.In(r, unicode.Z)
+}
+
+// LowerBounded is implemented by counters for which Block.MinTokens, as
+// package contextasm computes it, is a lower bound of a block's count (the
+// BPE tokenizers: see bpe.LowerBound). Under fill "skip" this spares
+// counting the many blocks that cannot fit the room left.
+type LowerBounded interface {
+	LowerBounded() bool
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"embed"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/template"
+	"github.com/contextasm/contextasm/view"
 )
 
 // The demo's inputs, embedded so that `go run ./cmd/contextasm demo` needs
@@ -30,26 +32,31 @@ var demoRequest = struct {
 
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("demo", stderr)
-	format := fs.String("format", "text", "output format: text (rendering and explanation) or json")
+	format := fs.String("format", "text", "output format: text (rendering and explanation), json, report or html")
+	output := fs.String("o", "", "write the output to this file instead of stdout")
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
-	if *format != "text" && *format != "json" {
-		return usagef("demo: --format must be text or json (got %q)", *format)
+	if !validFormat(*format) {
+		return usagef("demo: --format must be text, json, report or html (got %q)", *format)
 	}
 	res, err := demoResult(ctx)
 	if err != nil {
 		return err
 	}
-	if *format == "json" {
-		return writeResult(stdout, res, "json")
+	var out bytes.Buffer
+	if *format != "text" {
+		if err := writeResult(&out, res, *format, *output == "" && useColor(stdout)); err != nil {
+			return err
+		}
+		return writeOutput(stdout, *output, out.Bytes())
 	}
-	fmt.Fprintf(stdout, "contextasm demo: a loan-compliance agent, session %s, user %s, roles %s, now %s\n",
+	fmt.Fprintf(&out, "contextasm demo: a loan-compliance agent, session %s, user %s, roles %s, now %s\n",
 		demoRequest.session, demoRequest.user, strings.Join(demoRequest.roles, ","), demoRequest.now)
-	fmt.Fprintf(stdout, "inputs: cmd/contextasm/demo/template.json and memories.jsonl\n\n")
-	fmt.Fprintf(stdout, "=== rendered context (%d of %d tokens, %s) ===\n%s\n\n", res.TotalTokens, res.Budget, res.Encoding, res.Text)
-	explain(stdout, res)
-	return nil
+	fmt.Fprintf(&out, "inputs: cmd/contextasm/demo/template.json and memories.jsonl\n\n")
+	fmt.Fprintf(&out, "=== rendered context (%d of %d tokens, %s) ===\n%s\n", res.TotalTokens, res.Budget, res.Encoding, res.Text)
+	explain(&out, res)
+	return writeOutput(stdout, *output, out.Bytes())
 }
 
 // demoResult assembles the embedded example.
@@ -106,19 +113,8 @@ func explain(w io.Writer, res *contextasm.Result) {
 		fmt.Fprintln(w, "\nnot eligible, or worth a look:")
 		tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 		for _, e := range other {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\n", e.Reason, e.RequestID, eventHelp[string(e.Reason)])
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", e.Reason, e.RequestID, view.ReasonHelp(e.Reason))
 		}
 		tw.Flush()
 	}
-}
-
-// eventHelp says in a few words what each reason means to a user.
-var eventHelp = map[string]string{
-	"expired":       "past its valid_until",
-	"stale":         "kept but near its valid_until: refresh it",
-	"out_of_scope":  "belongs to another session or user",
-	"access_denied": "needs a role the request does not hold",
-	"audience":      "meant for the user only, never the model",
-	"no_section":    "no template section takes its memory type",
-	"escaped":       "content imitated a delimiter or header and was neutralised",
 }

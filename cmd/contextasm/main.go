@@ -7,6 +7,7 @@
 //	contextasm render -t T.json -m M.jsonl [flags]
 //	contextasm validate -t T.json -m M.jsonl
 //	contextasm verify -t T.json RENDERED.txt
+//	contextasm diff A.json B.json         what changed between two dumps
 //
 // Run "contextasm help" for every command and flag. Exit codes: 0 ok;
 // 2 invalid input or usage; 3 budget too small for required blocks;
@@ -28,6 +29,7 @@ import (
 	"github.com/contextasm/contextasm/feedback"
 	"github.com/contextasm/contextasm/fingerprint"
 	"github.com/contextasm/contextasm/template"
+	"github.com/contextasm/contextasm/view"
 )
 
 // Exit codes (SPEC §7).
@@ -49,19 +51,34 @@ func main() {
 const usage = `contextasm decides what an AI agent's model sees.
 
 Commands:
-  demo                                   render the built-in loan-compliance example
+  demo [--format text|json|report|html] [-o FILE]
+                                         render the built-in loan-compliance example
   render -t T.json -m M.jsonl [-m ...]   assemble and print a context
          [--budget N] [--now RFC3339] [--session ID] [--user ID] [--role R ...]
-         [--state S.json] [--audit AUDIT.jsonl] [--format text|json] [-o FILE]
+         [--state S.json] [--audit AUDIT.jsonl] [-o FILE]
+         [--format text|json|report|html]
+                                         report: why each block is in or out, for
+                                         a terminal; html: the same as one page
+         [--mcp NAME=COMMAND ...] [--mcp-url NAME=URL ...] [--files NAME=DIR ...]
+         [--source-timeout 5s]
+                                         sources (bench takes them too): MCP servers
+                                         over stdio or HTTP, text files under DIR
   validate -t T.json -m M.jsonl [-m ...] check inputs, list all problems
   verify -t T.json [--budget N] RENDERED.txt
                                          check a rendering's header fingerprint
   feedback --state S.json --render R.json --response OUT.txt [--format text|json]
                                          read the model's citations and violations,
                                          move trust, count heat
+  bench -t T.json -m M.jsonl [--budgets 1024,2048,...] [--runs N] [--now RFC3339]
+        [--session ID] [--user ID] [--role R ...] [--format text|json]
+                                         per budget: kept/cut/dropped, cold, warm and
+                                         per-turn assembly time, allocations, tokenizer calls
   heat --state S.json [--format text|json]
                                          per block: renders included, dropped, cut,
                                          citations; hot-and-truncated flags
+  diff A.json B.json [--format text|json]
+                                         what changed between two render dumps
+                                         (render --format json), and why
   help                                   this text
 
 Exit codes: 0 ok; 2 invalid input or usage; 3 budget too small for required
@@ -89,6 +106,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = runFeedback(rest, stdout, stderr)
 	case "heat":
 		err = runHeat(rest, stdout, stderr)
+	case "bench":
+		err = runBench(ctx, rest, stdout, stderr)
+	case "diff":
+		err = runDiff(rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -125,6 +146,7 @@ func report(err error, stderr io.Writer) int {
 		errors.Is(err, template.ErrInvalid),
 		errors.Is(err, fingerprint.ErrNoHeader),
 		errors.Is(err, contextasm.ErrInvalid),
+		errors.Is(err, view.ErrInvalidDump),
 		errors.Is(err, os.ErrNotExist):
 		return exitUsage
 	case errors.Is(err, contextasm.ErrBudgetTooSmall):

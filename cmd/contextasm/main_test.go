@@ -103,7 +103,7 @@ func TestRenderTextMatchesJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(js), &d); err != nil {
 		t.Fatal(err)
 	}
-	if text != d.Text+"\n" {
+	if text != d.Text || !strings.HasSuffix(text, "\n") {
 		t.Errorf("text output and json text differ")
 	}
 }

@@ -32,6 +32,7 @@ type renderOptions struct {
 	state    string
 	format   string
 	output   string
+	sources  sourceOptions
 }
 
 func (o *renderOptions) register(fs *flag.FlagSet) {
@@ -44,8 +45,9 @@ func (o *renderOptions) register(fs *flag.FlagSet) {
 	fs.Var(&o.roles, "role", "a role the request holds; repeatable")
 	fs.StringVar(&o.audit, "audit", "", "append the assembly's audit record to this JSONL file")
 	fs.StringVar(&o.state, "state", "", "learned-state file (trust, heat): read for ranking, updated with this render's heat")
-	fs.StringVar(&o.format, "format", "text", "output format: text or json")
+	fs.StringVar(&o.format, "format", "text", "output format: text, json, report (why each block is in or out) or html (the same as one page)")
 	fs.StringVar(&o.output, "o", "", "write the output to this file instead of stdout")
+	o.sources.register(fs)
 }
 
 func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -55,11 +57,11 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
-	if o.template == "" || len(o.memories) == 0 {
-		return usagef("render: -t TEMPLATE and at least one -m MEMORIES are required")
+	if o.template == "" || (len(o.memories) == 0 && !o.sources.any()) {
+		return usagef("render: -t TEMPLATE and at least one -m MEMORIES (or a source: --mcp, --mcp-url, --files) are required")
 	}
-	if o.format != "text" && o.format != "json" {
-		return usagef("render: --format must be text or json (got %q)", o.format)
+	if !validFormat(o.format) {
+		return usagef("render: --format must be text, json, report or html (got %q)", o.format)
 	}
 	now := time.Now().UTC()
 	if o.now != "" {
@@ -72,6 +74,10 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	in, err := loadInputs(o.template, o.memories, o.budget)
 	if err != nil {
 		return err
+	}
+	if o.sources.any() {
+		o.sources.stderr = stderr
+		in.sources = &o.sources
 	}
 	cfg := contextasm.Config{Encoding: in.tpl.Encoding()}
 	if o.state != "" {
@@ -93,7 +99,7 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	var out bytes.Buffer
-	if err := writeResult(&out, res, o.format); err != nil {
+	if err := writeResult(&out, res, o.format, o.output == "" && useColor(stdout)); err != nil {
 		return err
 	}
 	if o.output != "" {
@@ -107,6 +113,9 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 type inputs struct {
 	tpl   *template.Template
 	decls []declare.Declaration
+	// sources, when set, collect into the engine before it assembles
+	// (--mcp, --mcp-url, --files; see sources.go).
+	sources *sourceOptions
 }
 
 // loadInputs loads the template and every memories file, reporting every
@@ -165,6 +174,13 @@ func assemble(ctx context.Context, cfg contextasm.Config, in *inputs, req contex
 	if err := eng.Declare(in.decls...); err != nil {
 		return nil, err
 	}
+	if in.sources != nil {
+		stop, err := in.sources.start(ctx, eng)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+	}
 	res, err := eng.Assemble(ctx, req)
 	if err != nil {
 		return nil, err
@@ -177,15 +193,18 @@ func assemble(ctx context.Context, cfg contextasm.Config, in *inputs, req contex
 	return res, nil
 }
 
-func writeResult(w io.Writer, res *contextasm.Result, format string) error {
+// writeResult writes res in format; color asks for colour in a report.
+func writeResult(w io.Writer, res *contextasm.Result, format string, color bool) error {
 	switch format {
+	case "report", "html":
+		return writeView(w, res, format, color)
 	case "json":
 		enc := json.NewEncoder(w)
 		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")
 		return enc.Encode(res.Dump())
 	default:
-		_, err := io.WriteString(w, res.Text+"\n")
+		_, err := io.WriteString(w, res.Text) // it ends with a newline
 		return err
 	}
 }

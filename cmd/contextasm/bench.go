@@ -1,0 +1,267 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	"github.com/contextasm/contextasm/contextasm"
+	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/internal/bpe"
+	"github.com/contextasm/contextasm/truncate"
+)
+
+// benchReport is `bench --format json` (SPEC §7).
+type benchReport struct {
+	Encoding string        `json:"encoding"`
+	Blocks   int           `json:"blocks"`
+	Runs     int           `json:"runs"`
+	Results  []benchResult `json:"results"`
+}
+
+type benchResult struct {
+	Budget             int     `json:"budget"`
+	TotalTokens        int     `json:"total_tokens"`
+	Kept               int     `json:"kept"`
+	Cut                int     `json:"cut"`
+	Dropped            int     `json:"dropped"`
+	ColdMS             float64 `json:"cold_ms"`
+	WarmMS             float64 `json:"warm_ms"`
+	TurnMS             float64 `json:"turn_ms"`
+	WarmAllocs         uint64  `json:"warm_allocs"`
+	TokenizerCallsWarm int64   `json:"tokenizer_calls_warm"`
+	TokenizerCallsTurn int64   `json:"tokenizer_calls_turn"`
+
+	sections []contextasm.SectionResult
+}
+
+// callCounter counts the calls that reach the real tokenizer.
+type callCounter struct {
+	tok   *bpe.Tokenizer
+	calls atomic.Int64
+}
+
+func (c *callCounter) Count(s string) int         { c.calls.Add(1); return c.tok.Count(s) }
+func (c *callCounter) Cut(s string, n int) string { c.calls.Add(1); return c.tok.Cut(s, n) }
+func (c *callCounter) LineAdditive() bool         { return c.tok.LineAdditive() }
+func (c *callCounter) LowerBounded() bool         { return c.tok.LowerBounded() }
+func (c *callCounter) take() int64                { return c.calls.Swap(0) }
+
+// The bench must count as the engine does with its own tokenizer.
+var (
+	_ truncate.LineAdditive = (*callCounter)(nil)
+	_ truncate.LowerBounded = (*callCounter)(nil)
+)
+
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench", stderr)
+	tplPath := fs.String("t", "", "template file (JSON)")
+	var memories, roles stringsFlag
+	fs.Var(&memories, "m", "memories file (JSONL); repeatable")
+	budgets := fs.String("budgets", "", "comma-separated budgets to try (default: the template's)")
+	runs := fs.Int("runs", 5, "runs per measurement; times are medians")
+	nowFlag := fs.String("now", "", "the instant to judge expiry at (RFC 3339; default: the current time)")
+	session := fs.String("session", "", "session id of the request")
+	user := fs.String("user", "", "user id of the request")
+	fs.Var(&roles, "role", "a role the request holds; repeatable")
+	format := fs.String("format", "text", "output format: text or json")
+	var sources sourceOptions // collected once, before measuring (sources.go)
+	sources.register(fs)
+	if err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	if *tplPath == "" || (len(memories) == 0 && !sources.any()) {
+		return usagef("bench: -t TEMPLATE and at least one -m MEMORIES (or a source: --mcp, --mcp-url, --files) are required")
+	}
+	if *format != "text" && *format != "json" {
+		return usagef("bench: --format must be text or json (got %q)", *format)
+	}
+	if *runs < 1 {
+		return usagef("bench: --runs must be at least 1 (got %d)", *runs)
+	}
+	now := time.Now().UTC()
+	if *nowFlag != "" {
+		t, err := time.Parse(time.RFC3339Nano, *nowFlag)
+		if err != nil {
+			return usagef("bench: --now %q is not an RFC 3339 time", *nowFlag)
+		}
+		now = t
+	}
+	in, err := loadInputs(*tplPath, memories, 0)
+	if err != nil {
+		return err
+	}
+	if sources.any() {
+		sources.stderr = stderr
+		collected, err := sources.collect(ctx)
+		if err != nil {
+			return err
+		}
+		in.decls = append(in.decls, collected...)
+	}
+	list := []int{in.tpl.Budget()}
+	if *budgets != "" {
+		list = list[:0]
+		for _, f := range strings.Split(*budgets, ",") {
+			b, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || b <= 0 {
+				return usagef("bench: --budgets: %q is not a positive number", f)
+			}
+			list = append(list, b)
+		}
+	}
+	// The encoder is built once per process, outside every measurement:
+	// "cold" means an empty token-count cache, not an unloaded encoder.
+	tok, err := bpe.Load(in.tpl.Encoding())
+	if err != nil {
+		return err
+	}
+	report := benchReport{Encoding: in.tpl.Encoding(), Blocks: len(in.decls), Runs: *runs}
+	for _, b := range list {
+		tpl, err := in.tpl.WithBudget(b)
+		if err != nil {
+			return err
+		}
+		req := contextasm.Request{Template: tpl, Now: now, SessionID: *session, UserID: *user, Roles: roles}
+		r, err := benchBudget(ctx, tok, in.decls, req, *runs)
+		if err != nil {
+			return fmt.Errorf("bench: budget %d: %w", b, err)
+		}
+		report.Results = append(report.Results, r)
+	}
+	if *format == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(report)
+	}
+	writeBenchText(stdout, report)
+	return nil
+}
+
+// benchBudget measures one budget: cold (fresh engine and cache), warm
+// (nothing changed) and turn (one new history block declared, then
+// assembled; the time covers both), each the median of runs.
+func benchBudget(ctx context.Context, tok *bpe.Tokenizer, decls []declare.Declaration, req contextasm.Request, runs int) (benchResult, error) {
+	var r benchResult
+	var cold, warm, turn []time.Duration
+	for run := range runs {
+		cc := &callCounter{tok: tok}
+		eng, err := contextasm.New(contextasm.Config{Counter: cc})
+		if err != nil {
+			return r, err
+		}
+		if err := eng.Declare(decls...); err != nil {
+			return r, err
+		}
+		start := time.Now()
+		res, err := eng.Assemble(ctx, req)
+		cold = append(cold, time.Since(start))
+		if err != nil {
+			return r, err
+		}
+		cc.take()
+
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		start = time.Now()
+		if _, err := eng.Assemble(ctx, req); err != nil {
+			return r, err
+		}
+		warm = append(warm, time.Since(start))
+		runtime.ReadMemStats(&after)
+		warmCalls := cc.take()
+
+		start = time.Now()
+		if err := eng.Declare(benchTurn(req, run)); err != nil {
+			return r, err
+		}
+		if _, err := eng.Assemble(ctx, req); err != nil {
+			return r, err
+		}
+		turn = append(turn, time.Since(start))
+		turnCalls := cc.take()
+
+		if run == 0 {
+			r = benchResult{Budget: req.Template.Budget(), TotalTokens: res.TotalTokens, sections: res.Sections,
+				WarmAllocs: after.Mallocs - before.Mallocs, TokenizerCallsWarm: warmCalls, TokenizerCallsTurn: turnCalls}
+			for _, s := range res.Sections {
+				for _, b := range s.Blocks {
+					switch b.Status {
+					case truncate.Kept:
+						r.Kept++
+					case truncate.Cut:
+						r.Cut++
+					default:
+						r.Dropped++
+					}
+				}
+			}
+		}
+	}
+	r.ColdMS, r.WarmMS, r.TurnMS = medianMS(cold), medianMS(warm), medianMS(turn)
+	return r, nil
+}
+
+// benchTurn is the history block a turn adds: recent, weighty, in the
+// request's session.
+func benchTurn(req contextasm.Request, run int) declare.Declaration {
+	w := 0.95
+	lm := req.Now
+	d := declare.Declaration{
+		RequestID: fmt.Sprintf("bench-turn-%d", run), MemoryType: declare.History, Scope: declare.ScopeGlobal,
+		SemanticWeight: &w, LastModified: &lm,
+		Content: "USER: one more question about the fees, the rate and when the money arrives?",
+	}
+	if req.SessionID != "" {
+		d.Scope, d.SessionID = declare.ScopeSession, req.SessionID
+	}
+	return d
+}
+
+func medianMS(ds []time.Duration) float64 {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	m := s[len(s)/2]
+	if len(s)%2 == 0 {
+		m = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return float64(m.Microseconds()) / 1000
+}
+
+func writeBenchText(w io.Writer, rep benchReport) {
+	fmt.Fprintf(w, "%d blocks, %s, median of %d runs (cold: empty token cache, encoder loaded; turn: one history block declared and assembled)\n\n", rep.Blocks, rep.Encoding, rep.Runs)
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "budget\ttokens\tkept\tcut\tdropped\tcold ms\twarm ms\tturn ms\twarm allocs\tcalls warm\tcalls turn\t")
+	for _, r := range rep.Results {
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%.3f\t%.3f\t%.3f\t%d\t%d\t%d\t\n", r.Budget, r.TotalTokens, r.Kept, r.Cut, r.Dropped,
+			r.ColdMS, r.WarmMS, r.TurnMS, r.WarmAllocs, r.TokenizerCallsWarm, r.TokenizerCallsTurn)
+	}
+	tw.Flush()
+	for _, r := range rep.Results {
+		fmt.Fprintf(w, "\nbudget %d, per section (kept/cut/dropped, used of cap):\n", r.Budget)
+		tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+		for _, s := range r.sections {
+			var k, c, d int
+			for _, b := range s.Blocks {
+				switch b.Status {
+				case truncate.Kept:
+					k++
+				case truncate.Cut:
+					c++
+				default:
+					d++
+				}
+			}
+			fmt.Fprintf(tw, "  %s\t%d/%d/%d\t%d of %d\n", s.Name, k, c, d, s.UsedTokens, s.MaxTokens)
+		}
+		tw.Flush()
+	}
+}

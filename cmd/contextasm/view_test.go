@@ -1,0 +1,196 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode"
+
+	"golang.org/x/text/width"
+
+	"github.com/contextasm/contextasm/view"
+)
+
+// The demo's next turn (two more history blocks, the morning after), to
+// diff against testdata/demo.json.
+var turn6Args = []string{"render", "-t", "demo/template.json", "-m", "demo/memories.jsonl", "-m", "testdata/turn6.jsonl",
+	"--session", "sess-4711", "--user", "u-ana", "--role", "loan-agent", "--now", "2026-12-01T09:00:00Z", "--format", "json"}
+
+// The debug views' goldens: the report (no colour, as written to a pipe)
+// of the demo and of the multilingual case, and the diff of the demo
+// against its next turn, as text and JSON. The table runs in order:
+// under -update the dumps are rewritten before the diffs read them.
+func TestViewGolden(t *testing.T) {
+	tests := []struct {
+		golden string
+		args   []string
+	}{
+		{"demo.report.txt", []string{"demo", "--format", "report"}},
+		{"multilingual.report.txt", append([]string{"render", "-t", mlTemplate, "-m", mlMemories, "--format", "report"}, mlRequest...)},
+		{"demo-turn6.json", turn6Args},
+		{"diff.txt", []string{"diff", "testdata/demo.json", "testdata/demo-turn6.json"}},
+		{"diff.json", []string{"diff", "testdata/demo.json", "testdata/demo-turn6.json", "--format", "json"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.golden, func(t *testing.T) {
+			code, out, errOut := runCLI(t, tt.args...)
+			if code != exitOK {
+				t.Fatalf("exit %d, stderr:\n%s", code, errOut)
+			}
+			golden(t, tt.golden, out)
+		})
+	}
+}
+
+// The report and the diff read well in an 80-column terminal.
+func TestViewsFit80Columns(t *testing.T) {
+	for _, args := range [][]string{
+		{"demo", "--format", "report"},
+		append([]string{"render", "-t", mlTemplate, "-m", mlMemories, "--format", "report"}, mlRequest...),
+		{"diff", "testdata/demo.json", "testdata/demo-turn6.json"},
+		{"diff", "testdata/demo-turn6.json", "testdata/multilingual.json"},
+	} {
+		code, out, errOut := runCLI(t, args...)
+		if code != exitOK {
+			t.Fatalf("%q: exit %d: %s", args, code, errOut)
+		}
+		if strings.Contains(out, "\x1b") {
+			t.Errorf("%q: colour written to a pipe", args)
+		}
+		for i, line := range strings.Split(out, "\n") {
+			if w := displayWidth(line); w > 80 {
+				t.Errorf("%q: line %d is %d columns: %q", args, i+1, w, line)
+			}
+		}
+	}
+}
+
+// displayWidth is the terminal columns s takes: East Asian wide and
+// fullwidth characters count two, format characters and combining marks
+// none (view's own tests check its width function in detail).
+func displayWidth(s string) int {
+	n := 0
+	for _, r := range s {
+		switch k := width.LookupRune(r).Kind(); {
+		case unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf):
+		case k == width.EastAsianWide || k == width.EastAsianFullwidth:
+			n += 2
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+// Colour only on a terminal, never with NO_COLOR.
+func TestUseColor(t *testing.T) {
+	// /dev/null is a character device, as a terminal is; a regular file and
+	// a buffer are not.
+	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devNull.Close()
+	regular, err := os.Create(filepath.Join(t.TempDir(), "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer regular.Close()
+
+	t.Setenv("NO_COLOR", "")
+	if !useColor(devNull) {
+		t.Errorf("no colour on a character device")
+	}
+	if useColor(regular) || useColor(&strings.Builder{}) {
+		t.Errorf("colour on a regular file or a buffer")
+	}
+	t.Setenv("NO_COLOR", "1")
+	if useColor(devNull) {
+		t.Errorf("colour on a character device with NO_COLOR set")
+	}
+}
+
+// html writes one page to -o, or to stdout; report and html are formats
+// of demo too; a bad format is a usage error.
+func TestRenderHTML(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "demo.html")
+	code, stdout, stderr := runCLI(t, "demo", "--format", "html", "-o", out)
+	if code != exitOK || stdout != "" {
+		t.Fatalf("demo --format html -o: exit %d, stdout %q, stderr %s", code, stdout, stderr)
+	}
+	page, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(page), "<!DOCTYPE html>") || !strings.Contains(string(page), "turn-04-agent") {
+		t.Errorf("demo.html is not the demo's page")
+	}
+	code, stdout, _ = runCLI(t, append([]string{"render", "-t", mlTemplate, "-m", mlMemories, "--format", "html"}, mlRequest...)...)
+	if code != exitOK || !strings.HasPrefix(stdout, "<!DOCTYPE html>") || !strings.Contains(stdout, "zh-rule-privacy") {
+		t.Errorf("render --format html to stdout: exit %d, %.80q", code, stdout)
+	}
+	for _, args := range [][]string{{"demo", "--format", "yaml"}, {"render", "-t", mlTemplate, "-m", mlMemories, "--format", "pdf"}} {
+		if code, _, stderr := runCLI(t, args...); code != exitUsage || !strings.Contains(stderr, "report or html") {
+			t.Errorf("%q: exit %d, stderr %q", args, code, stderr)
+		}
+	}
+}
+
+// diff takes its flag before or after the files, and exits 2 for anything
+// that is not two readable render dumps.
+func TestDiffUsage(t *testing.T) {
+	dir := t.TempDir()
+	notJSON := writeFile(t, dir, "notjson.json", "hello\n")
+	tpl := mlTemplate // valid JSON, not a dump
+	twice := writeFile(t, dir, "twice.json", strings.Repeat(mustRead(t, "testdata/multilingual.json"), 2))
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"diff", "testdata/demo.json"}, "want two render dumps"},
+		{[]string{"diff", "testdata/demo.json", "testdata/demo.json", "testdata/demo.json"}, "got 3 file(s)"},
+		{[]string{"diff", "testdata/demo.json", filepath.Join(dir, "missing.json")}, "no such file"},
+		{[]string{"diff", "testdata/demo.json", dir}, "is a directory"},
+		{[]string{"diff", notJSON, "testdata/demo.json"}, "notjson.json: not a contextasm render dump"},
+		{[]string{"diff", "testdata/demo.json", tpl}, "missing protocol_version, fingerprint"},
+		{[]string{"diff", "testdata/demo.json", twice}, "more data after the JSON object"},
+		{[]string{"diff", "--format", "yaml", "testdata/demo.json", "testdata/demo.json"}, "--format must be text or json"},
+		{[]string{"diff", "testdata/demo.json", "testdata/demo.json", "--bogus"}, "flag provided but not defined"},
+	}
+	for _, tt := range tests {
+		code, _, stderr := runCLI(t, tt.args...)
+		if code != exitUsage || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%q: exit %d, stderr %q, want exit 2 and %q", tt.args, code, stderr, tt.want)
+		}
+	}
+
+	// Flags before the files work as well as after.
+	code, out, stderr := runCLI(t, "diff", "--format", "json", "testdata/demo.json", "testdata/demo-turn6.json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var r view.DiffResult
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Changes) == 0 || r.Changes[0].Change != view.Appeared {
+		t.Errorf("diff --format json first: %+v", r.Changes)
+	}
+	// A dump against itself: nothing changed.
+	code, out, _ = runCLI(t, "diff", "testdata/demo.json", "testdata/demo.json")
+	if code != exitOK || !strings.Contains(out, "No block changed") {
+		t.Errorf("diff of a dump with itself: exit %d:\n%s", code, out)
+	}
+}
+
+func mustRead(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -1,0 +1,4 @@
+package truncate
+
+// Descending exposes descending to the external tests.
+var Descending = descending

@@ -1,0 +1,169 @@
+package view
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/contextasm/contextasm/contextasm"
+	"github.com/contextasm/contextasm/truncate"
+)
+
+// blk is a block of a hand-made dump.
+func blk(id string, st truncate.Status, reason truncate.Reason, tokens int, score float64) contextasm.BlockResult {
+	return contextasm.BlockResult{RequestID: id, MemoryType: "history", Status: st, Reason: reason, Tokens: tokens, Score: score}
+}
+
+func dumpOf(sections []contextasm.SectionResult, events ...contextasm.Event) *contextasm.Dump {
+	return &contextasm.Dump{ProtocolVersion: "1.2", Fingerprint: "sha256:f", Budget: 100, Sections: sections, Events: events}
+}
+
+func excluded(id string, r truncate.Reason) contextasm.Event {
+	return contextasm.Event{Kind: truncate.KindExcluded, RequestID: id, Reason: r}
+}
+
+func TestDiffKinds(t *testing.T) {
+	k, c, d := truncate.Kept, truncate.Cut, truncate.Dropped
+	a := dumpOf([]contextasm.SectionResult{
+		{Name: "H", MaxTokens: 50, UsedTokens: 40, Blocks: []contextasm.BlockResult{
+			blk("same", k, "", 10, 0.9),
+			blk("swap-1", k, "", 5, 0.8),
+			blk("swap-2", k, "", 5, 0.7),
+			blk("left-dropped", k, "", 5, 0.6),
+			blk("left-excluded", k, "", 5, 0.6),
+			blk("newly-cut", k, "", 5, 0.5),
+			blk("uncut", c, truncate.ReasonCut, 3, 0.5),
+			blk("back", d, truncate.ReasonBudget, 5, 0.4),
+			blk("cap-to-budget", d, truncate.ReasonSectionCap, 5, 0.3),
+			blk("retokened", d, truncate.ReasonSectionCap, 5, 0.2),
+			blk("gone", k, "", 5, 0.1),
+		}},
+		{Name: "ONLY_A", MaxTokens: 10, UsedTokens: 7},
+	},
+		excluded("was-excluded", truncate.ReasonExpired),
+		excluded("excluded-to-dropped", truncate.ReasonOutOfScope),
+	)
+	b := dumpOf([]contextasm.SectionResult{
+		{Name: "ONLY_B", MaxTokens: 10, UsedTokens: 3},
+		{Name: "H", MaxTokens: 60, UsedTokens: 45, Blocks: []contextasm.BlockResult{
+			blk("new-top", k, "", 5, 0.99), // moves every rank down one: not a rank change
+			blk("same", k, "", 10, 0.9),
+			blk("swap-2", k, "", 5, 0.85),
+			blk("swap-1", k, "", 5, 0.8),
+			blk("newly-cut", c, truncate.ReasonCut, 2, 0.5),
+			blk("uncut", k, "", 5, 0.5),
+			blk("back", k, "", 5, 0.4),
+			blk("was-excluded", k, "", 5, 0.4),
+			blk("left-dropped", d, truncate.ReasonBudget, 5, 0.35),
+			blk("cap-to-budget", d, truncate.ReasonBudget, 5, 0.3),
+			blk("retokened", d, truncate.ReasonSectionCap, 9, 0.2),
+			blk("excluded-to-dropped", d, truncate.ReasonBudget, 5, 0.1),
+		}},
+	},
+		excluded("left-excluded", truncate.ReasonAccessDenied),
+	)
+	r := Diff(a, b)
+	got := map[string]ChangeKind{}
+	var order []string
+	for _, ch := range r.Changes {
+		got[ch.RequestID] = ch.Change
+		order = append(order, ch.RequestID)
+	}
+	want := map[string]ChangeKind{
+		"new-top":             Appeared,
+		"gone":                Disappeared,
+		"left-dropped":        LeftOut,
+		"left-excluded":       LeftOut,
+		"newly-cut":           NewlyCut,
+		"uncut":               BackIn,
+		"back":                BackIn,
+		"was-excluded":        BackIn,
+		"cap-to-budget":       ReasonChanged,
+		"excluded-to-dropped": ReasonChanged,
+		"swap-1":              RankChanged,
+		"swap-2":              RankChanged,
+		"retokened":           Changed,
+	}
+	for id, k := range want {
+		if got[id] != k {
+			t.Errorf("%s: %q, want %q", id, got[id], k)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("changes %v, want only %v", got, want)
+	}
+	if r.Unchanged != 1 {
+		t.Errorf("unchanged %d, want 1 (same)", r.Unchanged)
+	}
+	wantOrder := "new-top gone left-dropped left-excluded newly-cut uncut back was-excluded cap-to-budget excluded-to-dropped swap-2 swap-1 retokened"
+	if strings.Join(order, " ") != wantOrder {
+		t.Errorf("order\n%s\nwant\n%s", strings.Join(order, " "), wantOrder)
+	}
+
+	var names []string
+	for _, s := range r.Sections {
+		names = append(names, s.Name)
+	}
+	if strings.Join(names, " ") != "ONLY_B H ONLY_A" {
+		t.Errorf("sections %q", names)
+	}
+	h := r.Sections[1]
+	if h.UsedA != 40 || h.UsedB != 45 || h.Shift != 5 || h.MaxTokensA != 50 || h.MaxTokensB != 60 || h.InTextA != 8 || h.InTextB != 8 {
+		t.Errorf("H shift %+v", h)
+	}
+	if s := r.Sections[2]; s.UsedA != 7 || s.UsedB != 0 || s.Shift != -7 {
+		t.Errorf("ONLY_A shift %+v", s)
+	}
+	if c := r.Changes[0]; c.A != nil || c.B == nil || c.B.Rank != 1 || c.B.Section != "H" {
+		t.Errorf("appeared: %+v", c)
+	}
+	// The JSON names the sides and says null for a side without the block.
+	js, err := json.Marshal(r.Changes[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"request_id":"new-top","change":"appeared","a":null,"b":{"section":"H","status":"kept","rank":1,"tokens":5,"score":0.99}}`; string(js) != want {
+		t.Errorf("json %s\nwant %s", js, want)
+	}
+}
+
+func TestDiffSame(t *testing.T) {
+	d := loadDump(t, demoDump)
+	r := Diff(d, d)
+	if len(r.Changes) != 0 || !r.SameTemplate {
+		t.Errorf("a dump against itself: %+v", r.Changes)
+	}
+	n := len(d.Events)
+	for _, s := range d.Sections {
+		n += len(s.Blocks)
+	}
+	var out bytes.Buffer
+	if err := WriteDiff(&out, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "No block changed") {
+		t.Errorf("WriteDiff of no change:\n%s", out.String())
+	}
+}
+
+// Long and wide ids, and long section names, still fit 80 columns.
+func TestWriteDiffFits80Columns(t *testing.T) {
+	r := Diff(loadDump(t, multilingualDump), wideDump())
+	var out bytes.Buffer
+	if err := WriteDiff(&out, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "the template changed") {
+		t.Errorf("no word on the changed template:\n%s", out.String())
+	}
+	for i, line := range strings.Split(out.String(), "\n") {
+		if w := textWidth(line); w > 80 {
+			t.Errorf("line %d is %d columns: %q", i+1, w, line)
+		}
+		if strings.Contains(line, "\x1b") {
+			t.Errorf("line %d has an escape: %q", i+1, line)
+		}
+	}
+	golden(t, "wide.diff.golden", out.String())
+}

@@ -1,0 +1,319 @@
+package view
+
+import (
+	"crypto/sha256"
+	"embed"
+	"encoding/base64"
+	"html/template"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/contextasm/contextasm/contextasm"
+	"github.com/contextasm/contextasm/fingerprint"
+	"github.com/contextasm/contextasm/truncate"
+)
+
+//go:embed assets/page.html.tmpl assets/style.css assets/script.js
+var assets embed.FS
+
+// page is the parsed HTML template with its style and script. It is
+// immutable once built; html/template may execute it concurrently.
+type page struct {
+	tmpl *template.Template
+	css  template.CSS
+	js   template.JS
+	csp  string
+}
+
+// loadPage parses the embedded assets. The assets are part of the binary,
+// so an error here is a bug, caught by every test that writes HTML.
+func loadPage() (*page, error) {
+	tmpl, err := template.ParseFS(assets, "assets/page.html.tmpl")
+	if err != nil {
+		return nil, err
+	}
+	css, err := assets.ReadFile("assets/style.css")
+	if err != nil {
+		return nil, err
+	}
+	js, err := assets.ReadFile("assets/script.js")
+	if err != nil {
+		return nil, err
+	}
+	// The policy lets in exactly this page's style and script (by hash)
+	// and nothing else: no request can leave the page, and markup that
+	// escaped escaping still could not run.
+	csp := "default-src 'none'; script-src '" + hash(js) + "'; style-src '" + hash(css) +
+		"'; style-src-attr 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+	return &page{tmpl: tmpl, css: template.CSS(css), js: template.JS(js), csp: csp}, nil
+}
+
+func hash(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "sha256-" + base64.StdEncoding.EncodeToString(sum[:])
+}
+
+// WriteHTML writes d as one self-contained HTML page: the fingerprint and
+// the budget, each section as a stacked bar of its blocks and a table of
+// them (status, tokens, score, reason, provenance), the blocks excluded
+// before ranking, filters by status and reason, and the rendered text with
+// each block's span highlighted and linked to its row.
+//
+// The page has its style and script inline and loads nothing: no scripts,
+// styles, fonts or images from anywhere, enforced by a Content Security
+// Policy. Every string from the dump (block text, ids, names) is
+// HTML-escaped: a block is untrusted text.
+func WriteHTML(w io.Writer, d *contextasm.Dump) error {
+	p, err := loadPage()
+	if err != nil {
+		return err
+	}
+	return p.tmpl.Execute(w, buildHTML(d, p))
+}
+
+// The template's data.
+type (
+	htmlData struct {
+		D         *contextasm.Dump
+		CSP       string
+		CSS       template.CSS
+		JS        template.JS
+		BudgetPct int
+		Free      int
+		Rest      int // tokens not in any section's used count
+		Total     int // rows
+		Counts    []statusCount
+		Reasons   []reasonCount
+		Sections  []htmlSection
+		Excluded  []*htmlRow
+		Other     []otherEvent // events about blocks no section shows
+		LeftOut   []*htmlRow
+		Segments  []segment
+		HasJoiner bool // the text has a word joiner contextasm inserted
+	}
+	statusCount struct {
+		Status string
+		N      int
+	}
+	reasonCount struct {
+		Reason string
+		N      int
+	}
+	htmlSection struct {
+		Anchor      string
+		Color       int
+		Name        string
+		Priority    int
+		Max, Used   int
+		CapPct      int
+		BudgetPct   int
+		BudgetWidth string // % of the budget bar
+		Scale       int    // tokens the full width of the section's bar stands for
+		CapPos      string // % position of the cap marker
+		Bar         []*htmlRow
+		Rows        []*htmlRow
+	}
+	htmlRow struct {
+		Anchor     string
+		Span       string // id of the block's span in the text, "" if not in it
+		Section    string
+		Rank       int
+		ID         string
+		MemoryType string
+		Status     string
+		Reason     string
+		ReasonHelp string
+		Notes      []note
+		Reasons    string // reason and notes, space-separated, for the filter
+		Tokens     int
+		Score      string
+		Width      string // % of the section's bar
+		Provenance []keyValue
+		offset     int
+		length     int
+	}
+	otherEvent struct{ Kind, Reason, Help, ID string }
+	note       struct{ Name, Help string }
+	keyValue   struct{ Key, Value string }
+	segment    struct {
+		Row   *htmlRow // nil for text between blocks
+		Parts []part
+	}
+	part struct {
+		Text   string
+		Joiner bool
+	}
+)
+
+// pct formats 100·part/whole with two decimals, for CSS widths.
+func pct(part, whole int) string {
+	if whole <= 0 {
+		return "0"
+	}
+	return strconv.FormatFloat(100*float64(max(part, 0))/float64(whole), 'f', 2, 64)
+}
+
+func buildHTML(d *contextasm.Dump, p *page) *htmlData {
+	m := analyse(d)
+	h := &htmlData{
+		D: d, CSP: p.csp, CSS: p.css, JS: p.js,
+		BudgetPct: percent(d.TotalTokens, d.Budget),
+		Free:      d.Budget - d.TotalTokens,
+		Rest:      d.Budget - m.used,
+	}
+	reasons := make(map[string]int)
+	n := 0
+	newRow := func() *htmlRow {
+		n++
+		return &htmlRow{Anchor: "b" + strconv.Itoa(n)}
+	}
+	var inText []*htmlRow
+	for si, s := range m.sections {
+		hs := htmlSection{
+			Anchor: "s" + strconv.Itoa(si+1), Color: si % 8, Name: s.Name, Priority: s.Priority,
+			Max: s.MaxTokens, Used: s.UsedTokens,
+			CapPct: percent(s.UsedTokens, s.MaxTokens), BudgetPct: percent(s.UsedTokens, d.Budget),
+			BudgetWidth: pct(s.UsedTokens, d.Budget),
+		}
+		all := 0
+		for _, r := range s.Rows {
+			all += max(r.Tokens, 0)
+		}
+		hs.Scale = max(all, s.MaxTokens, 1)
+		hs.CapPos = pct(s.MaxTokens, hs.Scale)
+		for _, r := range s.Rows {
+			hr := newRow()
+			hr.Section, hr.Rank, hr.ID, hr.MemoryType = s.Name, r.Rank, r.RequestID, string(r.MemoryType)
+			hr.Status, hr.Reason, hr.ReasonHelp = r.Status, string(r.Reason), ReasonHelp(r.Reason)
+			hr.Tokens, hr.Score = r.Tokens, strconv.FormatFloat(r.Score, 'f', 4, 64)
+			hr.Width = pct(r.Tokens, hs.Scale)
+			keys := []string{}
+			if r.Reason != "" {
+				keys = append(keys, string(r.Reason))
+			}
+			for _, nt := range r.Notes {
+				hr.Notes = append(hr.Notes, note{nt, ReasonHelp(truncate.Reason(nt))})
+				keys = append(keys, nt)
+			}
+			for _, k := range keys {
+				reasons[k]++
+			}
+			hr.Reasons = strings.Join(keys, " ")
+			for _, kv := range []keyValue{{"source", r.SourceID}, {"location", r.SourceLocation}, {"uri", r.URI}} {
+				if kv.Value != "" {
+					hr.Provenance = append(hr.Provenance, kv)
+				}
+			}
+			if r.Length > 0 {
+				hr.offset, hr.length = r.Offset, r.Length
+				inText = append(inText, hr)
+			}
+			if r.Status != statusKept {
+				h.LeftOut = append(h.LeftOut, hr)
+			}
+			hs.Rows = append(hs.Rows, hr)
+		}
+		// The bar: what is in the text first (rank order), then what is not,
+		// so the cap marker separates what fit from what did not.
+		for _, hr := range hs.Rows {
+			if hr.Status != statusDropped {
+				hs.Bar = append(hs.Bar, hr)
+			}
+		}
+		for _, hr := range hs.Rows {
+			if hr.Status == statusDropped {
+				hs.Bar = append(hs.Bar, hr)
+			}
+		}
+		h.Sections = append(h.Sections, hs)
+	}
+	for _, g := range m.groups {
+		if !notBlock(g.Kind) {
+			for _, id := range g.IDs {
+				h.Other = append(h.Other, otherEvent{Kind: string(g.Kind), Reason: string(g.Reason), Help: ReasonHelp(g.Reason), ID: id})
+			}
+			continue
+		}
+		for _, id := range g.IDs {
+			hr := newRow()
+			hr.ID, hr.Status, hr.Reason, hr.ReasonHelp = id, statusExcluded, string(g.Reason), ReasonHelp(g.Reason)
+			hr.Reasons = string(g.Reason)
+			reasons[hr.Reasons]++
+			h.Excluded = append(h.Excluded, hr)
+			h.LeftOut = append(h.LeftOut, hr)
+		}
+	}
+	h.Total = n
+	for _, st := range statuses {
+		h.Counts = append(h.Counts, statusCount{st, m.counts[st]})
+	}
+	keys := make([]truncate.Reason, 0, len(reasons))
+	for k := range reasons {
+		keys = append(keys, truncate.Reason(k))
+	}
+	slices.SortFunc(keys, compareForLegend)
+	for _, k := range keys {
+		h.Reasons = append(h.Reasons, reasonCount{string(k), reasons[string(k)]})
+	}
+	h.Segments = segments(d.Text, inText)
+	h.HasJoiner = strings.Contains(d.Text, fingerprint.Joiner)
+	return h
+}
+
+// segments splits text into the spans of the rows (located by byte offset
+// and length) and the text between them. A span that lies outside the
+// text, splits a UTF-8 character or overlaps an earlier one is not
+// highlighted (a hand-edited dump must not break the page); its row then
+// has no link to the text.
+func segments(text string, rows []*htmlRow) []segment {
+	rows = slices.Clone(rows)
+	slices.SortStableFunc(rows, func(a, b *htmlRow) int { return a.offset - b.offset })
+	var segs []segment
+	at := 0
+	for _, r := range rows {
+		end := r.offset + r.length
+		if r.offset < at || end > len(text) || r.length <= 0 ||
+			!boundary(text, r.offset) || !boundary(text, end) {
+			continue
+		}
+		if r.offset > at {
+			segs = append(segs, segment{Parts: parts(text[at:r.offset])})
+		}
+		r.Span = "t" + strings.TrimPrefix(r.Anchor, "b")
+		segs = append(segs, segment{Row: r, Parts: parts(text[r.offset:end])})
+		at = end
+	}
+	if at < len(text) {
+		segs = append(segs, segment{Parts: parts(text[at:])})
+	}
+	return segs
+}
+
+// boundary reports whether i starts a character of s (or is its end).
+func boundary(s string, i int) bool {
+	return i == len(s) || utf8.RuneStart(s[i])
+}
+
+// parts splits s around the word joiners contextasm inserted, so the page
+// can show where a forged delimiter was broken.
+func parts(s string) []part {
+	var ps []part
+	for {
+		i := strings.Index(s, fingerprint.Joiner)
+		if i < 0 {
+			break
+		}
+		if i > 0 {
+			ps = append(ps, part{Text: s[:i]})
+		}
+		ps = append(ps, part{Text: fingerprint.Joiner, Joiner: true})
+		s = s[i+len(fingerprint.Joiner):]
+	}
+	if s != "" {
+		ps = append(ps, part{Text: s})
+	}
+	return ps
+}

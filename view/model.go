@@ -1,0 +1,195 @@
+package view
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/contextasm/contextasm/contextasm"
+	"github.com/contextasm/contextasm/truncate"
+)
+
+// Statuses as the views name them: a section's block is kept, cut or
+// dropped (truncate.Status); a block that never reached a section is
+// excluded.
+const (
+	statusKept     = "kept"
+	statusCut      = "cut"
+	statusDropped  = "dropped"
+	statusExcluded = "excluded"
+)
+
+// statuses in the order the views list them.
+var statuses = [...]string{statusKept, statusCut, statusDropped, statusExcluded}
+
+// reasonHelp says in a few words what each reason means to a person.
+// The first seven are the demo's wording (cmd/contextasm uses ReasonHelp).
+var reasonHelp = map[truncate.Reason]string{
+	truncate.ReasonExpired:           "past its valid_until",
+	truncate.ReasonStale:             "kept but near its valid_until: refresh it",
+	truncate.ReasonOutOfScope:        "belongs to another session or user",
+	truncate.ReasonAccessDenied:      "needs a role the request does not hold",
+	truncate.ReasonAudience:          "meant for the user only, never the model",
+	truncate.ReasonNoSection:         "no template section takes its memory type",
+	truncate.ReasonEscaped:           "content imitated a delimiter or header and was neutralised",
+	truncate.ReasonSectionCap:        "did not fit its section's max_tokens",
+	truncate.ReasonBudget:            "removed to fit the budget (lowest-priority section, lowest rank first)",
+	truncate.ReasonCut:               "cut at a token boundary to fill the room left in its section",
+	truncate.ReasonBinary:            "binary content and no decoder: skipped",
+	truncate.ReasonSourceUnavailable: "its source could not be read",
+	truncate.ReasonOutsideRoot:       "outside its source's root directory: refused",
+}
+
+// noteRequired marks a required block among a row's notes.
+const noteRequired = "required"
+
+// ReasonHelp says in a few words what an event or block reason means, for
+// people reading a report; "" for a reason it does not know.
+func ReasonHelp(r truncate.Reason) string {
+	if r == noteRequired {
+		return "the host requires it: never dropped or cut"
+	}
+	return reasonHelp[r]
+}
+
+// reasonOrder is the order reasons are grouped and listed in: the order
+// decisions are made (SPEC §4.1, §4.3), then notices and source problems.
+var reasonOrder = []truncate.Reason{
+	truncate.ReasonExpired, truncate.ReasonOutOfScope, truncate.ReasonAccessDenied,
+	truncate.ReasonAudience, truncate.ReasonNoSection,
+	truncate.ReasonSectionCap, truncate.ReasonCut, truncate.ReasonBudget,
+	truncate.ReasonStale, truncate.ReasonEscaped,
+	truncate.ReasonBinary, truncate.ReasonSourceUnavailable, truncate.ReasonOutsideRoot,
+}
+
+// compareReasons orders reasons as reasonOrder does, unknown ones last by
+// name.
+func compareReasons(a, b truncate.Reason) int {
+	ia, ib := slices.Index(reasonOrder, a), slices.Index(reasonOrder, b)
+	if ia < 0 {
+		ia = len(reasonOrder)
+	}
+	if ib < 0 {
+		ib = len(reasonOrder)
+	}
+	return cmp.Or(cmp.Compare(ia, ib), cmp.Compare(a, b))
+}
+
+// row is one block of a section as the views show it.
+type row struct {
+	truncate.BlockResult
+	Rank   int      // 1-based position in the section's rank order
+	Status string   // kept, cut or dropped
+	Notes  []string // "required", and notices such as stale and escaped
+}
+
+// sectionView is one section with its rows.
+type sectionView struct {
+	truncate.SectionResult
+	Rows []row
+}
+
+// group is the events of one reason that no section row shows: blocks
+// excluded before ranking, sources' problems, notices about blocks not in
+// any section.
+type group struct {
+	Kind   truncate.Kind
+	Reason truncate.Reason
+	IDs    []string // sorted
+}
+
+// model is a dump arranged for the views.
+type model struct {
+	sections []sectionView
+	groups   []group // excluded first, then source, then anything else
+	counts   map[string]int
+	used     int // sum of the sections' used tokens
+}
+
+// kindOrder is the order of event groups in the views.
+var kindOrder = []truncate.Kind{truncate.KindExcluded, truncate.KindSource, truncate.KindNotice, truncate.KindDropped, truncate.KindCut}
+
+// analyse arranges d for the views. It trusts nothing in d: names and ids
+// may be anything, events may name blocks no section has.
+func analyse(d *contextasm.Dump) *model {
+	m := &model{counts: make(map[string]int)}
+	type key struct{ section, id string }
+	where := make(map[key][2]int) // section and row index of each block
+	byID := make(map[string][2]int)
+	for si, s := range d.Sections {
+		sv := sectionView{SectionResult: s, Rows: make([]row, len(s.Blocks))}
+		m.used += s.UsedTokens
+		for bi, b := range s.Blocks {
+			r := row{BlockResult: b, Rank: bi + 1, Status: b.Status.String()}
+			if b.Required {
+				r.Notes = append(r.Notes, noteRequired)
+			}
+			sv.Rows[bi] = r
+			m.counts[r.Status]++
+			where[key{s.Name, b.RequestID}] = [2]int{si, bi}
+			if _, ok := byID[b.RequestID]; !ok {
+				byID[b.RequestID] = [2]int{si, bi}
+			}
+		}
+		m.sections = append(m.sections, sv)
+	}
+	groups := make(map[[2]string]*group)
+	for _, e := range d.Events {
+		pos, ok := where[key{e.Section, e.RequestID}]
+		if !ok && e.Section == "" {
+			pos, ok = byID[e.RequestID]
+		}
+		if ok && e.Kind != truncate.KindExcluded && e.Kind != truncate.KindSource {
+			r := &m.sections[pos[0]].Rows[pos[1]]
+			switch {
+			case e.Kind == truncate.KindNotice:
+				if !slices.Contains(r.Notes, string(e.Reason)) {
+					r.Notes = append(r.Notes, string(e.Reason))
+				}
+				continue
+			case e.Reason == r.Reason:
+				continue // the row says it
+			}
+		}
+		k := [2]string{string(e.Kind), string(e.Reason)}
+		g := groups[k]
+		if g == nil {
+			g = &group{Kind: e.Kind, Reason: e.Reason}
+			groups[k] = g
+		}
+		g.IDs = append(g.IDs, e.RequestID)
+		if notBlock(e.Kind) {
+			m.counts[statusExcluded]++
+		}
+	}
+	for _, g := range groups {
+		slices.Sort(g.IDs)
+		m.groups = append(m.groups, *g)
+	}
+	slices.SortFunc(m.groups, func(a, b group) int {
+		ka, kb := slices.Index(kindOrder, a.Kind), slices.Index(kindOrder, b.Kind)
+		if ka < 0 {
+			ka = len(kindOrder)
+		}
+		if kb < 0 {
+			kb = len(kindOrder)
+		}
+		return cmp.Or(cmp.Compare(ka, kb), cmp.Compare(a.Kind, b.Kind), compareReasons(a.Reason, b.Reason))
+	})
+	return m
+}
+
+// percent is 100·part/whole rounded to an integer, 0 when whole is not
+// positive.
+func percent(part, whole int) int {
+	if whole <= 0 {
+		return 0
+	}
+	return (200*part + whole) / (2 * whole)
+}
+
+// notBlock reports whether events of kind k are about blocks that never
+// reached a section: excluded before ranking, or a source's problem (a
+// resource that never became a block). The views count both as excluded.
+func notBlock(k truncate.Kind) bool {
+	return k == truncate.KindExcluded || k == truncate.KindSource
+}

@@ -1,0 +1,306 @@
+package view
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/contextasm/contextasm/contextasm"
+	"github.com/contextasm/contextasm/truncate"
+)
+
+// ReportOptions configure [WriteReport].
+type ReportOptions struct {
+	// Color writes ANSI colours. Set it only when the output is a terminal
+	// and the NO_COLOR environment variable is unset or empty.
+	Color bool
+	// Width is the most terminal columns a line may take; 0 means 80.
+	// Widths below 40 are taken as 40.
+	Width int
+}
+
+// DefaultWidth is the width reports and diffs are laid out for when
+// ReportOptions.Width is 0.
+const DefaultWidth = 80
+
+// ANSI SGR codes.
+const (
+	sgrBold    = "1"
+	sgrDim     = "2"
+	sgrRed     = "31"
+	sgrGreen   = "32"
+	sgrYellow  = "33"
+	sgrMagenta = "35"
+	sgrCyan    = "36"
+)
+
+// statusColor is the colour of each status.
+var statusColor = map[string]string{
+	statusKept:     sgrGreen,
+	statusCut:      sgrYellow,
+	statusDropped:  sgrRed,
+	statusExcluded: sgrMagenta,
+}
+
+// termWriter writes lines of at most width columns, each built from plain
+// and coloured pieces: a line that would be wider is shortened with an
+// ellipsis and written without colour, so no layout decision can break the
+// width promise.
+type termWriter struct {
+	w       *bufio.Writer
+	width   int
+	color   bool
+	plain   strings.Builder
+	painted strings.Builder
+}
+
+func newTermWriter(w io.Writer, width int, color bool) *termWriter {
+	if width == 0 {
+		width = DefaultWidth
+	}
+	return &termWriter{w: bufio.NewWriter(w), width: max(width, 40), color: color}
+}
+
+// add appends s, in colour sgr ("" for none), to the current line.
+func (t *termWriter) add(sgr, s string) *termWriter {
+	t.plain.WriteString(s)
+	if t.color && sgr != "" && s != "" {
+		t.painted.WriteString("\x1b[" + sgr + "m" + s + "\x1b[0m")
+	} else {
+		t.painted.WriteString(s)
+	}
+	return t
+}
+
+// end writes the current line.
+func (t *termWriter) end() {
+	plain := strings.TrimRight(t.plain.String(), " ")
+	out := t.painted.String()
+	if textWidth(plain) > t.width {
+		out = ellipsis(plain, t.width)
+	} else if !t.color {
+		out = plain
+	} else {
+		out = strings.TrimRight(out, " ")
+	}
+	t.w.WriteString(out)
+	t.w.WriteByte('\n')
+	t.plain.Reset()
+	t.painted.Reset()
+}
+
+// line writes one line in one colour.
+func (t *termWriter) line(sgr, s string) { t.add(sgr, s).end() }
+
+// blank writes an empty line.
+func (t *termWriter) blank() { t.end() }
+
+// bar draws a bar of w columns filled to part/whole, in eighths of a
+// column.
+func (t *termWriter) bar(sgr string, part, whole, w int) *termWriter {
+	eighths := 0
+	if whole > 0 {
+		eighths = min(max(part, 0)*w*8/whole, w*8)
+	}
+	full, rest := eighths/8, eighths%8
+	filled := strings.Repeat("█", full)
+	if rest > 0 {
+		filled += string([]rune("▏▎▍▌▋▊▉")[rest-1])
+		full++
+	}
+	t.add(sgr, filled)
+	return t.add(sgrDim, strings.Repeat("░", w-full))
+}
+
+// WriteReport writes d as a report for a terminal: the budget and the
+// block counts, then per section a bar of its used tokens against its cap
+// and its share of the budget, and every block in rank order with its
+// status, tokens, score and reason; then the blocks excluded before
+// ranking, grouped by reason; and what each reason means. Lines are at
+// most opt.Width columns, East Asian wide characters counted as two.
+func WriteReport(w io.Writer, d *contextasm.Dump, opt ReportOptions) error {
+	m := analyse(d)
+	t := newTermWriter(w, opt.Width, opt.Color)
+
+	t.add(sgrBold, "contextasm report").add("", " · ").add("", clean(d.Fingerprint)).add("", " · ").add("", clean(d.Encoding)).end()
+	t.line(sgrDim, "now "+clean(d.Now)+" · protocol v"+clean(d.ProtocolVersion)+" · render "+short(d.RenderHash))
+	t.blank()
+
+	free := d.Budget - d.TotalTokens
+	t.add(sgrBold, "Budget  ").add("", fmt.Sprintf("%d of %d tokens (%d%%) · %d free", d.TotalTokens, d.Budget, percent(d.TotalTokens, d.Budget), free)).end()
+	t.add("", "        ").bar(sgrCyan, d.TotalTokens, d.Budget, t.width-8).end()
+	t.add(sgrBold, "Blocks  ")
+	for i, st := range statuses {
+		if i > 0 {
+			t.add("", " · ")
+		}
+		t.add(statusColor[st], fmt.Sprintf("%d %s", m.counts[st], st))
+	}
+	t.end()
+
+	// Column widths shared by every section, so the tables line up.
+	rankW, idW, whyW := 1, 5, 3
+	for _, s := range m.sections {
+		rankW = max(rankW, len(strconv.Itoa(len(s.Rows))))
+		for _, r := range s.Rows {
+			idW = max(idW, textWidth(clean(r.RequestID)))
+			whyW = max(whyW, textWidth(why(r)))
+		}
+	}
+	fixed := 2 + rankW + 2 + 7 + 2 + 6 + 2 + 6 + 2
+	room := t.width - fixed
+	idW = min(idW, max(room-2-whyW, room/2))
+
+	stats := make([]string, len(m.sections))
+	statsW := 0
+	for i, s := range m.sections {
+		stats[i] = fmt.Sprintf("  %d/%d tok (%d%% of cap) · %d%% of budget", s.UsedTokens, s.MaxTokens, percent(s.UsedTokens, s.MaxTokens), percent(s.UsedTokens, d.Budget))
+		statsW = max(statsW, textWidth(stats[i]))
+	}
+	for i, s := range m.sections {
+		t.blank()
+		t.add(sgrBold, clean(s.Name)).add(sgrDim, fmt.Sprintf(" · priority %d · %s", s.Priority, plural(len(s.Rows), "block"))).end()
+		t.add("", "  ").bar(sgrCyan, s.UsedTokens, s.MaxTokens, max(t.width-2-statsW, 10)).add("", stats[i]).end()
+		if len(s.Rows) == 0 {
+			continue
+		}
+		t.add(sgrDim, "  "+padLeft("#", rankW)+"  "+pad("status", 7)+"  "+padLeft("tokens", 6)+"  "+pad("score", 6)+"  "+pad("block", idW)+"  why").end()
+		for _, r := range s.Rows {
+			t.add("", "  "+padLeft(strconv.Itoa(r.Rank), rankW)+"  ")
+			t.add(statusColor[r.Status], pad(r.Status, 7))
+			t.add("", "  "+padLeft(strconv.Itoa(r.Tokens), 6)+"  "+strconv.FormatFloat(r.Score, 'f', 4, 64)+"  ")
+			t.add("", pad(ellipsis(clean(r.RequestID), idW), idW)+"  ")
+			t.add(statusColor[r.Status], why(r)).end()
+		}
+	}
+
+	titles := map[truncate.Kind]string{
+		truncate.KindExcluded: "Excluded before ranking",
+		truncate.KindSource:   "Source problems",
+		truncate.KindNotice:   "Notices about blocks in no section",
+	}
+	for i, g := range m.groups {
+		if i == 0 || g.Kind != m.groups[i-1].Kind {
+			n := 0
+			for _, h := range m.groups[i:] {
+				if h.Kind == g.Kind {
+					n += len(h.IDs)
+				}
+			}
+			title := titles[g.Kind]
+			if title == "" {
+				title = "Other " + clean(string(g.Kind)) + " events"
+			}
+			t.blank()
+			t.add(sgrBold, title).add("", fmt.Sprintf(": %d", n)).end()
+		}
+		head := clean(string(g.Reason))
+		if help := ReasonHelp(g.Reason); help != "" {
+			head += " · " + help
+		}
+		for j, l := range wrap(head, t.width-2, t.width-4) {
+			if j == 0 {
+				t.add("", "  ").add(statusColor[statusExcluded], l).end()
+			} else {
+				t.line("", "    "+l)
+			}
+		}
+		for _, id := range g.IDs {
+			t.line("", "    "+ellipsis(clean(id), t.width-4))
+		}
+	}
+
+	// What the reasons on the rows mean.
+	var seen []truncate.Reason
+	for _, s := range m.sections {
+		for _, r := range s.Rows {
+			if r.Reason != "" && !slices.Contains(seen, r.Reason) {
+				seen = append(seen, r.Reason)
+			}
+			for _, n := range r.Notes {
+				if !slices.Contains(seen, truncate.Reason(n)) {
+					seen = append(seen, truncate.Reason(n))
+				}
+			}
+		}
+	}
+	if len(seen) > 0 {
+		t.blank()
+		t.line(sgrBold, "What the reasons mean")
+		keyW := 0
+		for _, r := range seen {
+			keyW = max(keyW, textWidth(clean(string(r))))
+		}
+		slices.SortFunc(seen, compareForLegend)
+		for _, r := range seen {
+			help := ReasonHelp(r)
+			if help == "" {
+				help = "(not a reason this version knows)"
+			}
+			for j, l := range wrap(help, t.width-4-keyW, t.width-4-keyW) {
+				key := ""
+				if j == 0 {
+					key = clean(string(r))
+				}
+				t.line("", "  "+pad(key, keyW)+"  "+l)
+			}
+		}
+	}
+
+	t.blank()
+	t.add(sgrBold, "Total  ").add("", fmt.Sprintf("%d of %d tokens: %d in sections, %d for the header and joins", d.TotalTokens, d.Budget, m.used, d.TotalTokens-m.used)).end()
+	return t.w.Flush()
+}
+
+// why is a row's last column: its reason, then its notes.
+func why(r row) string {
+	parts := make([]string, 0, 1+len(r.Notes))
+	if r.Reason != "" {
+		parts = append(parts, clean(string(r.Reason)))
+	}
+	for _, n := range r.Notes {
+		parts = append(parts, clean(n))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// short returns a hash shortened for a header line, its start kept.
+func short(hash string) string {
+	hash = clean(hash)
+	if textWidth(hash) <= 20 {
+		return hash
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range hash {
+		if n+runeWidth(r) > 19 {
+			break
+		}
+		n += runeWidth(r)
+		b.WriteRune(r)
+	}
+	return b.String() + "…"
+}
+
+// compareForLegend orders reasons with required first, then as
+// compareReasons does.
+func compareForLegend(a, b truncate.Reason) int {
+	if (a == noteRequired) != (b == noteRequired) {
+		if a == noteRequired {
+			return -1
+		}
+		return 1
+	}
+	return compareReasons(a, b)
+}
+
+// plural is "1 block", "2 blocks".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
