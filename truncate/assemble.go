@@ -285,24 +285,13 @@ func (a *Assembler) fill(sec *template.Section, blocks []Block, c Counter, out *
 			sep = sepTokens
 		}
 		room := capTokens - used - sep
-		if bounded && !cd.Required && b.MinTokens > room {
-			// Cannot fit, whatever its exact count: do not count it.
-			if sec.Partial() && !cutDone && room >= sec.MinPartialTokens() && a.cut(sec, b, cd, room, c) {
-				cd.status, cd.reason = Cut, ReasonCut
-				out.Events = append(out.Events, Event{Kind: KindCut, Section: sec.Name(), RequestID: cd.ID, Reason: ReasonCut, Tokens: cd.tokens})
-				used += sep + cd.tokens
-				kept++
-				cutDone = true
-			} else {
-				drop(cd)
-			}
-			if sec.Fill() == template.FillStop {
-				stopped = true
-			}
-			continue
+		// A block that cannot fit whatever its exact count (its lower
+		// bound exceeds the room) is a misfit without being counted.
+		misfit := bounded && !cd.Required && b.MinTokens > room
+		if !misfit {
+			a.blockTokens(sec, b, cd, c)
 		}
-		a.blockTokens(sec, b, cd, c)
-		if used+sep+cd.tokens <= capTokens || cd.Required {
+		if !misfit && (used+sep+cd.tokens <= capTokens || cd.Required) {
 			if used+sep+cd.tokens > capTokens {
 				misses = append(misses, RequiredMiss{RequestID: cd.ID, Section: sec.Name(), Tokens: cd.tokens, Limit: capTokens, Reason: ReasonSectionCap})
 			}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"os"
 
@@ -61,11 +60,7 @@ func runDiff(args []string, stdout, stderr io.Writer) error {
 func readDumpFile(name string) (*contextasm.Dump, error) {
 	data, err := os.ReadFile(name)
 	if err != nil {
-		return nil, usagef("diff: %v", err)
+		return nil, usagef("%v", err)
 	}
-	d, err := view.ReadDump(bytes.NewReader(data), name)
-	if err != nil {
-		return nil, fmt.Errorf("diff: %w", err)
-	}
-	return d, nil
+	return view.ReadDump(bytes.NewReader(data), name)
 }

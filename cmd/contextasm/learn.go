@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,7 +28,7 @@ func runFeedback(args []string, stdout, stderr io.Writer) error {
 	if *format != "text" && *format != "json" {
 		return usagef("feedback: --format must be text or json (got %q)", *format)
 	}
-	dump, err := readDump(*renderPath)
+	dump, err := readDumpFile(*renderPath)
 	if err != nil {
 		return err
 	}
@@ -54,23 +53,6 @@ func runFeedback(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	return verr
-}
-
-// readDump reads a render --format json dump.
-func readDump(name string) (*contextasm.Dump, error) {
-	data, err := os.ReadFile(name)
-	if err != nil {
-		return nil, err
-	}
-	var d contextasm.Dump
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&d); err != nil {
-		return nil, usagef("%s: not a render dump (render --format json): %v", name, err)
-	}
-	if d.ProtocolVersion == "" || d.Fingerprint == "" {
-		return nil, usagef("%s: not a render dump: no protocol_version or fingerprint", name)
-	}
-	return &d, nil
 }
 
 func writeFeedback(w io.Writer, fb *feedback.Result, format string) error {

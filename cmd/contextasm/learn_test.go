@@ -19,7 +19,7 @@ func renderDump(t *testing.T, state, out string) *contextasm.Dump {
 	if code, _, stderr := runCLI(t, args...); code != exitOK {
 		t.Fatalf("render: exit %d: %s", code, stderr)
 	}
-	d, err := readDump(out)
+	d, err := readDumpFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestFeedbackAndHeatErrors(t *testing.T) {
 		want string
 	}{
 		{"missing flags", []string{"feedback"}, exitUsage, "--state, --render and --response"},
-		{"not a dump", []string{"feedback", "--state", filepath.Join(dir, "s.json"), "--render", notDump, "--response", resp}, exitUsage, "not a render dump"},
+		{"not a dump", []string{"feedback", "--state", filepath.Join(dir, "s.json"), "--render", notDump, "--response", resp}, exitUsage, "not a contextasm render dump"},
 		{"unknown state version", []string{"heat", "--state", future}, exitUsage, "version 9"},
 		{"missing state", []string{"heat", "--state", filepath.Join(dir, "none.json")}, exitUsage, "none.json"},
 		{"bad format", []string{"heat", "--state", future, "--format", "xml"}, exitUsage, "--format"},
