@@ -233,3 +233,28 @@ func TestDescendingOrdersLikeFloats(t *testing.T) {
 		}
 	}
 }
+
+// The engine's ranking path (blocks in request_id order, compact keys)
+// orders like Rank and, once its scratch has grown, allocates nothing.
+func TestRankByIndexAllocationFree(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	ranked := make([]truncate.Ranked, 1000)
+	for i := range ranked {
+		ranked[i] = truncate.Ranked{Index: int32(i), Required: r.IntN(20) == 0, Score: float64(r.IntN(30)) / 30, ID: fmt.Sprintf("id-%05d", i)}
+	}
+	var a truncate.Assembler
+	got := a.RankSection(ranked)
+	want := slices.Clone(ranked)
+	truncate.Rank(want)
+	for i := range want {
+		if got[i] != want[i].Index {
+			t.Fatalf("position %d: index %d, Rank says %d", i, got[i], want[i].Index)
+		}
+	}
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
+	if n := testing.AllocsPerRun(100, func() { a.RankSectionNoResult(ranked) }); n != 0 {
+		t.Errorf("ranking 1,000 blocks allocates %v times, want 0", n)
+	}
+}
