@@ -171,7 +171,7 @@ func WriteReport(w io.Writer, d *contextasm.Dump, opt ReportOptions) error {
 		for _, r := range s.Rows {
 			t.add("", "  "+padLeft(strconv.Itoa(r.Rank), rankW)+"  ")
 			t.add(statusColor[r.Status], pad(r.Status, 7))
-			t.add("", "  "+padLeft(strconv.Itoa(r.Tokens), 6)+"  "+strconv.FormatFloat(r.Score, 'f', 4, 64)+"  ")
+			t.add("", "  "+padLeft(tokensText(r.Tokens), 6)+"  "+strconv.FormatFloat(r.Score, 'f', 4, 64)+"  ")
 			t.add("", pad(ellipsis(clean(r.RequestID), idW), idW)+"  ")
 			t.add(statusColor[r.Status], why(r)).end()
 		}
@@ -303,4 +303,14 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+// tokensText shows a block's count, or "-" for a block that was never
+// counted (it could not fit whatever its exact count; every rendered block
+// counts at least one token, so 0 means exactly that).
+func tokensText(n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return strconv.Itoa(n)
 }
