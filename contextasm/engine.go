@@ -234,25 +234,26 @@ func (e *Engine) Declare(decls ...declare.Declaration) error {
 	old := oldSnap.blocks
 	merged := make([]truncate.Block, 0, len(old)+len(incoming))
 	cells := make([]*heatCell, 0, len(old)+len(incoming))
-	i, j := 0, 0
-	for i < len(old) || j < len(incoming) {
-		switch {
-		case j == len(incoming) || (i < len(old) && old[i].ID < incoming[j].ID):
-			merged = append(merged, old[i])
+	i := 0
+	for _, in := range incoming {
+		// Copy the run of old blocks before this one in bulk: a turn adds
+		// one block to thousands, and copying them one by one costs more.
+		pos, found := slices.BinarySearchFunc(old[i:], in.ID, func(b truncate.Block, id string) int { return strings.Compare(b.ID, id) })
+		merged = append(merged, old[i:i+pos]...)
+		cells = append(cells, oldSnap.cells[i:i+pos]...)
+		i += pos
+		if found { // same ID: replace, keeping the declaration position
+			in.Seq = old[i].Seq
+			merged = append(merged, in)
 			cells = append(cells, oldSnap.cells[i])
 			i++
-		case i == len(old) || incoming[j].ID < old[i].ID:
-			merged = append(merged, incoming[j])
-			cells = append(cells, nil)
-			j++
-		default: // same ID: replace, keeping the declaration position
-			incoming[j].Seq = old[i].Seq
-			merged = append(merged, incoming[j])
-			cells = append(cells, oldSnap.cells[i])
-			i++
-			j++
+			continue
 		}
+		merged = append(merged, in)
+		cells = append(cells, nil)
 	}
+	merged = append(merged, old[i:]...)
+	cells = append(cells, oldSnap.cells[i:]...)
 	if len(merged) > e.cfg.MaxBlocks {
 		return fmt.Errorf("%w: %d blocks would exceed Config.MaxBlocks (%d); forget some first", ErrStoreFull, len(merged), e.cfg.MaxBlocks)
 	}
