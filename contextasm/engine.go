@@ -110,6 +110,7 @@ type Engine struct {
 
 	sources sourceEvents
 
+	saveMu  sync.Mutex      // orders saves of the learned state
 	learnMu sync.Mutex      // guards learned
 	learned *feedback.State // trust and heat, by request_id
 }

@@ -110,10 +110,8 @@ func (e *Engine) Feedback(ctx context.Context, res *Result, response string) (*f
 	if e.cfg.Audit != nil {
 		res.Audit.Log(ctx, e.cfg.Audit)
 	}
-	if e.cfg.State != nil {
-		if err := e.cfg.State.Save(e.State()); err != nil {
-			return fb, fmt.Errorf("contextasm: saving learned state: %w", err)
-		}
+	if err := e.SaveState(); err != nil {
+		return fb, err
 	}
 	return fb, fb.Err()
 }
@@ -161,6 +159,11 @@ func (e *Engine) SaveState() error {
 	if e.cfg.State == nil {
 		return nil
 	}
+	// Take the state and save it under one lock, so that concurrent saves
+	// land in the order their states were taken: a later save never
+	// writes an older state over a newer one.
+	e.saveMu.Lock()
+	defer e.saveMu.Unlock()
 	if err := e.cfg.State.Save(e.State()); err != nil {
 		return fmt.Errorf("contextasm: saving learned state: %w", err)
 	}

@@ -230,3 +230,30 @@ func TestWarmReassemblyCountsHeat(t *testing.T) {
 		t.Errorf("after a third render: %+v", h)
 	}
 }
+
+// Concurrent feedback saves in order: the file ends with the final state,
+// never an older one saved late.
+func TestConcurrentFeedbackSavesLatestState(t *testing.T) {
+	tpl := parseTemplate(t, learnTemplate)
+	path := filepath.Join(t.TempDir(), "state.json")
+	eng := newEngine(t, contextasm.Config{State: feedback.NewFileStore(path)}, learnDecls()...)
+	res := assemble(t, eng, contextasm.Request{Template: tpl, Now: demoNow})
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 5 {
+				if _, err := eng.Feedback(t.Context(), res, `<memory_ref id="fact-a"/>`); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	saved, err := feedback.NewFileStore(path).Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := eng.State(); saved.Heat["fact-a"] != want.Heat["fact-a"] || saved.Trust["fact-a"] != want.Trust["fact-a"] || want.Heat["fact-a"].Refs != 40 {
+		t.Errorf("saved %+v / %v, engine %+v / %v", saved.Heat["fact-a"], saved.Trust["fact-a"], want.Heat["fact-a"], want.Trust["fact-a"])
+	}
+}
