@@ -80,9 +80,9 @@ func (m *outputMemo) put(k outputKey, v *assembled) {
 // Feedback reads the model's response to the context res rendered: which
 // blocks it cited and where, how their trust moves (later assemblies rank
 // with the new trust), and which break_on_violation constraints it broke.
-// It counts citations in the blocks' heat, sets res.Audit.ModelResponseHash
-// and logs the record again when Config.Audit is set, and saves the learned
-// state when Config.State is set.
+// It counts citations in the blocks' heat, logs the assembly's audit record
+// again with model_response_hash when Config.Audit is set, and saves the
+// learned state when Config.State is set. It does not modify res.
 //
 // When the response breaks a constraint, Feedback returns the result and an
 // error wrapping feedback.ErrConstraintViolation (a *feedback.ViolationError).
@@ -106,9 +106,13 @@ func (e *Engine) Feedback(ctx context.Context, res *Result, response string) (*f
 	if len(fb.TrustChanges) > 0 {
 		e.applyTrust(fb.TrustChanges)
 	}
-	res.Audit.ModelResponseHash = fb.ModelResponseHash
 	if e.cfg.Audit != nil {
-		res.Audit.Log(ctx, e.cfg.Audit)
+		// The record after feedback: the assembly's, with the response's
+		// hash. res itself is left alone: Results are read-only and may be
+		// shared between goroutines.
+		audit := res.Audit
+		audit.ModelResponseHash = fb.ModelResponseHash
+		audit.Log(ctx, e.cfg.Audit)
 	}
 	if err := e.SaveState(); err != nil {
 		return fb, err

@@ -27,8 +27,8 @@ type (
 // Result is one assembly's outcome. Treat it as read-only: an Engine that
 // assembles the same request twice without a change in between (a warm
 // re-assembly) returns the same sections and events again, sharing their
-// slices, rather than repeating the work. Only Audit.ModelResponseHash is
-// set later, by Feedback on this Result.
+// slices, rather than repeating the work. Feedback does not modify it
+// either: the record it logs is a copy with model_response_hash set.
 type Result struct {
 	// Text is the rendered context: the protocol header line, then each
 	// section that kept blocks, in template order.
@@ -63,7 +63,8 @@ type Audit struct {
 	RenderedTokens      int      `json:"rendered_tokens"`
 	Budget              int      `json:"budget"`
 	Events              []Event  `json:"events"`
-	// ModelResponseHash is set once feedback on the assembly was given.
+	// ModelResponseHash is set in the record Feedback logs: the hash of
+	// the model's response to this assembly.
 	ModelResponseHash string `json:"model_response_hash,omitempty"`
 }
 
