@@ -3,11 +3,11 @@ package view
 import (
 	"flag"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/contextasm/contextasm/contextasm"
+	"github.com/contextasm/contextasm/internal/goldenfile"
 	"github.com/contextasm/contextasm/truncate"
 )
 
@@ -36,20 +36,7 @@ func loadDump(t *testing.T, path string) *contextasm.Dump {
 // golden compares got with testdata/name, or rewrites it under -update.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s (run go test -update after checking the change):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
+	goldenfile.Check(t, name, got, *update)
 }
 
 // wideDump is a hand-made dump with everything that strains a layout:
