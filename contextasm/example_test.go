@@ -2,12 +2,14 @@ package contextasm_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"time"
 
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/feedback"
 	"github.com/contextasm/contextasm/template"
 )
 
@@ -77,4 +79,47 @@ func ExampleEngine_Declare() {
 	// declare: request_id "note-bad": session_id: is required when scope is session
 	// declare: request_id "note-bad": semantic_weight: must be between 0 and 1 (got 1.5)
 	// blocks stored: 0
+}
+
+func ExampleEngine_Feedback() {
+	eng, err := contextasm.New(contextasm.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	rule := declare.Declaration{RequestID: "rule-age", MemoryType: declare.Constraint, Scope: declare.ScopeGlobal,
+		Content: "Never decide on the applicant's age.", BreakOnViolation: true,
+		ViolationPatterns: []string{`(?i)because of (his|her) age`}}
+	fact := declare.Declaration{RequestID: "dti", MemoryType: declare.Context, Scope: declare.ScopeGlobal,
+		Content: "Debt-to-income ratio: 45%."}
+	if err := eng.Declare(rule, fact); err != nil {
+		log.Fatal(err)
+	}
+	tpl, err := template.Parse([]byte(`{"budget": 200, "sections": [
+	  {"name": "RULES", "priority": 1, "memory_types": ["constraint"], "max_tokens": 50, "render": "<rule id=\"{request_id}\">{content}</rule>"},
+	  {"name": "FACTS", "priority": 2, "memory_types": ["context"], "max_tokens": 50, "render": "<fact id=\"{request_id}\">{content}</fact>"}]}`), "t.json")
+	if err != nil {
+		log.Fatal(err)
+	}
+	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	res, err := eng.Assemble(context.Background(), contextasm.Request{Template: tpl, Now: now})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	// The model cites the blocks it used; citing one early raises its
+	// trust, which later assemblies rank with.
+	fb, err := eng.Feedback(context.Background(), res, `<memory_ref id="dti"/> At 45% the file needs a manual review.`)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, c := range fb.TrustChanges {
+		fmt.Printf("trust of %s: %.2f -> %.2f\n", c.RequestID, c.From, c.To)
+	}
+
+	// A response that breaks a break_on_violation constraint is an error.
+	_, err = eng.Feedback(context.Background(), res, "Declined because of her age.")
+	fmt.Println(errors.Is(err, feedback.ErrConstraintViolation), err)
+	// Output:
+	// trust of dti: 0.50 -> 0.55
+	// true CONSTRAINT_VIOLATION: block "rule-age": the response matches "(?i)because of (his|her) age"
 }
