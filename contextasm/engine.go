@@ -213,7 +213,7 @@ func (e *Engine) Declare(decls ...declare.Declaration) error {
 
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	incoming := make([]truncate.Block, len(decls))
+	incoming := make([]*truncate.Block, len(decls))
 	e.learnMu.Lock()
 	for i := range decls {
 		incoming[i] = toBlock(&decls[i])
@@ -228,18 +228,18 @@ func (e *Engine) Declare(decls ...declare.Declaration) error {
 	}
 	e.learnMu.Unlock()
 	e.seq += int64(len(decls))
-	slices.SortFunc(incoming, func(a, b truncate.Block) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(incoming, func(a, b *truncate.Block) int { return cmp.Compare(a.ID, b.ID) })
 	// Merge into a new snapshot: readers keep the one they hold. Heat cells
 	// travel with their blocks; only new ids look theirs up.
 	oldSnap := e.current()
 	old := oldSnap.blocks
-	merged := make([]truncate.Block, 0, len(old)+len(incoming))
+	merged := make([]*truncate.Block, 0, len(old)+len(incoming))
 	cells := make([]*heatCell, 0, len(old)+len(incoming))
 	i := 0
 	for _, in := range incoming {
 		// Copy the run of old blocks before this one in bulk: a turn adds
 		// one block to thousands, and copying them one by one costs more.
-		pos, found := slices.BinarySearchFunc(old[i:], in.ID, func(b truncate.Block, id string) int { return strings.Compare(b.ID, id) })
+		pos, found := slices.BinarySearchFunc(old[i:], in.ID, func(b *truncate.Block, id string) int { return strings.Compare(b.ID, id) })
 		merged = append(merged, old[i:i+pos]...)
 		cells = append(cells, oldSnap.cells[i:i+pos]...)
 		i += pos
@@ -265,7 +265,7 @@ func (e *Engine) Declare(decls ...declare.Declaration) error {
 // publish stores blocks as the new snapshot, with each block's heat cell:
 // cells[i] when set, else the cell kept for its id, else a new one. The
 // caller holds e.mu.
-func (e *Engine) publish(blocks []truncate.Block, cells []*heatCell) {
+func (e *Engine) publish(blocks []*truncate.Block, cells []*heatCell) {
 	if cells == nil {
 		cells = make([]*heatCell, len(blocks))
 	}
@@ -302,7 +302,7 @@ func (e *Engine) Forget(ids ...string) int {
 		drop[id] = true
 	}
 	old := e.blocks()
-	kept := make([]truncate.Block, 0, len(old))
+	kept := make([]*truncate.Block, 0, len(old))
 	for _, b := range old {
 		if !drop[b.ID] {
 			kept = append(kept, b)
@@ -318,7 +318,7 @@ func (e *Engine) Len() int { return len(e.blocks()) }
 // snapshot is one published state of the store: blocks sorted by ID and
 // each block's heat cell at the same index.
 type snapshot struct {
-	blocks []truncate.Block
+	blocks []*truncate.Block // never mutated: a change makes a new block
 	cells  []*heatCell
 }
 
@@ -334,10 +334,10 @@ func (e *Engine) current() *snapshot {
 }
 
 // blocks returns the current snapshot's blocks.
-func (e *Engine) blocks() []truncate.Block { return e.current().blocks }
+func (e *Engine) blocks() []*truncate.Block { return e.current().blocks }
 
-func toBlock(d *declare.Declaration) truncate.Block {
-	b := truncate.Block{
+func toBlock(d *declare.Declaration) *truncate.Block {
+	b := &truncate.Block{
 		ID:           d.RequestID,
 		Type:         d.MemoryType,
 		Content:      d.Content,
@@ -364,7 +364,7 @@ func toBlock(d *declare.Declaration) truncate.Block {
 	if d.LastModified != nil {
 		b.LastModified = *d.LastModified
 	}
-	b.Key = blockKey(&b)
+	b.Key = blockKey(b)
 	// Rendering adds literals around the content, and a run of the content
 	// may merge with one of theirs at each join: allow for it.
 	b.MinTokens = max(0, bpe.LowerBound(d.Content)-6)
@@ -419,7 +419,7 @@ func (e *Engine) Assemble(ctx context.Context, req Request) (*Result, error) {
 	if !ok {
 		counter := &cachedCounter{tok: tok, cache: e.counts, tag: tagOf(tpl.Encoding(), e.cfg.Counter != nil)}
 		asm := e.pool.Get().(*truncate.Assembler)
-		out, err := asm.Assemble(tpl, snap.blocks, truncate.Request{Now: req.Now, SessionID: req.SessionID, UserID: req.UserID, Roles: req.Roles}, counter)
+		out, err := asm.AssembleRefs(tpl, snap.blocks, truncate.Request{Now: req.Now, SessionID: req.SessionID, UserID: req.UserID, Roles: req.Roles}, counter)
 		e.pool.Put(asm)
 		if err != nil {
 			return nil, fmt.Errorf("contextasm: %w", err)

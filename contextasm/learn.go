@@ -93,11 +93,11 @@ func (e *Engine) Feedback(ctx context.Context, res *Result, response string) (*f
 	blocks := e.blocks()
 	e.learnMu.Lock()
 	fb, err := learn(e.learned, res.Sections, response, e.cfg.Policy, func(id string) (*truncate.Block, bool) {
-		i, ok := slices.BinarySearchFunc(blocks, id, func(b truncate.Block, id string) int { return strings.Compare(b.ID, id) })
+		i, ok := slices.BinarySearchFunc(blocks, id, func(b *truncate.Block, id string) int { return strings.Compare(b.ID, id) })
 		if !ok {
 			return nil, false
 		}
-		return &blocks[i], true
+		return blocks[i], true
 	})
 	e.learnMu.Unlock()
 	if err != nil {
@@ -128,9 +128,12 @@ func (e *Engine) applyTrust(changes []feedback.TrustChange) {
 	next := slices.Clone(old)
 	changed := false
 	for _, c := range changes {
-		i, ok := slices.BinarySearchFunc(next, c.RequestID, func(b truncate.Block, id string) int { return strings.Compare(b.ID, id) })
+		i, ok := slices.BinarySearchFunc(next, c.RequestID, func(b *truncate.Block, id string) int { return strings.Compare(b.ID, id) })
 		if ok {
-			next[i].Trust = c.To
+			// A new block: readers of the old snapshot keep theirs.
+			b := *next[i]
+			b.Trust = c.To
+			next[i] = &b
 			changed = true
 		}
 	}

@@ -24,13 +24,14 @@ type Assembler struct {
 	// checking. Unset, the Assembler checks the order itself.
 	SortedByID bool
 
-	ranked [][]Ranked    // per section, in file order
-	cands  [][]candidate // per section, rank order
-	used   []int         // per section: the sum the cap is applied to
-	keys   []rankKey
-	render []byte
-	text   []byte
-	order  []int
+	ranked  [][]Ranked    // per section, in file order
+	cands   [][]candidate // per section, rank order
+	used    []int         // per section: the sum the cap is applied to
+	keys    []rankKey
+	keysTmp []rankKey
+	render  []byte
+	text    []byte
+	order   []int
 
 	protected   []string // the delimiters of protectedOf
 	protectedOf *template.Template
@@ -70,6 +71,17 @@ func (a *Assembler) reset(n int) {
 // sorts them by request_id) so that events come in a fixed order too; the
 // text does not depend on it.
 func (a *Assembler) Assemble(tpl *template.Template, blocks []Block, req Request, c Counter) (*Output, error) {
+	refs := make([]*Block, len(blocks))
+	for i := range blocks {
+		refs[i] = &blocks[i]
+	}
+	return a.AssembleRefs(tpl, refs, req, c)
+}
+
+// AssembleRefs is Assemble for blocks held by pointer, as the engine's
+// store holds them (so that declaring one block copies pointers, not
+// blocks). The blocks are only read.
+func (a *Assembler) AssembleRefs(tpl *template.Template, blocks []*Block, req Request, c Counter) (*Output, error) {
 	n := tpl.NumSections()
 	a.reset(n)
 	sc := a.Scoring.orDefault()
@@ -78,8 +90,7 @@ func (a *Assembler) Assemble(tpl *template.Template, blocks []Block, req Request
 	out := &Output{Events: make([]Event, 0, len(blocks)+16)}
 	var misses []RequiredMiss
 
-	for i := range blocks {
-		b := &blocks[i]
+	for i, b := range blocks {
 		if reason := eligibility(b, tpl, &req); reason != "" {
 			out.Events = append(out.Events, Event{Kind: KindExcluded, RequestID: b.ID, Reason: reason})
 			if reason == ReasonNoSection && b.Required {
@@ -94,7 +105,7 @@ func (a *Assembler) Assemble(tpl *template.Template, blocks []Block, req Request
 		a.ranked[si] = append(a.ranked[si], Ranked{Index: int32(i), Required: b.Required, Score: sc.Score(b, req.Now), ID: b.ID})
 	}
 
-	byID := a.SortedByID || slices.IsSortedFunc(blocks, func(x, y Block) int { return strings.Compare(x.ID, y.ID) })
+	byID := a.SortedByID || slices.IsSortedFunc(blocks, func(x, y *Block) int { return strings.Compare(x.ID, y.ID) })
 	for k := range n {
 		si := tpl.ByPriority(k)
 		if byID {
@@ -171,11 +182,72 @@ func (a *Assembler) rankByIndex(si int) {
 		}
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, compareRankKey)
+	keys = a.sortRankKeys(keys)
 	for _, k := range keys {
 		a.cands[si] = append(a.cands[si], candidate{Ranked: ranked[k.index]})
 	}
 	a.keys = keys
+}
+
+// radixMin is the size from which sortRankKeys uses a radix sort rather
+// than a comparison sort.
+const radixMin = 256
+
+// sortRankKeys sorts keys by compareRankKey. Keys come in index order, so
+// a stable sort on (req, score) gives the index tie-break for free; large
+// sections get an LSD radix sort on the score key (eight byte passes, each
+// skipped when every key shares that byte, as scores in [0, 1] share their
+// exponent) and a stable pass that puts required blocks first: linear, where
+// a comparison sort of 20,000 keys costs several times more. It returns the
+// sorted slice, which may be a.keysTmp's array; the other array becomes
+// the scratch for next time.
+func (a *Assembler) sortRankKeys(keys []rankKey) []rankKey {
+	if len(keys) < radixMin {
+		slices.SortFunc(keys, compareRankKey)
+		return keys
+	}
+	tmp := slices.Grow(a.keysTmp[:0], len(keys))[:len(keys)]
+	src, dst := keys, tmp
+	var count [256]int
+	for shift := uint(0); shift < 64; shift += 8 {
+		clear(count[:])
+		for _, k := range src {
+			count[byte(k.score>>shift)]++
+		}
+		if count[byte(src[0].score>>shift)] == len(src) {
+			continue // every key has this byte: the pass would change nothing
+		}
+		pos := 0
+		for i, c := range count {
+			count[i] = pos
+			pos += c
+		}
+		for _, k := range src {
+			b := byte(k.score >> shift)
+			dst[count[b]] = k
+			count[b]++
+		}
+		src, dst = dst, src
+	}
+	// Required blocks first, stably.
+	n := 0
+	for _, k := range src {
+		if k.req == 0 {
+			dst[n] = k
+			n++
+		}
+	}
+	if n > 0 && n < len(src) {
+		for _, k := range src {
+			if k.req != 0 {
+				dst[n] = k
+				n++
+			}
+		}
+		src, dst = dst, src
+	}
+	a.keysTmp = dst[:0]
+	return src
 }
 
 // eligibility returns why b cannot enter the context, or "" if it can.
@@ -257,7 +329,7 @@ func (a *Assembler) ensureRendered(sec *template.Section, b *Block, cd *candidat
 }
 
 // fill selects the section's blocks in rank order under its cap.
-func (a *Assembler) fill(sec *template.Section, blocks []Block, c Counter, out *Output, misses []RequiredMiss) []RequiredMiss {
+func (a *Assembler) fill(sec *template.Section, blocks []*Block, c Counter, out *Output, misses []RequiredMiss) []RequiredMiss {
 	si := sec.Index()
 	cands := a.cands[si]
 	capTokens := sec.MaxTokens()
@@ -275,7 +347,7 @@ func (a *Assembler) fill(sec *template.Section, blocks []Block, c Counter, out *
 	}
 	for i := range cands {
 		cd := &cands[i]
-		b := &blocks[cd.Index]
+		b := blocks[cd.Index]
 		if stopped && !cd.Required {
 			drop(cd) // not counted: it cannot enter
 			continue
@@ -372,7 +444,7 @@ func sectionUsed(cands []candidate, sepTokens int) int {
 // count and the final text needs no counting: an unchanged or one-block-
 // changed assembly then makes at most one tokenizer call. Otherwise the
 // final text is counted, and blocks keep going until that count fits.
-func (a *Assembler) fitBudget(tpl *template.Template, blocks []Block, c Counter, out *Output) error {
+func (a *Assembler) fitBudget(tpl *template.Template, blocks []*Block, c Counter, out *Output) error {
 	budget := tpl.Budget()
 	n := tpl.NumSections()
 	joinTokens := c.Count("\n")
@@ -435,7 +507,7 @@ func (a *Assembler) fitBudget(tpl *template.Template, blocks []Block, c Counter,
 // linesAdd reports whether the text's count is the sum of its lines' counts:
 // a line-additive counter, every section with blocks in line mode, and every
 // kept block starting its line cleanly. It renders the kept blocks.
-func (a *Assembler) linesAdd(tpl *template.Template, blocks []Block, c Counter) bool {
+func (a *Assembler) linesAdd(tpl *template.Template, blocks []*Block, c Counter) bool {
 	la, ok := c.(LineAdditive)
 	additive := ok && la.LineAdditive()
 	for si := range a.cands {
@@ -445,7 +517,7 @@ func (a *Assembler) linesAdd(tpl *template.Template, blocks []Block, c Counter) 
 			if !cd.inText() {
 				continue
 			}
-			a.ensureRendered(sec, &blocks[cd.Index], cd)
+			a.ensureRendered(sec, blocks[cd.Index], cd)
 			if !lineMode(sec) || !StartsLineCleanly(cd.text) {
 				additive = false
 			}
@@ -509,7 +581,7 @@ func (d *dropCursor) next(tpl *template.Template, cands [][]candidate) (si, j in
 // writeText renders the header line and every section with blocks into
 // a.text, recording each block's offset. Each section's blocks are joined by
 // its separator and followed by a newline, so the text ends with one.
-func (a *Assembler) writeText(tpl *template.Template, blocks []Block) {
+func (a *Assembler) writeText(tpl *template.Template, blocks []*Block) {
 	if a.protectedOf != tpl {
 		a.protected, a.protectedOf = tpl.Protected(), tpl
 	}
@@ -522,7 +594,7 @@ func (a *Assembler) writeText(tpl *template.Template, blocks []Block) {
 		a.order = a.order[:0]
 		for i := range cands {
 			if cands[i].inText() {
-				a.ensureRendered(sec, &blocks[cands[i].Index], &cands[i])
+				a.ensureRendered(sec, blocks[cands[i].Index], &cands[i])
 				a.order = append(a.order, i)
 			}
 		}
@@ -551,7 +623,7 @@ func (a *Assembler) writeText(tpl *template.Template, blocks []Block) {
 }
 
 // results fills out.Sections and the escaped notices.
-func (a *Assembler) results(tpl *template.Template, blocks []Block, out *Output) {
+func (a *Assembler) results(tpl *template.Template, blocks []*Block, out *Output) {
 	out.Sections = make([]SectionResult, tpl.NumSections())
 	total := 0
 	for si := range a.cands {
@@ -564,7 +636,7 @@ func (a *Assembler) results(tpl *template.Template, blocks []Block, out *Output)
 		sr.Blocks, all = all[:len(a.cands[si]):len(a.cands[si])], all[len(a.cands[si]):]
 		for i := range a.cands[si] {
 			cd := &a.cands[si][i]
-			b := &blocks[cd.Index]
+			b := blocks[cd.Index]
 			br := &sr.Blocks[i]
 			br.RequestID, br.MemoryType, br.Tokens = cd.ID, b.Type, cd.tokens
 			br.Score, br.Status, br.Reason, br.Required = math.Round(cd.Score*1e4)/1e4, cd.status, cd.reason, cd.Required

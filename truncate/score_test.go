@@ -258,3 +258,36 @@ func TestRankByIndexAllocationFree(t *testing.T) {
 		t.Errorf("ranking 1,000 blocks allocates %v times, want 0", n)
 	}
 }
+
+// The radix path of the engine's ranking agrees with Rank on large
+// sections of every kind of score: ties, negatives (negative weights), -0,
+// all required, none required.
+func TestRankByIndexMatchesRankOnLargeSections(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 4))
+	gens := map[string]func(i int) truncate.Ranked{
+		"ties":         func(i int) truncate.Ranked { return truncate.Ranked{Score: float64(r.IntN(4)) / 4, Required: r.IntN(7) == 0} },
+		"negatives":    func(i int) truncate.Ranked { return truncate.Ranked{Score: r.NormFloat64() * 100, Required: r.IntN(50) == 0} },
+		"signed zeros": func(i int) truncate.Ranked { return truncate.Ranked{Score: math.Copysign(0, float64(r.IntN(2))-0.5)} },
+		"all required": func(i int) truncate.Ranked { return truncate.Ranked{Score: r.Float64(), Required: true} },
+		"distinct":     func(i int) truncate.Ranked { return truncate.Ranked{Score: r.Float64()} },
+	}
+	var a truncate.Assembler
+	for name, gen := range gens {
+		for _, n := range []int{255, 256, 3000} {
+			ranked := make([]truncate.Ranked, n)
+			for i := range ranked {
+				ranked[i] = gen(i)
+				ranked[i].Index = int32(i)
+				ranked[i].ID = fmt.Sprintf("b%06d", i)
+			}
+			got := a.RankSection(ranked)
+			want := slices.Clone(ranked)
+			truncate.Rank(want)
+			for i := range want {
+				if got[i] != want[i].Index {
+					t.Fatalf("%s, %d blocks: position %d is block %d, Rank says %d", name, n, i, got[i], want[i].Index)
+				}
+			}
+		}
+	}
+}
