@@ -265,8 +265,12 @@ func TestRankByIndexAllocationFree(t *testing.T) {
 func TestRankByIndexMatchesRankOnLargeSections(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 4))
 	gens := map[string]func(i int) truncate.Ranked{
-		"ties":         func(i int) truncate.Ranked { return truncate.Ranked{Score: float64(r.IntN(4)) / 4, Required: r.IntN(7) == 0} },
-		"negatives":    func(i int) truncate.Ranked { return truncate.Ranked{Score: r.NormFloat64() * 100, Required: r.IntN(50) == 0} },
+		"ties": func(i int) truncate.Ranked {
+			return truncate.Ranked{Score: float64(r.IntN(4)) / 4, Required: r.IntN(7) == 0}
+		},
+		"negatives": func(i int) truncate.Ranked {
+			return truncate.Ranked{Score: r.NormFloat64() * 100, Required: r.IntN(50) == 0}
+		},
 		"signed zeros": func(i int) truncate.Ranked { return truncate.Ranked{Score: math.Copysign(0, float64(r.IntN(2))-0.5)} },
 		"all required": func(i int) truncate.Ranked { return truncate.Ranked{Score: r.Float64(), Required: true} },
 		"distinct":     func(i int) truncate.Ranked { return truncate.Ranked{Score: r.Float64()} },
