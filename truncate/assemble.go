@@ -27,6 +27,7 @@ type Assembler struct {
 	ranked  [][]Ranked    // per section, in file order
 	cands   [][]candidate // per section, rank order
 	used    []int         // per section: the sum the cap is applied to
+	kept    []int         // per section: blocks in the text (kept or cut)
 	keys    []rankKey
 	keysTmp []rankKey
 	render  []byte
@@ -56,13 +57,14 @@ func (a *Assembler) reset(n int) {
 		a.ranked = make([][]Ranked, n)
 		a.cands = make([][]candidate, n)
 		a.used = make([]int, n)
+		a.kept = make([]int, n)
 	}
-	a.ranked, a.cands, a.used = a.ranked[:n], a.cands[:n], a.used[:n]
+	a.ranked, a.cands, a.used, a.kept = a.ranked[:n], a.cands[:n], a.used[:n], a.kept[:n]
 	for i := range n {
 		a.ranked[i] = a.ranked[i][:0]
 		clear(a.cands[i]) // drop references to the last call's strings
 		a.cands[i] = a.cands[i][:0]
-		a.used[i] = 0
+		a.used[i], a.kept[i] = 0, 0
 	}
 }
 
@@ -386,7 +388,7 @@ func (a *Assembler) fill(sec *template.Section, blocks []*Block, c Counter, out 
 			stopped = true
 		}
 	}
-	a.used[si] = used
+	a.used[si], a.kept[si] = used, kept
 	return misses
 }
 
@@ -418,21 +420,6 @@ func (a *Assembler) cut(sec *template.Section, b *Block, cd *candidate, room int
 	return false
 }
 
-// sectionUsed recomputes the sum a section's cap applies to.
-func sectionUsed(cands []candidate, sepTokens int) int {
-	used, kept := 0, 0
-	for i := range cands {
-		if cands[i].inText() {
-			used += cands[i].tokens
-			kept++
-		}
-	}
-	if kept > 1 {
-		used += (kept - 1) * sepTokens
-	}
-	return used
-}
-
 // fitBudget drops blocks, lowest-priority section and lowest-ranked block
 // first, until the final text's exact count fits the budget, and renders it.
 //
@@ -456,7 +443,7 @@ func (a *Assembler) fitBudget(tpl *template.Template, blocks []*Block, c Counter
 	}
 	// A section not in line mode ends with a newline of its own.
 	sectionTokens := func(si int) int {
-		if !hasKept(a.cands[si]) {
+		if a.kept[si] == 0 {
 			return 0
 		}
 		if lineMode(tpl.Section(si)) {
@@ -480,7 +467,14 @@ func (a *Assembler) fitBudget(tpl *template.Template, blocks []*Block, c Counter
 		cd.text, cd.rendered = "", false
 		sec := tpl.Section(si)
 		out.Events = append(out.Events, Event{Kind: KindDropped, Section: sec.Name(), RequestID: cd.ID, Reason: ReasonBudget, Tokens: cd.tokens})
-		a.used[si] = sectionUsed(a.cands[si], sepTokens(sec))
+		// Take the block out of the section's sum: its count, and the
+		// separator it no longer needs if others remain.
+		a.kept[si]--
+		if a.kept[si] == 0 {
+			a.used[si] = 0
+		} else {
+			a.used[si] -= cd.tokens + sepTokens(sec)
+		}
 		estimate -= before - sectionTokens(si)
 		return true
 	}
@@ -542,15 +536,6 @@ func (a *Assembler) overBudget(tpl *template.Template, budget int, c Counter) er
 			ErrBudgetTooSmall, c.Count(tpl.Header()), budget)
 	}
 	return &RequiredError{Misses: misses}
-}
-
-func hasKept(cands []candidate) bool {
-	for i := range cands {
-		if cands[i].inText() {
-			return true
-		}
-	}
-	return false
 }
 
 // dropCursor walks blocks in budget-cut order: sections from the least
