@@ -103,6 +103,7 @@ type Engine struct {
 	last  outputMemo
 
 	counts     *lru.Cache[countKey, int]
+	plans      *lru.Cache[countKey, bpe.CutPlan]
 	memo       blockMemo
 	tokMu      sync.Mutex
 	tokenizers map[string]Counter
@@ -137,8 +138,14 @@ func New(cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("contextasm: %w", err)
 	}
+	// Cut plans are for partial blocks only, a few per template.
+	plans, err := lru.New[countKey, bpe.CutPlan](max(cfg.CacheSize/64, 16))
+	if err != nil {
+		return nil, fmt.Errorf("contextasm: %w", err)
+	}
 	e := &Engine{
 		memo:       blockMemo{memo},
+		plans:      plans,
 		cfg:        cfg,
 		limits:     declare.Config{MaxContentBytes: cfg.MaxContentBytes},
 		counts:     counts,
@@ -417,7 +424,7 @@ func (e *Engine) Assemble(ctx context.Context, req Request) (*Result, error) {
 	key := outputKey{snap: snap, tpl: tpl, now: req.Now.UnixNano(), session: req.SessionID, user: req.UserID, roles: strings.Join(req.Roles, "\x00")}
 	memo, ok := e.last.get(key)
 	if !ok {
-		counter := &cachedCounter{tok: tok, cache: e.counts, tag: tagOf(tpl.Encoding(), e.cfg.Counter != nil)}
+		counter := &cachedCounter{tok: tok, cache: e.counts, plans: e.plans, tag: tagOf(tpl.Encoding(), e.cfg.Counter != nil)}
 		asm := e.pool.Get().(*truncate.Assembler)
 		out, err := asm.AssembleRefs(tpl, snap.blocks, truncate.Request{Now: req.Now, SessionID: req.SessionID, UserID: req.UserID, Roles: req.Roles}, counter)
 		e.pool.Put(asm)
@@ -464,6 +471,7 @@ func tagOf(encoding string, custom bool) byte {
 type cachedCounter struct {
 	tok   Counter
 	cache *lru.Cache[countKey, int]
+	plans *lru.Cache[countKey, bpe.CutPlan] // cut plans, by text hash and encoding
 	tag   byte
 }
 
@@ -539,13 +547,47 @@ func (c *cachedCounter) Cut(text string, maxTokens int) string {
 		return c.tok.Cut(text, maxTokens)
 	}
 	k := c.key(text)
-	k.cut = maxTokens + 1
-	if n, ok := c.cache.Get(k); ok && n <= len(text) {
+	ck := k
+	ck.cut = maxTokens + 1
+	if n, ok := c.cache.Get(ck); ok && n <= len(text) {
 		return text[:n]
 	}
-	part := c.tok.Cut(text, maxTokens)
+	var part string
+	if plan, planner, ok := c.plan(text, k); ok {
+		// A partial block is cut anew whenever the room left in its
+		// section moves: with its content planned once, a new cut
+		// tokenizes only the stretch after the last word that fits.
+		part = planner.CutPlanned(plan, text, maxTokens)
+	} else {
+		part = c.tok.Cut(text, maxTokens)
+	}
 	if strings.HasPrefix(text, part) { // a Counter's contract; don't cache one that breaks it
-		c.cache.Add(k, len(part))
+		c.cache.Add(ck, len(part))
 	}
 	return part
+}
+
+// plan returns text's cut plan, making it on first use, when the tokenizer
+// plans cuts.
+func (c *cachedCounter) plan(text string, k countKey) (bpe.CutPlan, cutPlanner, bool) {
+	planner, ok := c.tok.(cutPlanner)
+	if !ok || c.plans == nil {
+		return bpe.CutPlan{}, nil, false
+	}
+	if plan, ok := c.plans.Get(k); ok {
+		return plan, planner, true
+	}
+	plan, ok := planner.PlanCuts(text)
+	if ok {
+		c.plans.Add(k, plan)
+	}
+	return plan, planner, ok
+}
+
+// cutPlanner is implemented by tokenizers that can plan the cuts of a text
+// once (bpe.Tokenizer), so that cutting it again to another size tokenizes
+// at most the stretch after the last word that fits.
+type cutPlanner interface {
+	PlanCuts(text string) (bpe.CutPlan, bool)
+	CutPlanned(plan bpe.CutPlan, text string, maxTokens int) string
 }

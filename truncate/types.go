@@ -17,8 +17,9 @@ import (
 type Counter interface {
 	// Count returns the number of tokens of text.
 	Count(text string) int
-	// Cut returns the longest prefix of text that ends on a token boundary,
-	// never inside a UTF-8 character, and counts at most maxTokens tokens.
+	// Cut returns the longest prefix of text that ends on a token
+	// boundary, never inside a UTF-8 character, and counts at most
+	// maxTokens tokens.
 	Cut(text string, maxTokens int) string
 }
 

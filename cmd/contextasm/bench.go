@@ -53,7 +53,15 @@ func (c *callCounter) Count(s string) int         { c.calls.Add(1); return c.tok
 func (c *callCounter) Cut(s string, n int) string { c.calls.Add(1); return c.tok.Cut(s, n) }
 func (c *callCounter) LineAdditive() bool         { return c.tok.LineAdditive() }
 func (c *callCounter) LowerBounded() bool         { return c.tok.LowerBounded() }
-func (c *callCounter) take() int64                { return c.calls.Swap(0) }
+func (c *callCounter) PlanCuts(s string) (bpe.CutPlan, bool) {
+	c.calls.Add(1)
+	return c.tok.PlanCuts(s)
+}
+func (c *callCounter) CutPlanned(p bpe.CutPlan, s string, n int) string {
+	c.calls.Add(1)
+	return c.tok.CutPlanned(p, s, n)
+}
+func (c *callCounter) take() int64 { return c.calls.Swap(0) }
 
 // The bench must count as the engine does with its own tokenizer.
 var (
