@@ -431,7 +431,7 @@ func (e *Engine) Assemble(ctx context.Context, req Request) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("contextasm: %w", err)
 		}
-		memo = &assembled{out: out, types: memoryTypes(out.Sections)}
+		memo = &assembled{out: out, types: memoryTypes(out.Sections), renderHash: renderHashOf(out.Text)}
 		e.last.put(key, memo)
 	}
 	snap.recordHeat(memo.out.Sections)
@@ -440,7 +440,7 @@ func (e *Engine) Assemble(ctx context.Context, req Request) (*Result, error) {
 	if extra := e.sources.current(); len(extra) > 0 {
 		events = append(slices.Clip(events), extra...) // never into the memo's array
 	}
-	res := newResult(tpl, req, out, events, memo.types)
+	res := newResult(tpl, req, memo, events)
 	if e.cfg.Audit != nil {
 		res.Audit.Log(ctx, e.cfg.Audit)
 	}

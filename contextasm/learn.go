@@ -47,11 +47,12 @@ type outputKey struct {
 	session, user, roles string
 }
 
-// assembled is a memoised assembly: its output and the memory types that
-// took part.
+// assembled is a memoised assembly: its output, the memory types that took
+// part and the render hash, computed once however often it is reused.
 type assembled struct {
-	out   *truncate.Output
-	types []string
+	out        *truncate.Output
+	types      []string
+	renderHash string
 }
 
 // outputMemo remembers the most recent assembly. One entry is enough for

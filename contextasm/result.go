@@ -87,12 +87,11 @@ func (a *Audit) Log(ctx context.Context, l *slog.Logger) {
 	l.LogAttrs(ctx, slog.LevelInfo, "contextasm.assembly", attrs...)
 }
 
-func newResult(tpl *template.Template, req Request, out *truncate.Output, events []Event, types []string) *Result {
-	sum := sha256.Sum256([]byte(out.Text))
-	renderHash := "sha256:" + hex.EncodeToString(sum[:])
+func newResult(tpl *template.Template, req Request, a *assembled, events []Event) *Result {
+	out, renderHash := a.out, a.renderHash
 	id := req.ID
 	if id == "" {
-		id = "asm-" + hex.EncodeToString(sum[:6])
+		id = "asm-" + renderHash[len("sha256:"):][:12]
 	}
 	if events == nil {
 		events = []Event{}
@@ -111,12 +110,18 @@ func newResult(tpl *template.Template, req Request, out *truncate.Output, events
 			RequestID:           id,
 			Fingerprint:         tpl.Fingerprint(),
 			RenderHash:          renderHash,
-			DeclaredMemoryTypes: types,
+			DeclaredMemoryTypes: a.types,
 			RenderedTokens:      out.TotalTokens,
 			Budget:              tpl.Budget(),
 			Events:              events,
 		},
 	}
+}
+
+// renderHashOf returns "sha256:" and the hex SHA-256 of a rendered text.
+func renderHashOf(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 // memoryTypes returns the memory types of the blocks that took part in an

@@ -93,18 +93,19 @@ func (a *Assembler) AssembleRefs(tpl *template.Template, blocks []*Block, req Re
 	var misses []RequiredMiss
 
 	for i, b := range blocks {
-		if reason := eligibility(b, tpl, &req); reason != "" {
+		si, reason := eligibility(b, tpl, &req)
+		if reason != "" {
 			out.Events = append(out.Events, Event{Kind: KindExcluded, RequestID: b.ID, Reason: reason})
 			if reason == ReasonNoSection && b.Required {
 				misses = append(misses, RequiredMiss{RequestID: b.ID, Reason: ReasonNoSection})
 			}
 			continue
 		}
-		si, _ := tpl.SectionFor(b.Type)
-		if _, stale := b.staleness(req.Now); stale {
+		frac, stale := b.staleness(req.Now)
+		if stale {
 			out.Events = append(out.Events, Event{Kind: KindNotice, Section: tpl.Section(si).Name(), RequestID: b.ID, Reason: ReasonStale})
 		}
-		a.ranked[si] = append(a.ranked[si], Ranked{Index: int32(i), Required: b.Required, Score: sc.Score(b, req.Now), ID: b.ID})
+		a.ranked[si] = append(a.ranked[si], Ranked{Index: int32(i), Required: b.Required, Score: sc.score(b, frac, stale), ID: b.ID})
 	}
 
 	byID := a.SortedByID || slices.IsSortedFunc(blocks, func(x, y *Block) int { return strings.Compare(x.ID, y.ID) })
@@ -252,23 +253,25 @@ func (a *Assembler) sortRankKeys(keys []rankKey) []rankKey {
 	return src
 }
 
-// eligibility returns why b cannot enter the context, or "" if it can.
-func eligibility(b *Block, tpl *template.Template, req *Request) Reason {
+// eligibility returns the section b goes to, or why it cannot enter the
+// context.
+func eligibility(b *Block, tpl *template.Template, req *Request) (int, Reason) {
 	switch {
 	case !b.ValidUntil.IsZero() && !req.Now.Before(b.ValidUntil):
-		return ReasonExpired
+		return -1, ReasonExpired
 	case b.Scope == "session" && b.SessionID != req.SessionID,
 		b.Scope == "user" && b.UserID != req.UserID:
-		return ReasonOutOfScope
+		return -1, ReasonOutOfScope
 	case len(b.Roles) > 0 && !anyShared(b.Roles, req.Roles):
-		return ReasonAccessDenied
+		return -1, ReasonAccessDenied
 	case !b.ForAssistant:
-		return ReasonAudience
+		return -1, ReasonAudience
 	}
-	if _, ok := tpl.SectionFor(b.Type); !ok {
-		return ReasonNoSection
+	si, ok := tpl.SectionFor(b.Type)
+	if !ok {
+		return -1, ReasonNoSection
 	}
-	return ""
+	return si, ""
 }
 
 func anyShared(have, want []string) bool {

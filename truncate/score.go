@@ -47,7 +47,13 @@ func (s Scoring) orDefault() Scoring {
 
 // Score returns b's score at now.
 func (s Scoring) Score(b *Block, now time.Time) float64 {
-	s = s.orDefault()
+	frac, stale := b.staleness(now)
+	return s.orDefault().score(b, frac, stale)
+}
+
+// score is Score for a Scoring already defaulted and a staleness already
+// known: the Assembler has both at hand for every block.
+func (s Scoring) score(b *Block, frac float64, stale bool) float64 {
 	p := s.DefaultPriority
 	if b.HasPriority {
 		p = b.Priority
@@ -57,7 +63,7 @@ func (s Scoring) Score(b *Block, now time.Time) float64 {
 		return 0
 	}
 	score := (s.Priority*p + s.SemanticWeight*b.Weight + s.Trust*b.Trust) / sum
-	if frac, stale := b.staleness(now); stale {
+	if stale {
 		score *= 1 - s.StalePenalty*(1+frac)/2
 	}
 	return score
