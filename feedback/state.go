@@ -25,6 +25,9 @@ type State struct {
 	Version int                `json:"version"`
 	Trust   map[string]float64 `json:"trust"`
 	Heat    map[string]Heat    `json:"heat"`
+	// Sessions holds each conversation's previous decisions, keyed by
+	// SessionKey.
+	Sessions map[string]*SessionState `json:"sessions,omitempty"`
 }
 
 // NewState returns an empty state of the current version.
@@ -40,6 +43,14 @@ func (s *State) Clone() *State {
 	}
 	for k, v := range s.Heat {
 		c.Heat[k] = v
+	}
+	if s.Sessions != nil {
+		c.Sessions = make(map[string]*SessionState, len(s.Sessions))
+		for k, v := range s.Sessions {
+			cp := *v
+			cp.Data = append([]byte(nil), v.Data...)
+			c.Sessions[k] = &cp
+		}
 	}
 	return c
 }
