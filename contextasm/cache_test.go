@@ -9,7 +9,7 @@ import (
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/internal/bpe"
-	"github.com/contextasm/contextasm/truncate"
+	"github.com/contextasm/contextasm/outcome"
 )
 
 // roomyTemplate has room for everything its tests declare.
@@ -177,7 +177,7 @@ func TestFillStopCountsNothingAfterMisfit(t *testing.T) {
 			for _, b := range res.Sections[0].Blocks {
 				blocks[b.RequestID] = b
 			}
-			if b := blocks["b-misfit"]; b.Status != truncate.Dropped || b.Reason != truncate.ReasonSectionCap || b.Tokens == 0 {
+			if b := blocks["b-misfit"]; b.Status != outcome.StatusDropped || b.Reason != outcome.ReasonSectionCap || b.Tokens == 0 {
 				t.Errorf("b-misfit: %+v, want dropped for section_cap with its count", b)
 			}
 			for _, id := range []string{"c-after", "d-after"} {
@@ -187,14 +187,14 @@ func TestFillStopCountsNothingAfterMisfit(t *testing.T) {
 					if got := countedContaining(counted, marker); len(got) != 0 {
 						t.Errorf("fill stop counted %s after the first misfit: %q", id, got)
 					}
-					if b := blocks[id]; b.Status != truncate.Dropped || b.Reason != truncate.ReasonSectionCap || b.Tokens != 0 {
+					if b := blocks[id]; b.Status != outcome.StatusDropped || b.Reason != outcome.ReasonSectionCap || b.Tokens != 0 {
 						t.Errorf("%s: %+v, want dropped for section_cap, uncounted (0 tokens)", id, b)
 					}
 					if strings.Contains(res.Text, marker) {
 						t.Errorf("fill stop rendered %s after the first misfit", id)
 					}
 				case "skip": // the control: the same blocks are counted and kept
-					if b := blocks[id]; b.Status != truncate.Kept || b.Tokens == 0 {
+					if b := blocks[id]; b.Status != outcome.StatusKept || b.Tokens == 0 {
 						t.Errorf("fill skip: %s: %+v, want kept", id, b)
 					}
 				}

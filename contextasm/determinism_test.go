@@ -40,19 +40,19 @@ func determinismInputs(t *testing.T) (*template.Template, []declare.Declaration)
 	return tpl, append(decls, ties...)
 }
 
-// outcome is what must not vary between equivalent assemblies.
-type outcome struct {
+// observed is what must not vary between equivalent assemblies.
+type observed struct {
 	text   string
 	dump   string
 	events []contextasm.Event
 	audit  contextasm.Audit
 }
 
-func outcomeOf(t testing.TB, res *contextasm.Result) outcome {
-	return outcome{text: res.Text, dump: dumpJSON(t, res), events: res.Events, audit: res.Audit}
+func outcomeOf(t testing.TB, res *contextasm.Result) observed {
+	return observed{text: res.Text, dump: dumpJSON(t, res), events: res.Events, audit: res.Audit}
 }
 
-func compareOutcomes(t testing.TB, what string, got, want outcome) {
+func compareOutcomes(t testing.TB, what string, got, want observed) {
 	t.Helper()
 	if got.text != want.text {
 		t.Errorf("%s: Text differs:\ngot\n%s\nwant\n%s", what, got.text, want.text)
@@ -114,11 +114,11 @@ func TestDeterministicAcrossGOMAXPROCS(t *testing.T) {
 	tpl, decls := determinismInputs(t)
 	req := demoRequest(tpl)
 
-	run := func(procs int) []outcome {
+	run := func(procs int) []observed {
 		old := runtime.GOMAXPROCS(procs)
 		defer runtime.GOMAXPROCS(old)
 		eng := newEngine(t, contextasm.Config{}, decls...)
-		outs := make([]outcome, 4)
+		outs := make([]observed, 4)
 		var wg sync.WaitGroup
 		for i := range outs {
 			wg.Go(func() {
@@ -175,7 +175,7 @@ func TestConcurrentAssemble(t *testing.T) {
 
 	eng := newEngine(t, contextasm.Config{}, all...) // cold cache: goroutines race to fill it
 	const goroutines, rounds = 16, 5
-	results := make([][]outcome, goroutines)
+	results := make([][]observed, goroutines)
 	stop := make(chan struct{})
 	var writer sync.WaitGroup
 	writerErr := make(chan error, 1)

@@ -12,7 +12,7 @@
 //	// res.Text, res.TotalTokens, res.Fingerprint, res.Sections, res.Events, res.Audit
 //
 // The Engine owns the block store and the token-count cache; the decisions
-// are package truncate's, the formats packages declare and template's, the
+// are the internal assembler's (told in package outcome's vocabulary), the formats packages declare and template's, the
 // header package fingerprint's. An Engine is safe for concurrent use:
 // Declare swaps in a new immutable snapshot of the store, and every
 // Assemble works on the snapshot it started with.

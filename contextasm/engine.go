@@ -18,6 +18,7 @@ import (
 
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/feedback"
+	"github.com/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/internal/bpe"
 	"github.com/contextasm/contextasm/template"
 	"github.com/contextasm/contextasm/truncate"
@@ -59,7 +60,8 @@ type Config struct {
 	Counter Counter
 	// CacheSize bounds the token-count cache, in entries (DefaultCacheSize).
 	CacheSize int
-	// Scoring weighs blocks for ranking (truncate.DefaultScoring).
+	// Scoring weighs blocks for ranking; each zero field takes its value
+	// from truncate.DefaultScoring().
 	Scoring truncate.Scoring
 	// MaxContentBytes bounds a block's content (declare.DefaultMaxContentBytes).
 	MaxContentBytes int
@@ -107,7 +109,7 @@ type Engine struct {
 	memo       blockMemo
 	tokMu      sync.Mutex
 	tokenizers map[string]Counter
-	pool       sync.Pool // *truncate.Assembler
+	pool       sync.Pool // *assemble.Assembler
 
 	sources sourceEvents
 
@@ -134,7 +136,7 @@ func New(cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("contextasm: %w", err)
 	}
-	memo, err := lru.New[truncate.MemoKey, int](cfg.CacheSize)
+	memo, err := lru.New[assemble.MemoKey, int](cfg.CacheSize)
 	if err != nil {
 		return nil, fmt.Errorf("contextasm: %w", err)
 	}
@@ -152,7 +154,7 @@ func New(cfg Config) (*Engine, error) {
 		tokenizers: make(map[string]Counter, 2),
 		cells:      make(map[string]*heatCell),
 	}
-	e.pool.New = func() any { return &truncate.Assembler{Scoring: cfg.Scoring, Memo: e.memo, SortedByID: true} }
+	e.pool.New = func() any { return &assemble.Assembler{Scoring: cfg.Scoring, Memo: e.memo, SortedByID: true} }
 	e.learned = feedback.NewState()
 	if cfg.State != nil {
 		st, err := cfg.State.Load()
@@ -220,7 +222,7 @@ func (e *Engine) Declare(decls ...declare.Declaration) error {
 
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	incoming := make([]*truncate.Block, len(decls))
+	incoming := make([]*assemble.Block, len(decls))
 	e.learnMu.Lock()
 	for i := range decls {
 		incoming[i] = toBlock(&decls[i])
@@ -235,18 +237,18 @@ func (e *Engine) Declare(decls ...declare.Declaration) error {
 	}
 	e.learnMu.Unlock()
 	e.seq += int64(len(decls))
-	slices.SortFunc(incoming, func(a, b *truncate.Block) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(incoming, func(a, b *assemble.Block) int { return cmp.Compare(a.ID, b.ID) })
 	// Merge into a new snapshot: readers keep the one they hold. Heat cells
 	// travel with their blocks; only new ids look theirs up.
 	oldSnap := e.current()
 	old := oldSnap.blocks
-	merged := make([]*truncate.Block, 0, len(old)+len(incoming))
+	merged := make([]*assemble.Block, 0, len(old)+len(incoming))
 	cells := make([]*heatCell, 0, len(old)+len(incoming))
 	i := 0
 	for _, in := range incoming {
 		// Copy the run of old blocks before this one in bulk: a turn adds
 		// one block to thousands, and copying them one by one costs more.
-		pos, found := slices.BinarySearchFunc(old[i:], in.ID, func(b *truncate.Block, id string) int { return strings.Compare(b.ID, id) })
+		pos, found := slices.BinarySearchFunc(old[i:], in.ID, func(b *assemble.Block, id string) int { return strings.Compare(b.ID, id) })
 		merged = append(merged, old[i:i+pos]...)
 		cells = append(cells, oldSnap.cells[i:i+pos]...)
 		i += pos
@@ -272,7 +274,7 @@ func (e *Engine) Declare(decls ...declare.Declaration) error {
 // publish stores blocks as the new snapshot, with each block's heat cell:
 // cells[i] when set, else the cell kept for its id, else a new one. The
 // caller holds e.mu.
-func (e *Engine) publish(blocks []*truncate.Block, cells []*heatCell) {
+func (e *Engine) publish(blocks []*assemble.Block, cells []*heatCell) {
 	if cells == nil {
 		cells = make([]*heatCell, len(blocks))
 	}
@@ -309,7 +311,7 @@ func (e *Engine) Forget(ids ...string) int {
 		drop[id] = true
 	}
 	old := e.blocks()
-	kept := make([]*truncate.Block, 0, len(old))
+	kept := make([]*assemble.Block, 0, len(old))
 	for _, b := range old {
 		if !drop[b.ID] {
 			kept = append(kept, b)
@@ -325,7 +327,7 @@ func (e *Engine) Len() int { return len(e.blocks()) }
 // snapshot is one published state of the store: blocks sorted by ID and
 // each block's heat cell at the same index.
 type snapshot struct {
-	blocks []*truncate.Block // never mutated: a change makes a new block
+	blocks []*assemble.Block // never mutated: a change makes a new block
 	cells  []*heatCell
 }
 
@@ -341,10 +343,10 @@ func (e *Engine) current() *snapshot {
 }
 
 // blocks returns the current snapshot's blocks.
-func (e *Engine) blocks() []*truncate.Block { return e.current().blocks }
+func (e *Engine) blocks() []*assemble.Block { return e.current().blocks }
 
-func toBlock(d *declare.Declaration) *truncate.Block {
-	b := &truncate.Block{
+func toBlock(d *declare.Declaration) *assemble.Block {
+	b := &assemble.Block{
 		ID:           d.RequestID,
 		Type:         d.MemoryType,
 		Content:      d.Content,
@@ -425,8 +427,8 @@ func (e *Engine) Assemble(ctx context.Context, req Request) (*Result, error) {
 	memo, ok := e.last.get(key)
 	if !ok {
 		counter := &cachedCounter{tok: tok, cache: e.counts, plans: e.plans, tag: tagOf(tpl.Encoding(), e.cfg.Counter != nil)}
-		asm := e.pool.Get().(*truncate.Assembler)
-		out, err := asm.AssembleRefs(tpl, snap.blocks, truncate.Request{Now: req.Now, SessionID: req.SessionID, UserID: req.UserID, Roles: req.Roles}, counter)
+		asm := e.pool.Get().(*assemble.Assembler)
+		out, err := asm.AssembleRefs(tpl, snap.blocks, assemble.Request{Now: req.Now, SessionID: req.SessionID, UserID: req.UserID, Roles: req.Roles}, counter)
 		e.pool.Put(asm)
 		if err != nil {
 			return nil, fmt.Errorf("contextasm: %w", err)
@@ -497,15 +499,15 @@ func (c *cachedCounter) Count(text string) int {
 
 // Cut is cached too: a partial block is cut again by every assembly that
 // keeps it, and cutting tokenizes the whole content.
-// LineAdditive passes on the tokenizer's promise (see truncate.LineAdditive).
+// LineAdditive passes on the tokenizer's promise (see truncate.Counter).
 func (c *cachedCounter) LineAdditive() bool {
-	la, ok := c.tok.(truncate.LineAdditive)
+	la, ok := c.tok.(assemble.LineAdditive)
 	return ok && la.LineAdditive()
 }
 
-// LowerBounded passes on the tokenizer's promise (see truncate.LowerBounded).
+// LowerBounded passes on the tokenizer's promise (see truncate.Counter).
 func (c *cachedCounter) LowerBounded() bool {
-	lb, ok := c.tok.(truncate.LowerBounded)
+	lb, ok := c.tok.(assemble.LowerBounded)
 	return ok && lb.LowerBounded()
 }
 
@@ -513,18 +515,18 @@ func (c *cachedCounter) LowerBounded() bool {
 // keyed by block and section identity, so a warm assembly neither renders
 // nor hashes unchanged blocks.
 type blockMemo struct {
-	cache *lru.Cache[truncate.MemoKey, int]
+	cache *lru.Cache[assemble.MemoKey, int]
 }
 
-func (m blockMemo) Get(k truncate.MemoKey) (int, bool) { return m.cache.Get(k) }
-func (m blockMemo) Add(k truncate.MemoKey, n int)      { m.cache.Add(k, n) }
+func (m blockMemo) Get(k assemble.MemoKey) (int, bool) { return m.cache.Get(k) }
+func (m blockMemo) Add(k assemble.MemoKey, n int)      { m.cache.Add(k, n) }
 
 // blockKey hashes everything a rendering of b reads, each field length-
 // prefixed so that no two blocks hash alike by shifting bytes between
 // fields. The encoding is not in it: the section key comes from the
 // template's canonical JSON, which names the encoding, and an Engine counts
 // with one Counter.
-func blockKey(b *truncate.Block) [16]byte {
+func blockKey(b *assemble.Block) [16]byte {
 	h := sha256.New()
 	var lens [4 * 8]byte
 	for i, f := range [...]string{b.ID, string(b.Type), b.SourceID, b.Content} {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/truncate"
 )
 
@@ -316,7 +317,7 @@ func TestAssembleRequiredDoesNotFit(t *testing.T) {
 			template: `{"budget": 4000, "sections": [
 			  {"name": "RULES", "priority": 1, "memory_types": ["constraint"], "max_tokens": 50, "render": "{content}"}]}`,
 			decls: []declare.Declaration{required("rule-long", declare.Constraint, long), global("rule-short", declare.Constraint, "short")},
-			want:  []truncate.RequiredMiss{{RequestID: "rule-long", Section: "RULES", Reason: truncate.ReasonSectionCap}},
+			want:  []truncate.RequiredMiss{{RequestID: "rule-long", Section: "RULES", Reason: outcome.ReasonSectionCap}},
 		},
 		{
 			name: "priority 1 implies required",
@@ -327,7 +328,7 @@ func TestAssembleRequiredDoesNotFit(t *testing.T) {
 				d.Priority = ptr(1.0)
 				return d
 			}()},
-			want: []truncate.RequiredMiss{{RequestID: "rule-p1", Section: "RULES", Reason: truncate.ReasonSectionCap}},
+			want: []truncate.RequiredMiss{{RequestID: "rule-p1", Section: "RULES", Reason: outcome.ReasonSectionCap}},
 		},
 		{
 			name: "budget",
@@ -340,8 +341,8 @@ func TestAssembleRequiredDoesNotFit(t *testing.T) {
 				global("note-2", declare.Context, "optional"),
 			},
 			want: []truncate.RequiredMiss{
-				{RequestID: "rule-1", Section: "RULES", Reason: truncate.ReasonBudget},
-				{RequestID: "note-1", Section: "NOTES", Reason: truncate.ReasonBudget},
+				{RequestID: "rule-1", Section: "RULES", Reason: outcome.ReasonBudget},
+				{RequestID: "note-1", Section: "NOTES", Reason: outcome.ReasonBudget},
 			},
 		},
 		{
@@ -349,7 +350,7 @@ func TestAssembleRequiredDoesNotFit(t *testing.T) {
 			template: `{"budget": 300, "sections": [
 			  {"name": "RULES", "priority": 1, "memory_types": ["constraint"], "max_tokens": 100, "render": "{content}"}]}`,
 			decls: []declare.Declaration{required("hist-1", declare.History, "a turn nobody takes")},
-			want:  []truncate.RequiredMiss{{RequestID: "hist-1", Reason: truncate.ReasonNoSection}},
+			want:  []truncate.RequiredMiss{{RequestID: "hist-1", Reason: outcome.ReasonNoSection}},
 		},
 	}
 	for _, tt := range tests {
@@ -446,7 +447,7 @@ func TestConfigScoring(t *testing.T) {
 		want    string
 	}{
 		{"default", truncate.Scoring{}, "Weighty note"},
-		{"trust only", truncate.Scoring{Trust: 1}, "Trusted note"},
+		{"trust only", truncate.Scoring{Priority: 1e-9, SemanticWeight: 1e-9, Trust: 1}, "Trusted note"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			eng := newEngine(t, contextasm.Config{Scoring: tt.scoring}, weighty, trusted)

@@ -10,8 +10,9 @@ import (
 	"sync/atomic"
 
 	"github.com/contextasm/contextasm/feedback"
+	"github.com/contextasm/contextasm/internal/assemble"
+	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/template"
-	"github.com/contextasm/contextasm/truncate"
 )
 
 // heatCell counts one block's renders. Assemblies add to it without a lock;
@@ -27,9 +28,9 @@ func (s *snapshot) recordHeat(sections []SectionResult) {
 			b := &sections[si].Blocks[i]
 			c := s.cells[b.Index]
 			switch b.Status {
-			case truncate.Kept:
+			case outcome.StatusKept:
 				c.included.Add(1)
-			case truncate.Cut:
+			case outcome.StatusCut:
 				c.cut.Add(1)
 			default:
 				c.dropped.Add(1)
@@ -50,7 +51,7 @@ type outputKey struct {
 // assembled is a memoised assembly: its output, the memory types that took
 // part and the render hash, computed once however often it is reused.
 type assembled struct {
-	out        *truncate.Output
+	out        *assemble.Output
 	types      []string
 	renderHash string
 }
@@ -93,8 +94,8 @@ func (e *Engine) Feedback(ctx context.Context, res *Result, response string) (*f
 	}
 	blocks := e.blocks()
 	e.learnMu.Lock()
-	fb, err := learn(e.learned, res.Sections, response, e.cfg.Policy, func(id string) (*truncate.Block, bool) {
-		i, ok := slices.BinarySearchFunc(blocks, id, func(b *truncate.Block, id string) int { return strings.Compare(b.ID, id) })
+	fb, err := learn(e.learned, res.Sections, response, e.cfg.Policy, func(id string) (*assemble.Block, bool) {
+		i, ok := slices.BinarySearchFunc(blocks, id, func(b *assemble.Block, id string) int { return strings.Compare(b.ID, id) })
 		if !ok {
 			return nil, false
 		}
@@ -129,7 +130,7 @@ func (e *Engine) applyTrust(changes []feedback.TrustChange) {
 	next := slices.Clone(old)
 	changed := false
 	for _, c := range changes {
-		i, ok := slices.BinarySearchFunc(next, c.RequestID, func(b *truncate.Block, id string) int { return strings.Compare(b.ID, id) })
+		i, ok := slices.BinarySearchFunc(next, c.RequestID, func(b *assemble.Block, id string) int { return strings.Compare(b.ID, id) })
 		if ok {
 			// A new block: readers of the old snapshot keep theirs.
 			b := *next[i]
@@ -195,11 +196,11 @@ func FeedbackDump(st *feedback.State, d *Dump, response string, p feedback.Polic
 // applies the outcome to st. lookup, when set, finds a block's current
 // trust and compiled patterns; otherwise they come from the sections.
 func learn(st *feedback.State, sections []SectionResult, response string, p feedback.Policy,
-	lookup func(id string) (*truncate.Block, bool)) (*feedback.Result, error) {
+	lookup func(id string) (*assemble.Block, bool)) (*feedback.Result, error) {
 	var in []feedback.Block
 	for si := range sections {
 		for _, b := range sections[si].Blocks {
-			if b.Status == truncate.Dropped {
+			if b.Status == outcome.StatusDropped {
 				continue
 			}
 			fbb := feedback.Block{RequestID: b.RequestID, Trust: b.Trust}
@@ -235,7 +236,7 @@ func learn(st *feedback.State, sections []SectionResult, response string, p feed
 	return fb, nil
 }
 
-func lookupBlock(lookup func(string) (*truncate.Block, bool), id string) (*truncate.Block, bool) {
+func lookupBlock(lookup func(string) (*assemble.Block, bool), id string) (*assemble.Block, bool) {
 	if lookup == nil {
 		return nil, false
 	}

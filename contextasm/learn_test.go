@@ -16,7 +16,7 @@ import (
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/feedback"
-	"github.com/contextasm/contextasm/truncate"
+	"github.com/contextasm/contextasm/outcome"
 )
 
 const learnTemplate = `{"budget": 400, "sections": [
@@ -37,7 +37,7 @@ func learnDecls() []declare.Declaration {
 	return []declare.Declaration{fact("fact-a"), fact("fact-b"), rule}
 }
 
-func statusOf(res *contextasm.Result, id string) (truncate.Status, float64) {
+func statusOf(res *contextasm.Result, id string) (outcome.Status, float64) {
 	for _, s := range res.Sections {
 		for _, b := range s.Blocks {
 			if b.RequestID == id {
@@ -45,7 +45,7 @@ func statusOf(res *contextasm.Result, id string) (truncate.Status, float64) {
 			}
 		}
 	}
-	return truncate.Dropped, -1
+	return outcome.StatusDropped, -1
 }
 
 func TestLearnedTrustChangesRanking(t *testing.T) {
@@ -53,7 +53,7 @@ func TestLearnedTrustChangesRanking(t *testing.T) {
 	eng := newEngine(t, contextasm.Config{}, learnDecls()...)
 	req := contextasm.Request{Template: tpl, Now: demoNow}
 	before := assemble(t, eng, req)
-	if st, _ := statusOf(before, "fact-a"); st != truncate.Kept {
+	if st, _ := statusOf(before, "fact-a"); st != outcome.StatusKept {
 		t.Fatalf("before feedback fact-a is %v, want kept (tie broken by id)", st)
 	}
 	_, scoreB := statusOf(before, "fact-b")
@@ -85,7 +85,7 @@ func TestLearnedTrustChangesRanking(t *testing.T) {
 	after := assemble(t, eng2, req)
 	stA, _ := statusOf(after, "fact-a")
 	stB, newScoreB := statusOf(after, "fact-b")
-	if stB != truncate.Kept || stA != truncate.Dropped {
+	if stB != outcome.StatusKept || stA != outcome.StatusDropped {
 		t.Errorf("after feedback: fact-a %v, fact-b %v; want fact-b kept, fact-a dropped", stA, stB)
 	}
 	if newScoreB <= scoreB {

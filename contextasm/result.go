@@ -1,27 +1,30 @@
 package contextasm
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"log/slog"
 	"time"
 
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/fingerprint"
+	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/template"
-	"github.com/contextasm/contextasm/truncate"
 )
 
-// Aliases for the result types of package truncate, so hosts need import
-// only this package to read a Result.
+// Aliases for the vocabulary of package outcome, so hosts need import only
+// this package to read a Result.
 type (
 	// Event reports one decision about one block.
-	Event = truncate.Event
+	Event = outcome.Event
 	// SectionResult is one section's outcome.
-	SectionResult = truncate.SectionResult
+	SectionResult = outcome.SectionResult
 	// BlockResult is one block's outcome in its section.
-	BlockResult = truncate.BlockResult
+	BlockResult = outcome.BlockResult
+	// Audit is the record of one assembly: ids and hashes, no content.
+	Audit = outcome.Audit
+	// Dump is a Result in the JSON shape of `contextasm render --format
+	// json`.
+	Dump = outcome.Dump
 )
 
 // Result is one assembly's outcome. Treat it as read-only: an Engine that
@@ -48,43 +51,6 @@ type Result struct {
 	Events []Event
 	// Audit is the assembly's audit record: ids and hashes, no content.
 	Audit Audit
-}
-
-// Audit is the record of one assembly (SPEC §5.2). It carries ids and
-// hashes, never block content.
-type Audit struct {
-	RequestID   string `json:"request_id"`
-	Fingerprint string `json:"fingerprint"`
-	RenderHash  string `json:"render_hash"`
-	// DeclaredMemoryTypes are the memory types of the blocks that took
-	// part in the assembly (were eligible for a section), in the fixed
-	// order constraint, context, history, external.
-	DeclaredMemoryTypes []string `json:"declared_memory_types"`
-	RenderedTokens      int      `json:"rendered_tokens"`
-	Budget              int      `json:"budget"`
-	Events              []Event  `json:"events"`
-	// ModelResponseHash is set in the record Feedback logs: the hash of
-	// the model's response to this assembly.
-	ModelResponseHash string `json:"model_response_hash,omitempty"`
-}
-
-// Log writes the record as one log entry ("contextasm.assembly") with the
-// record's fields as attributes; with slog's JSON handler it is one JSON
-// line.
-func (a *Audit) Log(ctx context.Context, l *slog.Logger) {
-	attrs := []slog.Attr{
-		slog.String("request_id", a.RequestID),
-		slog.String("fingerprint", a.Fingerprint),
-		slog.String("render_hash", a.RenderHash),
-		slog.Any("declared_memory_types", a.DeclaredMemoryTypes),
-		slog.Int("rendered_tokens", a.RenderedTokens),
-		slog.Int("budget", a.Budget),
-		slog.Any("events", a.Events),
-	}
-	if a.ModelResponseHash != "" {
-		attrs = append(attrs, slog.String("model_response_hash", a.ModelResponseHash))
-	}
-	l.LogAttrs(ctx, slog.LevelInfo, "contextasm.assembly", attrs...)
 }
 
 func newResult(tpl *template.Template, req Request, a *assembled, events []Event) *Result {
@@ -133,7 +99,7 @@ func memoryTypes(sections []SectionResult) []string {
 	sections:
 		for _, sec := range sections {
 			for _, b := range sec.Blocks {
-				if b.MemoryType == mt {
+				if b.MemoryType == string(mt) {
 					types = append(types, string(mt))
 					break sections
 				}
@@ -141,22 +107,6 @@ func memoryTypes(sections []SectionResult) []string {
 		}
 	}
 	return types
-}
-
-// Dump is a Result in the JSON shape of `contextasm render --format json`
-// (SPEC §7). It round-trips through encoding/json, so tools can read dumps
-// back (to diff two turns, say).
-type Dump struct {
-	ProtocolVersion string          `json:"protocol_version"`
-	Fingerprint     string          `json:"fingerprint"`
-	RenderHash      string          `json:"render_hash"`
-	Encoding        string          `json:"encoding"`
-	Budget          int             `json:"budget"`
-	TotalTokens     int             `json:"total_tokens"`
-	Now             string          `json:"now"`
-	Sections        []SectionResult `json:"sections"`
-	Events          []Event         `json:"events"`
-	Text            string          `json:"text"`
 }
 
 // Dump returns the result in its JSON dump shape.

@@ -18,7 +18,7 @@ import (
 
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
-	"github.com/contextasm/contextasm/truncate"
+	"github.com/contextasm/contextasm/outcome"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -64,7 +64,7 @@ func TestResultFields(t *testing.T) {
 			t.Errorf("section %d is %q, want %q", i, sec.Name, tpl.Section(i).Name())
 		}
 		for _, b := range sec.Blocks {
-			if b.Status == truncate.Dropped {
+			if b.Status == outcome.StatusDropped {
 				if b.Offset != 0 || b.Length != 0 {
 					t.Errorf("dropped block %s has offset %d, length %d", b.RequestID, b.Offset, b.Length)
 				}

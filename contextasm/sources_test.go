@@ -7,7 +7,7 @@ import (
 
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
-	"github.com/contextasm/contextasm/truncate"
+	"github.com/contextasm/contextasm/outcome"
 )
 
 // Sources' events reach every assembly after the assembly's own, in source
@@ -17,8 +17,8 @@ func TestSourceEvents(t *testing.T) {
 	eng := newEngine(t, contextasm.Config{}, decls...)
 	base := assemble(t, eng, demoRequest(tpl))
 
-	down := contextasm.Event{Kind: truncate.KindSource, RequestID: "mcp:zeta:res://a", Reason: truncate.ReasonSourceUnavailable}
-	bin := contextasm.Event{Kind: truncate.KindSource, RequestID: "mcp:alpha:res://img", Reason: truncate.ReasonBinary}
+	down := contextasm.Event{Kind: outcome.KindSource, RequestID: "mcp:zeta:res://a", Reason: outcome.ReasonSourceUnavailable}
+	bin := contextasm.Event{Kind: outcome.KindSource, RequestID: "mcp:alpha:res://img", Reason: outcome.ReasonBinary}
 	eng.SetSourceEvents("zeta", []contextasm.Event{down})
 	eng.SetSourceEvents("alpha", []contextasm.Event{bin})
 	res := assemble(t, eng, demoRequest(tpl))
@@ -44,7 +44,7 @@ func TestUntrustedPriorityIsNotRequired(t *testing.T) {
 	d := declare.Declaration{RequestID: "mcp:s:res://big", MemoryType: declare.External, Scope: declare.ScopeGlobal, Content: big, Priority: ptr(1.0), Untrusted: true}
 	eng := newEngine(t, contextasm.Config{}, d)
 	res := assemble(t, eng, contextasm.Request{Template: tpl, Now: demoNow})
-	if got := res.Sections[0].Blocks[0]; got.Required || got.Status != truncate.Dropped {
+	if got := res.Sections[0].Blocks[0]; got.Required || got.Status != outcome.StatusDropped {
 		t.Errorf("untrusted priority-1 block: %+v, want dropped and not required", got)
 	}
 	d.Untrusted = false

@@ -1,41 +1,14 @@
-// Package truncate decides which blocks enter a rendered context and writes
-// it: eligibility, scoring, ranking, per-section caps and the hierarchical
-// cut under the overall budget (SPEC §4).
+// Package truncate holds what a host passes to, and gets back from, the
+// decision of which blocks enter a rendered context: the [Counter] that
+// counts tokens, the [Scoring] weights that rank blocks inside a section,
+// and the errors for required blocks that do not fit ([ErrBudgetTooSmall],
+// [*RequiredError]).
 //
-// An [Assembler] takes a compiled template, the engine's blocks, a request
-// (who asks, with which roles, and when "now" is) and a [Counter], and
-// returns an [Output]: the text, its exact token count, each section's
-// blocks with their status, and an [Event] for every block left out or
-// changed. It reads no clock, no map order and no global state, so the same
-// inputs give the same bytes.
-//
-// # Steps
-//
-//  1. Eligibility: expired, out_of_scope, access_denied, audience and
-//     no_section exclusions, each an event; stale blocks stay, with a
-//     stale event.
-//  2. Ranking inside each section: required blocks first, then [Scoring]
-//     score descending, then request_id ascending.
-//  3. Filling each section in rank order under its max_tokens, counting a
-//     block's rendered text plus the separator before it. fill "stop" ends
-//     the section at the first misfit, without counting what follows;
-//     "skip" goes on with smaller blocks. partial cuts the first misfit at a
-//     token boundary when at least min_partial_tokens of room remain.
-//  4. The budget: while the estimate exceeds the budget, the lowest-ranked
-//     block of the lowest-priority section goes. Then the final text is
-//     rendered and counted by the same Counter, and blocks keep going in the
-//     same order until that exact count fits: sums of parts are only an
-//     estimate, because BPE merges across joins.
-//
-// Required blocks are never dropped or cut; when they do not fit, assembly
-// fails with [ErrBudgetTooSmall] and a [*RequiredError] that lists them.
-//
-// # Performance
-//
-// Ranking a section is allocation-free: [Rank] sorts a caller-owned slice of
-// flat [Ranked] values with a comparison function that captures nothing.
-// An Assembler reuses its scratch slices across calls; use one per goroutine
-// (package contextasm pools them). Token counts come from the Counter, which
-// is expected to cache; truncate asks only for what it needs: under fill
-// "stop" no block after a section's first misfit is counted.
+// The decision itself — eligibility, ranking, per-section caps, the cut of
+// partial blocks and the budget — is the engine's machinery and lives in
+// internal/assemble; package contextasm runs it. What it decided is told in
+// the vocabulary of package outcome. These few types stay public, in their
+// own small package rather than in contextasm, so that both the engine and
+// its internal assembler can speak them without an import cycle, and so a
+// host that brings its own Counter depends on nothing heavier.
 package truncate

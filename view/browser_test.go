@@ -18,8 +18,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
-
-	"github.com/contextasm/contextasm/contextasm"
+	"github.com/contextasm/contextasm/outcome"
 )
 
 var screenshots = flag.String("screenshots", "", "write full-page PNG screenshots of the HTML views to this directory")
@@ -120,7 +119,7 @@ func (p *pageLog) listen(ctx context.Context, t *testing.T) {
 }
 
 // open writes d's page to a file, loads it and waits for its script.
-func open(t *testing.T, ctx context.Context, d *contextasm.Dump, name string) (url string, pl *pageLog) {
+func open(t *testing.T, ctx context.Context, d *outcome.Dump, name string) (url string, pl *pageLog) {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), name+".html")
 	f, err := os.Create(file)
@@ -275,7 +274,7 @@ func TestHTMLInBrowser(t *testing.T) {
 		var row = document.getElementById(a.getAttribute("href").slice(1));
 		return {row: a.dataset.row, id: row ? row.querySelector(".id").textContent : "", text: a.textContent};
 	})`)
-	byID := map[string]contextasm.BlockResult{}
+	byID := map[string]outcome.BlockResult{}
 	for _, s := range d.Sections {
 		for _, b := range s.Blocks {
 			if b.Length > 0 {
@@ -346,7 +345,7 @@ func TestHTMLInBrowser(t *testing.T) {
 	}
 	empty := 1 // the excluded blocks' table
 	for _, s := range d.Sections {
-		if !slices.ContainsFunc(s.Blocks, func(b contextasm.BlockResult) bool { return b.Reason == "budget" }) {
+		if !slices.ContainsFunc(s.Blocks, func(b outcome.BlockResult) bool { return b.Reason == "budget" }) {
 			empty++
 		}
 	}

@@ -8,8 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/contextasm/contextasm/contextasm"
-	"github.com/contextasm/contextasm/truncate"
+	"github.com/contextasm/contextasm/outcome"
 )
 
 // ChangeKind says what changed for one block between two dumps.
@@ -101,8 +100,8 @@ type BlockState struct {
 	// Section is "" for a block excluded before ranking.
 	Section string `json:"section,omitempty"`
 	// Status is kept, cut, dropped or excluded.
-	Status string          `json:"status"`
-	Reason truncate.Reason `json:"reason,omitempty"`
+	Status string         `json:"status"`
+	Reason outcome.Reason `json:"reason,omitempty"`
 	// Rank is the 1-based position in the section's rank order; 0 for an
 	// excluded block.
 	Rank   int     `json:"rank,omitempty"`
@@ -147,7 +146,7 @@ func states(m *model) map[string]*BlockState {
 
 // Diff compares two dumps block by block (matched by request_id) and
 // section by section (matched by name).
-func Diff(a, b *contextasm.Dump) DiffResult {
+func Diff(a, b *outcome.Dump) DiffResult {
 	ma, mb := analyse(a), analyse(b)
 	sa, sb := states(ma), states(mb)
 	res := DiffResult{
@@ -269,7 +268,7 @@ func classify(x, y *BlockState) (ChangeKind, bool) {
 	return "", false
 }
 
-func summary(d *contextasm.Dump) DumpSummary {
+func summary(d *outcome.Dump) DumpSummary {
 	return DumpSummary{Fingerprint: d.Fingerprint, RenderHash: d.RenderHash, Budget: d.Budget, TotalTokens: d.TotalTokens, Now: d.Now}
 }
 
@@ -417,7 +416,7 @@ func decision(s *BlockState) string {
 	if s.Rank > 0 {
 		d += " #" + strconv.Itoa(s.Rank)
 	}
-	if s.Reason != "" && (s.Status != statusCut || s.Reason != truncate.ReasonCut) {
+	if s.Reason != "" && (s.Status != statusCut || s.Reason != outcome.ReasonCut) {
 		d += " (" + clean(string(s.Reason)) + ")"
 	}
 	return d

@@ -6,62 +6,61 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/contextasm/contextasm/contextasm"
-	"github.com/contextasm/contextasm/truncate"
+	"github.com/contextasm/contextasm/outcome"
 )
 
 // blk is a block of a hand-made dump.
-func blk(id string, st truncate.Status, reason truncate.Reason, tokens int, score float64) contextasm.BlockResult {
-	return contextasm.BlockResult{RequestID: id, MemoryType: "history", Status: st, Reason: reason, Tokens: tokens, Score: score}
+func blk(id string, st outcome.Status, reason outcome.Reason, tokens int, score float64) outcome.BlockResult {
+	return outcome.BlockResult{RequestID: id, MemoryType: "history", Status: st, Reason: reason, Tokens: tokens, Score: score}
 }
 
-func dumpOf(sections []contextasm.SectionResult, events ...contextasm.Event) *contextasm.Dump {
-	return &contextasm.Dump{ProtocolVersion: "1.2", Fingerprint: "sha256:f", Budget: 100, Sections: sections, Events: events}
+func dumpOf(sections []outcome.SectionResult, events ...outcome.Event) *outcome.Dump {
+	return &outcome.Dump{ProtocolVersion: "1.2", Fingerprint: "sha256:f", Budget: 100, Sections: sections, Events: events}
 }
 
-func excluded(id string, r truncate.Reason) contextasm.Event {
-	return contextasm.Event{Kind: truncate.KindExcluded, RequestID: id, Reason: r}
+func excluded(id string, r outcome.Reason) outcome.Event {
+	return outcome.Event{Kind: outcome.KindExcluded, RequestID: id, Reason: r}
 }
 
 func TestDiffKinds(t *testing.T) {
-	k, c, d := truncate.Kept, truncate.Cut, truncate.Dropped
-	a := dumpOf([]contextasm.SectionResult{
-		{Name: "H", MaxTokens: 50, UsedTokens: 40, Blocks: []contextasm.BlockResult{
+	k, c, d := outcome.StatusKept, outcome.StatusCut, outcome.StatusDropped
+	a := dumpOf([]outcome.SectionResult{
+		{Name: "H", MaxTokens: 50, UsedTokens: 40, Blocks: []outcome.BlockResult{
 			blk("same", k, "", 10, 0.9),
 			blk("swap-1", k, "", 5, 0.8),
 			blk("swap-2", k, "", 5, 0.7),
 			blk("left-dropped", k, "", 5, 0.6),
 			blk("left-excluded", k, "", 5, 0.6),
 			blk("newly-cut", k, "", 5, 0.5),
-			blk("uncut", c, truncate.ReasonCut, 3, 0.5),
-			blk("back", d, truncate.ReasonBudget, 5, 0.4),
-			blk("cap-to-budget", d, truncate.ReasonSectionCap, 5, 0.3),
-			blk("retokened", d, truncate.ReasonSectionCap, 5, 0.2),
+			blk("uncut", c, outcome.ReasonCut, 3, 0.5),
+			blk("back", d, outcome.ReasonBudget, 5, 0.4),
+			blk("cap-to-budget", d, outcome.ReasonSectionCap, 5, 0.3),
+			blk("retokened", d, outcome.ReasonSectionCap, 5, 0.2),
 			blk("gone", k, "", 5, 0.1),
 		}},
 		{Name: "ONLY_A", MaxTokens: 10, UsedTokens: 7},
 	},
-		excluded("was-excluded", truncate.ReasonExpired),
-		excluded("excluded-to-dropped", truncate.ReasonOutOfScope),
+		excluded("was-excluded", outcome.ReasonExpired),
+		excluded("excluded-to-dropped", outcome.ReasonOutOfScope),
 	)
-	b := dumpOf([]contextasm.SectionResult{
+	b := dumpOf([]outcome.SectionResult{
 		{Name: "ONLY_B", MaxTokens: 10, UsedTokens: 3},
-		{Name: "H", MaxTokens: 60, UsedTokens: 45, Blocks: []contextasm.BlockResult{
+		{Name: "H", MaxTokens: 60, UsedTokens: 45, Blocks: []outcome.BlockResult{
 			blk("new-top", k, "", 5, 0.99), // moves every rank down one: not a rank change
 			blk("same", k, "", 10, 0.9),
 			blk("swap-2", k, "", 5, 0.85),
 			blk("swap-1", k, "", 5, 0.8),
-			blk("newly-cut", c, truncate.ReasonCut, 2, 0.5),
+			blk("newly-cut", c, outcome.ReasonCut, 2, 0.5),
 			blk("uncut", k, "", 5, 0.5),
 			blk("back", k, "", 5, 0.4),
 			blk("was-excluded", k, "", 5, 0.4),
-			blk("left-dropped", d, truncate.ReasonBudget, 5, 0.35),
-			blk("cap-to-budget", d, truncate.ReasonBudget, 5, 0.3),
-			blk("retokened", d, truncate.ReasonSectionCap, 9, 0.2),
-			blk("excluded-to-dropped", d, truncate.ReasonBudget, 5, 0.1),
+			blk("left-dropped", d, outcome.ReasonBudget, 5, 0.35),
+			blk("cap-to-budget", d, outcome.ReasonBudget, 5, 0.3),
+			blk("retokened", d, outcome.ReasonSectionCap, 9, 0.2),
+			blk("excluded-to-dropped", d, outcome.ReasonBudget, 5, 0.1),
 		}},
 	},
-		excluded("left-excluded", truncate.ReasonAccessDenied),
+		excluded("left-excluded", outcome.ReasonAccessDenied),
 	)
 	r := Diff(a, b)
 	got := map[string]ChangeKind{}

@@ -6,9 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/internal/goldenfile"
-	"github.com/contextasm/contextasm/truncate"
+	"github.com/contextasm/contextasm/outcome"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -19,7 +18,7 @@ const (
 	multilingualDump = "../cmd/contextasm/testdata/multilingual.json"
 )
 
-func loadDump(t *testing.T, path string) *contextasm.Dump {
+func loadDump(t *testing.T, path string) *outcome.Dump {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -43,33 +42,33 @@ func golden(t *testing.T, name, got string) {
 // CJK section names and ids, a 300-character MCP id, control characters
 // and a bidi override in ids, every status, exclusions, a source problem
 // and a notice about a block no section has.
-func wideDump() *contextasm.Dump {
+func wideDump() *outcome.Dump {
 	long := "mcp:handbook:file:///srv/" + strings.Repeat("policies/", 30) + "loans.md"
 	text := "[MODEL_CONTEXT_PROTOCOL v1.2 | fp:sha256:0123456789abcdef]\n【规则】不得透露身份证号码。【/规则】\nhello"
 	off := len("[MODEL_CONTEXT_PROTOCOL v1.2 | fp:sha256:0123456789abcdef]\n")
 	rule := "【规则】不得透露身份证号码。【/规则】"
-	return &contextasm.Dump{
+	return &outcome.Dump{
 		ProtocolVersion: "1.2", Fingerprint: "sha256:0123456789abcdef", RenderHash: "sha256:" + strings.Repeat("ab", 32),
 		Encoding: "o200k_base", Budget: 1000, TotalTokens: 60, Now: "2026-11-30T10:00:00Z",
-		Sections: []contextasm.SectionResult{
-			{Name: "硬性规则", Priority: 1, MaxTokens: 100, UsedTokens: 40, Blocks: []contextasm.BlockResult{
-				{RequestID: "规则-隐私-身份证号码", MemoryType: "constraint", Tokens: 40, Score: 0.9, Status: truncate.Kept, Required: true, Offset: off, Length: len(rule), SourceID: "法规库"},
-				{RequestID: long, MemoryType: "constraint", Tokens: 300, Score: 0.5, Status: truncate.Dropped, Reason: truncate.ReasonSectionCap, URI: "file:///srv/x"},
+		Sections: []outcome.SectionResult{
+			{Name: "硬性规则", Priority: 1, MaxTokens: 100, UsedTokens: 40, Blocks: []outcome.BlockResult{
+				{RequestID: "规则-隐私-身份证号码", MemoryType: "constraint", Tokens: 40, Score: 0.9, Status: outcome.StatusKept, Required: true, Offset: off, Length: len(rule), SourceID: "法规库"},
+				{RequestID: long, MemoryType: "constraint", Tokens: 300, Score: 0.5, Status: outcome.StatusDropped, Reason: outcome.ReasonSectionCap, URI: "file:///srv/x"},
 			}},
-			{Name: "HISTORY_WITH_A_RATHER_LONG_SECTION_NAME_THAT_GOES_ON_AND_ON_PAST_EIGHTY", Priority: 2, MaxTokens: 50, UsedTokens: 10, Blocks: []contextasm.BlockResult{
-				{RequestID: "turn-\x1b[31mred", MemoryType: "history", Tokens: 10, Score: 0.5, Status: truncate.Cut, Reason: truncate.ReasonCut, Offset: len(text) - 5, Length: 5},
-				{RequestID: "turn-\u202eevil", MemoryType: "history", Tokens: 0, Score: 0.25, Status: truncate.Dropped, Reason: truncate.ReasonBudget},
+			{Name: "HISTORY_WITH_A_RATHER_LONG_SECTION_NAME_THAT_GOES_ON_AND_ON_PAST_EIGHTY", Priority: 2, MaxTokens: 50, UsedTokens: 10, Blocks: []outcome.BlockResult{
+				{RequestID: "turn-\x1b[31mred", MemoryType: "history", Tokens: 10, Score: 0.5, Status: outcome.StatusCut, Reason: outcome.ReasonCut, Offset: len(text) - 5, Length: 5},
+				{RequestID: "turn-\u202eevil", MemoryType: "history", Tokens: 0, Score: 0.25, Status: outcome.StatusDropped, Reason: outcome.ReasonBudget},
 			}},
 			{Name: "EMPTY", Priority: 3, MaxTokens: 10},
 		},
-		Events: []contextasm.Event{
-			{Kind: truncate.KindExcluded, RequestID: "过期的规则", Reason: truncate.ReasonExpired},
-			{Kind: truncate.KindExcluded, RequestID: "other-session", Reason: truncate.ReasonOutOfScope},
-			{Kind: truncate.KindExcluded, RequestID: "another-session", Reason: truncate.ReasonOutOfScope},
-			{Kind: truncate.KindNotice, Section: "硬性规则", RequestID: "规则-隐私-身份证号码", Reason: truncate.ReasonStale},
-			{Kind: truncate.KindDropped, Section: "硬性规则", RequestID: long, Reason: truncate.ReasonSectionCap, Tokens: 300},
-			{Kind: truncate.KindSource, RequestID: "mcp:scanner:file:///scan.pdf", Reason: truncate.ReasonBinary},
-			{Kind: truncate.KindNotice, RequestID: "ghost", Reason: truncate.ReasonEscaped},
+		Events: []outcome.Event{
+			{Kind: outcome.KindExcluded, RequestID: "过期的规则", Reason: outcome.ReasonExpired},
+			{Kind: outcome.KindExcluded, RequestID: "other-session", Reason: outcome.ReasonOutOfScope},
+			{Kind: outcome.KindExcluded, RequestID: "another-session", Reason: outcome.ReasonOutOfScope},
+			{Kind: outcome.KindNotice, Section: "硬性规则", RequestID: "规则-隐私-身份证号码", Reason: outcome.ReasonStale},
+			{Kind: outcome.KindDropped, Section: "硬性规则", RequestID: long, Reason: outcome.ReasonSectionCap, Tokens: 300},
+			{Kind: outcome.KindSource, RequestID: "mcp:scanner:file:///scan.pdf", Reason: outcome.ReasonBinary},
+			{Kind: outcome.KindNotice, RequestID: "ghost", Reason: outcome.ReasonEscaped},
 		},
 		Text: text,
 	}

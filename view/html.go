@@ -11,9 +11,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/fingerprint"
-	"github.com/contextasm/contextasm/truncate"
+	"github.com/contextasm/contextasm/outcome"
 )
 
 //go:embed assets/page.html.tmpl assets/style.css assets/script.js
@@ -66,7 +65,7 @@ func hash(b []byte) string {
 // styles, fonts or images from anywhere, enforced by a Content Security
 // Policy. Every string from the dump (block text, ids, names) is
 // HTML-escaped: a block is untrusted text.
-func WriteHTML(w io.Writer, d *contextasm.Dump) error {
+func WriteHTML(w io.Writer, d *outcome.Dump) error {
 	p, err := loadPage()
 	if err != nil {
 		return err
@@ -77,7 +76,7 @@ func WriteHTML(w io.Writer, d *contextasm.Dump) error {
 // The template's data.
 type (
 	htmlData struct {
-		D         *contextasm.Dump
+		D         *outcome.Dump
 		CSP       string
 		CSS       template.CSS
 		JS        template.JS
@@ -156,7 +155,7 @@ func pct(part, whole int) string {
 	return strconv.FormatFloat(100*float64(max(part, 0))/float64(whole), 'f', 2, 64)
 }
 
-func buildHTML(d *contextasm.Dump, p *page) *htmlData {
+func buildHTML(d *outcome.Dump, p *page) *htmlData {
 	m := analyse(d)
 	h := &htmlData{
 		D: d, CSP: p.csp, CSS: p.css, JS: p.js,
@@ -195,7 +194,7 @@ func buildHTML(d *contextasm.Dump, p *page) *htmlData {
 				keys = append(keys, string(r.Reason))
 			}
 			for _, nt := range r.Notes {
-				hr.Notes = append(hr.Notes, note{nt, ReasonHelp(truncate.Reason(nt))})
+				hr.Notes = append(hr.Notes, note{nt, ReasonHelp(outcome.Reason(nt))})
 				keys = append(keys, nt)
 			}
 			for _, k := range keys {
@@ -250,9 +249,9 @@ func buildHTML(d *contextasm.Dump, p *page) *htmlData {
 	for _, st := range statuses {
 		h.Counts = append(h.Counts, statusCount{st, m.counts[st]})
 	}
-	keys := make([]truncate.Reason, 0, len(reasons))
+	keys := make([]outcome.Reason, 0, len(reasons))
 	for k := range reasons {
-		keys = append(keys, truncate.Reason(k))
+		keys = append(keys, outcome.Reason(k))
 	}
 	slices.SortFunc(keys, compareForLegend)
 	for _, k := range keys {

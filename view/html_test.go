@@ -6,11 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/contextasm/contextasm/contextasm"
-	"github.com/contextasm/contextasm/truncate"
+	"github.com/contextasm/contextasm/outcome"
 )
 
-func writeHTML(t *testing.T, d *contextasm.Dump) string {
+func writeHTML(t *testing.T, d *outcome.Dump) string {
 	t.Helper()
 	var b bytes.Buffer
 	if err := WriteHTML(&b, d); err != nil {
@@ -21,23 +20,23 @@ func writeHTML(t *testing.T, d *contextasm.Dump) string {
 
 // hostileDump has markup everywhere a dump carries a string: block text,
 // ids, section names, reasons, provenance, the fingerprint.
-func hostileDump() *contextasm.Dump {
+func hostileDump() *outcome.Dump {
 	evil := `</style></script><script>window.pwned=1</script><img src=x onerror="window.pwned=2"><style>body{background:url(https://evil.example/x)}</style>`
 	text := "[MODEL_CONTEXT_PROTOCOL v1.2 | fp:sha256:0123456789abcdef]\n" + evil
-	return &contextasm.Dump{
+	return &outcome.Dump{
 		ProtocolVersion: "1.2", Fingerprint: `sha256:"><script>window.pwned=3</script>`, RenderHash: "sha256:00",
 		Encoding: "o200k_base", Budget: 100, TotalTokens: 50, Now: "</title><script>window.pwned=4</script>",
-		Sections: []contextasm.SectionResult{{
+		Sections: []outcome.SectionResult{{
 			Name: `</h2><script>window.pwned=5</script>`, Priority: 1, MaxTokens: 60, UsedTokens: 50,
-			Blocks: []contextasm.BlockResult{
+			Blocks: []outcome.BlockResult{
 				{RequestID: `"><script>window.pwned=6</script>`, MemoryType: "external", Tokens: 50, Score: 0.5,
-					Status: truncate.Kept, Offset: strings.Index(text, evil), Length: len(evil),
+					Status: outcome.StatusKept, Offset: strings.Index(text, evil), Length: len(evil),
 					SourceID: "<script>window.pwned=7</script>", URI: "javascript:window.pwned=8"},
 				{RequestID: "x' onmouseover='window.pwned=9", MemoryType: "external", Tokens: 5,
-					Status: truncate.Dropped, Reason: `budget"><script>window.pwned=10</script>`},
+					Status: outcome.StatusDropped, Reason: `budget"><script>window.pwned=10</script>`},
 			},
 		}},
-		Events: []contextasm.Event{{Kind: truncate.KindExcluded, RequestID: "<b onclick=alert(1)>x</b>", Reason: "<i>expired</i>"}},
+		Events: []outcome.Event{{Kind: outcome.KindExcluded, RequestID: "<b onclick=alert(1)>x</b>", Reason: "<i>expired</i>"}},
 		Text:   text,
 	}
 }
@@ -66,7 +65,7 @@ func TestHTMLEscapesEverything(t *testing.T) {
 // page, no style or script imports anything, and the Content Security
 // Policy forbids every request.
 func TestHTMLSelfContained(t *testing.T) {
-	for name, d := range map[string]*contextasm.Dump{"demo": loadDump(t, demoDump), "hostile": hostileDump(), "wide": wideDump()} {
+	for name, d := range map[string]*outcome.Dump{"demo": loadDump(t, demoDump), "hostile": hostileDump(), "wide": wideDump()} {
 		out := writeHTML(t, d)
 		for _, m := range regexp.MustCompile(`\s(href|src|action|srcset|poster|data|formaction)="([^"]*)"`).FindAllStringSubmatch(out, -1) {
 			if m[1] != "href" || !strings.HasPrefix(m[2], "#") {
@@ -190,7 +189,7 @@ func TestParts(t *testing.T) {
 
 // A host writes the page of any Result; an empty one too.
 func TestHTMLEmptyDump(t *testing.T) {
-	out := writeHTML(t, &contextasm.Dump{ProtocolVersion: "1.2", Fingerprint: "sha256:0"})
+	out := writeHTML(t, &outcome.Dump{ProtocolVersion: "1.2", Fingerprint: "sha256:0"})
 	if !strings.Contains(out, "Why each block is in or out") {
 		t.Errorf("no page for an empty dump")
 	}

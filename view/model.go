@@ -4,12 +4,11 @@ import (
 	"cmp"
 	"slices"
 
-	"github.com/contextasm/contextasm/contextasm"
-	"github.com/contextasm/contextasm/truncate"
+	"github.com/contextasm/contextasm/outcome"
 )
 
 // Statuses as the views name them: a section's block is kept, cut or
-// dropped (truncate.Status); a block that never reached a section is
+// dropped (outcome.Status); a block that never reached a section is
 // excluded.
 const (
 	statusKept     = "kept"
@@ -23,20 +22,20 @@ var statuses = [...]string{statusKept, statusCut, statusDropped, statusExcluded}
 
 // reasonHelp says in a few words what each reason means to a person.
 // The first seven are the demo's wording (cmd/contextasm uses ReasonHelp).
-var reasonHelp = map[truncate.Reason]string{
-	truncate.ReasonExpired:           "past its valid_until",
-	truncate.ReasonStale:             "kept but near its valid_until: refresh it",
-	truncate.ReasonOutOfScope:        "belongs to another session or user",
-	truncate.ReasonAccessDenied:      "needs a role the request does not hold",
-	truncate.ReasonAudience:          "meant for the user only, never the model",
-	truncate.ReasonNoSection:         "no template section takes its memory type",
-	truncate.ReasonEscaped:           "content imitated a delimiter or header and was neutralised",
-	truncate.ReasonSectionCap:        "did not fit its section's max_tokens",
-	truncate.ReasonBudget:            "removed to fit the budget (lowest-priority section, lowest rank first)",
-	truncate.ReasonCut:               "cut at a token boundary to fill the room left in its section",
-	truncate.ReasonBinary:            "binary content and no decoder: skipped",
-	truncate.ReasonSourceUnavailable: "its source could not be read",
-	truncate.ReasonOutsideRoot:       "outside its source's root directory: refused",
+var reasonHelp = map[outcome.Reason]string{
+	outcome.ReasonExpired:           "past its valid_until",
+	outcome.ReasonStale:             "kept but near its valid_until: refresh it",
+	outcome.ReasonOutOfScope:        "belongs to another session or user",
+	outcome.ReasonAccessDenied:      "needs a role the request does not hold",
+	outcome.ReasonAudience:          "meant for the user only, never the model",
+	outcome.ReasonNoSection:         "no template section takes its memory type",
+	outcome.ReasonEscaped:           "content imitated a delimiter or header and was neutralised",
+	outcome.ReasonSectionCap:        "did not fit its section's max_tokens",
+	outcome.ReasonBudget:            "removed to fit the budget (lowest-priority section, lowest rank first)",
+	outcome.ReasonCut:               "cut at a token boundary to fill the room left in its section",
+	outcome.ReasonBinary:            "binary content and no decoder: skipped",
+	outcome.ReasonSourceUnavailable: "its source could not be read",
+	outcome.ReasonOutsideRoot:       "outside its source's root directory: refused",
 }
 
 // noteRequired marks a required block among a row's notes.
@@ -44,7 +43,7 @@ const noteRequired = "required"
 
 // ReasonHelp says in a few words what an event or block reason means, for
 // people reading a report; "" for a reason it does not know.
-func ReasonHelp(r truncate.Reason) string {
+func ReasonHelp(r outcome.Reason) string {
 	if r == noteRequired {
 		return "the host requires it: never dropped or cut"
 	}
@@ -53,17 +52,17 @@ func ReasonHelp(r truncate.Reason) string {
 
 // reasonOrder is the order reasons are grouped and listed in: the order
 // decisions are made (SPEC §4.1, §4.3), then notices and source problems.
-var reasonOrder = []truncate.Reason{
-	truncate.ReasonExpired, truncate.ReasonOutOfScope, truncate.ReasonAccessDenied,
-	truncate.ReasonAudience, truncate.ReasonNoSection,
-	truncate.ReasonSectionCap, truncate.ReasonCut, truncate.ReasonBudget,
-	truncate.ReasonStale, truncate.ReasonEscaped,
-	truncate.ReasonBinary, truncate.ReasonSourceUnavailable, truncate.ReasonOutsideRoot,
+var reasonOrder = []outcome.Reason{
+	outcome.ReasonExpired, outcome.ReasonOutOfScope, outcome.ReasonAccessDenied,
+	outcome.ReasonAudience, outcome.ReasonNoSection,
+	outcome.ReasonSectionCap, outcome.ReasonCut, outcome.ReasonBudget,
+	outcome.ReasonStale, outcome.ReasonEscaped,
+	outcome.ReasonBinary, outcome.ReasonSourceUnavailable, outcome.ReasonOutsideRoot,
 }
 
 // compareReasons orders reasons as reasonOrder does, unknown ones last by
 // name.
-func compareReasons(a, b truncate.Reason) int {
+func compareReasons(a, b outcome.Reason) int {
 	ia, ib := slices.Index(reasonOrder, a), slices.Index(reasonOrder, b)
 	if ia < 0 {
 		ia = len(reasonOrder)
@@ -76,7 +75,7 @@ func compareReasons(a, b truncate.Reason) int {
 
 // row is one block of a section as the views show it.
 type row struct {
-	truncate.BlockResult
+	outcome.BlockResult
 	Rank   int      // 1-based position in the section's rank order
 	Status string   // kept, cut or dropped
 	Notes  []string // "required", and notices such as stale and escaped
@@ -84,7 +83,7 @@ type row struct {
 
 // sectionView is one section with its rows.
 type sectionView struct {
-	truncate.SectionResult
+	outcome.SectionResult
 	Rows []row
 }
 
@@ -92,8 +91,8 @@ type sectionView struct {
 // excluded before ranking, sources' problems, notices about blocks not in
 // any section.
 type group struct {
-	Kind   truncate.Kind
-	Reason truncate.Reason
+	Kind   outcome.Kind
+	Reason outcome.Reason
 	IDs    []string // sorted
 }
 
@@ -106,11 +105,11 @@ type model struct {
 }
 
 // kindOrder is the order of event groups in the views.
-var kindOrder = []truncate.Kind{truncate.KindExcluded, truncate.KindSource, truncate.KindNotice, truncate.KindDropped, truncate.KindCut}
+var kindOrder = []outcome.Kind{outcome.KindExcluded, outcome.KindSource, outcome.KindNotice, outcome.KindDropped, outcome.KindCut}
 
 // analyse arranges d for the views. It trusts nothing in d: names and ids
 // may be anything, events may name blocks no section has.
-func analyse(d *contextasm.Dump) *model {
+func analyse(d *outcome.Dump) *model {
 	m := &model{counts: make(map[string]int)}
 	type key struct{ section, id string }
 	where := make(map[key][2]int) // section and row index of each block
@@ -138,10 +137,10 @@ func analyse(d *contextasm.Dump) *model {
 		if !ok && e.Section == "" {
 			pos, ok = byID[e.RequestID]
 		}
-		if ok && e.Kind != truncate.KindExcluded && e.Kind != truncate.KindSource {
+		if ok && e.Kind != outcome.KindExcluded && e.Kind != outcome.KindSource {
 			r := &m.sections[pos[0]].Rows[pos[1]]
 			switch {
-			case e.Kind == truncate.KindNotice:
+			case e.Kind == outcome.KindNotice:
 				if !slices.Contains(r.Notes, string(e.Reason)) {
 					r.Notes = append(r.Notes, string(e.Reason))
 				}
@@ -190,6 +189,6 @@ func percent(part, whole int) int {
 // notBlock reports whether events of kind k are about blocks that never
 // reached a section: excluded before ranking, or a source's problem (a
 // resource that never became a block). The views count both as excluded.
-func notBlock(k truncate.Kind) bool {
-	return k == truncate.KindExcluded || k == truncate.KindSource
+func notBlock(k outcome.Kind) bool {
+	return k == outcome.KindExcluded || k == outcome.KindSource
 }

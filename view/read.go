@@ -8,7 +8,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/contextasm/contextasm/contextasm"
+	"github.com/contextasm/contextasm/outcome"
 )
 
 // ErrInvalidDump is wrapped by the errors of [ReadDump] for input that is
@@ -20,15 +20,15 @@ var ErrInvalidDump = errors.New("not a contextasm render dump")
 // not know are ignored, so a newer engine's dumps still read; a document
 // without protocol_version, fingerprint or sections, or with anything
 // after the object, is refused.
-func ReadDump(r io.Reader, name string) (*contextasm.Dump, error) {
+func ReadDump(r io.Reader, name string) (*outcome.Dump, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("view: %s: %w", name, err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	var d struct {
-		contextasm.Dump
-		Sections *[]contextasm.SectionResult `json:"sections"`
+		outcome.Dump
+		Sections *[]outcome.SectionResult `json:"sections"`
 	}
 	if err := dec.Decode(&d); err != nil {
 		return nil, fmt.Errorf("view: %s: %w: %v", name, ErrInvalidDump, err)

@@ -8,8 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/contextasm/contextasm/contextasm"
-	"github.com/contextasm/contextasm/truncate"
+	"github.com/contextasm/contextasm/outcome"
 )
 
 // ReportOptions configure [WriteReport].
@@ -121,7 +120,7 @@ func (t *termWriter) bar(sgr string, part, whole, w int) *termWriter {
 // status, tokens, score and reason; then the blocks excluded before
 // ranking, grouped by reason; and what each reason means. Lines are at
 // most opt.Width columns, East Asian wide characters counted as two.
-func WriteReport(w io.Writer, d *contextasm.Dump, opt ReportOptions) error {
+func WriteReport(w io.Writer, d *outcome.Dump, opt ReportOptions) error {
 	m := analyse(d)
 	t := newTermWriter(w, opt.Width, opt.Color)
 
@@ -177,10 +176,10 @@ func WriteReport(w io.Writer, d *contextasm.Dump, opt ReportOptions) error {
 		}
 	}
 
-	titles := map[truncate.Kind]string{
-		truncate.KindExcluded: "Excluded before ranking",
-		truncate.KindSource:   "Source problems",
-		truncate.KindNotice:   "Notices about blocks in no section",
+	titles := map[outcome.Kind]string{
+		outcome.KindExcluded: "Excluded before ranking",
+		outcome.KindSource:   "Source problems",
+		outcome.KindNotice:   "Notices about blocks in no section",
 	}
 	for i, g := range m.groups {
 		if i == 0 || g.Kind != m.groups[i-1].Kind {
@@ -214,15 +213,15 @@ func WriteReport(w io.Writer, d *contextasm.Dump, opt ReportOptions) error {
 	}
 
 	// What the reasons on the rows mean.
-	var seen []truncate.Reason
+	var seen []outcome.Reason
 	for _, s := range m.sections {
 		for _, r := range s.Rows {
 			if r.Reason != "" && !slices.Contains(seen, r.Reason) {
 				seen = append(seen, r.Reason)
 			}
 			for _, n := range r.Notes {
-				if !slices.Contains(seen, truncate.Reason(n)) {
-					seen = append(seen, truncate.Reason(n))
+				if !slices.Contains(seen, outcome.Reason(n)) {
+					seen = append(seen, outcome.Reason(n))
 				}
 			}
 		}
@@ -287,7 +286,7 @@ func short(hash string) string {
 
 // compareForLegend orders reasons with required first, then as
 // compareReasons does.
-func compareForLegend(a, b truncate.Reason) int {
+func compareForLegend(a, b outcome.Reason) int {
 	if (a == noteRequired) != (b == noteRequired) {
 		if a == noteRequired {
 			return -1

@@ -6,12 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/contextasm/contextasm/contextasm"
+	"github.com/contextasm/contextasm/outcome"
 )
 
 var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
 
-func report(t *testing.T, d *contextasm.Dump, opt ReportOptions) string {
+func report(t *testing.T, d *outcome.Dump, opt ReportOptions) string {
 	t.Helper()
 	var b bytes.Buffer
 	if err := WriteReport(&b, d, opt); err != nil {
@@ -23,7 +23,7 @@ func report(t *testing.T, d *contextasm.Dump, opt ReportOptions) string {
 // Readable at 80 columns: no line is wider, counting East Asian wide
 // characters as two columns, whatever the dump holds.
 func TestReportFitsWidth(t *testing.T) {
-	dumps := map[string]*contextasm.Dump{
+	dumps := map[string]*outcome.Dump{
 		"demo":         loadDump(t, demoDump),
 		"multilingual": loadDump(t, multilingualDump),
 		"wide":         wideDump(),
@@ -48,7 +48,7 @@ func TestReportFitsWidth(t *testing.T) {
 // the plain one. The plain one has no escape at all, even when the dump's
 // ids carry one.
 func TestReportColor(t *testing.T) {
-	for _, d := range []*contextasm.Dump{loadDump(t, demoDump), wideDump()} {
+	for _, d := range []*outcome.Dump{loadDump(t, demoDump), wideDump()} {
 		plain := report(t, d, ReportOptions{})
 		colored := report(t, d, ReportOptions{Color: true})
 		if strings.Contains(plain, "\x1b") {

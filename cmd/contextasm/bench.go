@@ -16,7 +16,7 @@ import (
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/internal/bpe"
-	"github.com/contextasm/contextasm/truncate"
+	"github.com/contextasm/contextasm/outcome"
 )
 
 // benchReport is `bench --format json` (SPEC §7).
@@ -65,8 +65,8 @@ func (c *callCounter) take() int64 { return c.calls.Swap(0) }
 
 // The bench must count as the engine does with its own tokenizer.
 var (
-	_ truncate.LineAdditive = (*callCounter)(nil)
-	_ truncate.LowerBounded = (*callCounter)(nil)
+	_ interface{ LineAdditive() bool } = (*callCounter)(nil)
+	_ interface{ LowerBounded() bool } = (*callCounter)(nil)
 )
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -203,9 +203,9 @@ func benchBudget(ctx context.Context, tok *bpe.Tokenizer, decls []declare.Declar
 			for _, s := range res.Sections {
 				for _, b := range s.Blocks {
 					switch b.Status {
-					case truncate.Kept:
+					case outcome.StatusKept:
 						r.Kept++
-					case truncate.Cut:
+					case outcome.StatusCut:
 						r.Cut++
 					default:
 						r.Dropped++
@@ -260,9 +260,9 @@ func writeBenchText(w io.Writer, rep benchReport) {
 			var k, c, d int
 			for _, b := range s.Blocks {
 				switch b.Status {
-				case truncate.Kept:
+				case outcome.StatusKept:
 					k++
-				case truncate.Cut:
+				case outcome.StatusCut:
 					c++
 				default:
 					d++

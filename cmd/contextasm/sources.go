@@ -14,7 +14,7 @@ import (
 
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/declare/mcpsource"
-	"github.com/contextasm/contextasm/truncate"
+	"github.com/contextasm/contextasm/outcome"
 )
 
 // defaultSourceTimeout bounds how long render waits for its sources' first
@@ -166,4 +166,4 @@ func (s *declSink) Forget(ids ...string) int {
 	return n - len(s.decls)
 }
 
-func (s *declSink) SetSourceEvents(string, []truncate.Event) {}
+func (s *declSink) SetSourceEvents(string, []outcome.Event) {}

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/contextasm/contextasm/declare"
-	"github.com/contextasm/contextasm/truncate"
+	"github.com/contextasm/contextasm/outcome"
 )
 
 // Sink receives what the sources collect. *contextasm.Engine implements
@@ -26,7 +26,7 @@ type Sink interface {
 	Forget(ids ...string) int
 	// SetSourceEvents replaces what source reports about blocks it could
 	// not deliver; nil clears it.
-	SetSourceEvents(source string, events []truncate.Event)
+	SetSourceEvents(source string, events []outcome.Event)
 }
 
 // State is where a source stands.
@@ -225,19 +225,19 @@ type ledger struct {
 
 	declared map[string]declare.Declaration
 	goodAt   map[string]time.Time // when each block's content was last read
-	problems map[string]truncate.Reason
+	problems map[string]outcome.Reason
 	down     bool
 
 	stage  map[string]declare.Declaration
 	forget map[string]bool
-	events []truncate.Event // last published
+	events []outcome.Event // last published
 	pubbed bool
 }
 
 func newLedger(sink Sink, key string, keepFor time.Duration) *ledger {
 	return &ledger{sink: sink, key: key, keepFor: keepFor, down: true,
 		declared: make(map[string]declare.Declaration), goodAt: make(map[string]time.Time),
-		problems: make(map[string]truncate.Reason),
+		problems: make(map[string]outcome.Reason),
 		stage:    make(map[string]declare.Declaration), forget: make(map[string]bool)}
 }
 
@@ -308,7 +308,7 @@ func (l *ledger) ids() []string {
 	return ids
 }
 
-func (l *ledger) problem(id string, r truncate.Reason) {
+func (l *ledger) problem(id string, r outcome.Reason) {
 	if r == "" {
 		delete(l.problems, id)
 		return
@@ -334,7 +334,7 @@ func (l *ledger) flush(log *slog.Logger) {
 			for _, d := range decls {
 				if err := l.sink.Declare(d); err != nil {
 					log.Warn("block refused", "request_id", d.RequestID, "error", err)
-					l.problems[d.RequestID] = truncate.ReasonSourceUnavailable
+					l.problems[d.RequestID] = outcome.ReasonSourceUnavailable
 					if _, ok := l.declared[d.RequestID]; ok {
 						l.forget[d.RequestID] = true
 					}
@@ -360,9 +360,9 @@ func (l *ledger) flush(log *slog.Logger) {
 
 // publish sends the current events to the Sink when they changed.
 func (l *ledger) publish() {
-	var evs []truncate.Event
+	var evs []outcome.Event
 	if l.down {
-		evs = append(evs, truncate.Event{Kind: truncate.KindSource, RequestID: l.key, Reason: truncate.ReasonSourceUnavailable})
+		evs = append(evs, outcome.Event{Kind: outcome.KindSource, RequestID: l.key, Reason: outcome.ReasonSourceUnavailable})
 	}
 	ids := make([]string, 0, len(l.problems))
 	for id := range l.problems {
@@ -370,7 +370,7 @@ func (l *ledger) publish() {
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
-		evs = append(evs, truncate.Event{Kind: truncate.KindSource, RequestID: id, Reason: l.problems[id]})
+		evs = append(evs, outcome.Event{Kind: outcome.KindSource, RequestID: id, Reason: l.problems[id]})
 	}
 	if l.pubbed && slices.Equal(evs, l.events) {
 		return

@@ -16,8 +16,8 @@ import (
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/declare/mcpsource"
+	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/template"
-	"github.com/contextasm/contextasm/truncate"
 )
 
 var revisions = []string{"2025-11-25", "2026-07-28"}
@@ -200,7 +200,7 @@ func TestAnnotationsEndToEnd(t *testing.T) {
 	}
 	found := false
 	for _, e := range res.Events {
-		found = found || (e.RequestID == "mcp:a:test://user" && e.Reason == truncate.ReasonAudience)
+		found = found || (e.RequestID == "mcp:a:test://user" && e.Reason == outcome.ReasonAudience)
 	}
 	if !found {
 		t.Errorf("no audience event: %+v", res.Events)
@@ -255,7 +255,7 @@ func TestMissingResource(t *testing.T) {
 	if err := col.WaitSynced(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := sink.decl("mcp:m:test://never"); ok || !sink.hasEvent("mcp:m", "mcp:m:test://never", truncate.ReasonSourceUnavailable) {
+	if _, ok := sink.decl("mcp:m:test://never"); ok || !sink.hasEvent("mcp:m", "mcp:m:test://never", outcome.ReasonSourceUnavailable) {
 		t.Errorf("missing resource: declared %v, events %+v", ok, sink.eventsOf("mcp:m"))
 	}
 	if content(sink, "mcp:m:test://old") != "still here" {
@@ -265,7 +265,7 @@ func TestMissingResource(t *testing.T) {
 	eventually(t, "the vanished resource to go", func() bool {
 		_ = srv.ResourceUpdated(t.Context(), &mcp.ResourceUpdatedNotificationParams{URI: "test://old"})
 		_, ok := sink.decl("mcp:m:test://old")
-		return !ok && sink.hasEvent("mcp:m", "mcp:m:test://old", truncate.ReasonSourceUnavailable)
+		return !ok && sink.hasEvent("mcp:m", "mcp:m:test://old", outcome.ReasonSourceUnavailable)
 	})
 	if st := col.Status()[0]; st.State != mcpsource.Ready {
 		t.Errorf("a missing resource made the server %v", st.State)
@@ -286,7 +286,7 @@ func TestInternalErrorKeepsLastGood(t *testing.T) {
 	a.set("", &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "backend down"})
 	eventually(t, "the transient failure", func() bool {
 		_ = srv.ResourceUpdated(t.Context(), &mcp.ResourceUpdatedNotificationParams{URI: "test://a"})
-		return sink.hasEvent("mcp:i", "mcp:i:test://a", truncate.ReasonSourceUnavailable)
+		return sink.hasEvent("mcp:i", "mcp:i:test://a", outcome.ReasonSourceUnavailable)
 	})
 	t1 := time.Now()
 	d, ok := sink.decl("mcp:i:test://a")
@@ -325,10 +325,10 @@ func TestBadContents(t *testing.T) {
 	if ids := sink.ids(); len(ids) != 1 || ids[0] != "mcp:b:test://fine" {
 		t.Errorf("declared %q, want only the fine one", ids)
 	}
-	want := []truncate.Event{
-		{Kind: truncate.KindSource, RequestID: "mcp:b:test://big", Reason: truncate.ReasonSourceUnavailable},
-		{Kind: truncate.KindSource, RequestID: "mcp:b:test://blob", Reason: truncate.ReasonBinary},
-		{Kind: truncate.KindSource, RequestID: "mcp:b:test://empty", Reason: truncate.ReasonSourceUnavailable},
+	want := []outcome.Event{
+		{Kind: outcome.KindSource, RequestID: "mcp:b:test://big", Reason: outcome.ReasonSourceUnavailable},
+		{Kind: outcome.KindSource, RequestID: "mcp:b:test://blob", Reason: outcome.ReasonBinary},
+		{Kind: outcome.KindSource, RequestID: "mcp:b:test://empty", Reason: outcome.ReasonSourceUnavailable},
 	}
 	if got := sink.eventsOf("mcp:b"); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("events = %+v\nwant %+v", got, want)
@@ -350,7 +350,7 @@ func TestConnectionLossAndReconnect(t *testing.T) {
 	p.setRefuse(true)
 	p.drop()
 	eventually(t, "unavailability", func() bool { return col.Status()[0].State == mcpsource.Unavailable })
-	if !sink.hasEvent("mcp:r", "mcp:r", truncate.ReasonSourceUnavailable) {
+	if !sink.hasEvent("mcp:r", "mcp:r", outcome.ReasonSourceUnavailable) {
 		t.Errorf("events = %+v", sink.eventsOf("mcp:r"))
 	}
 	d, ok := sink.decl("mcp:r:test://a")
@@ -424,7 +424,7 @@ func TestIsolation(t *testing.T) {
 	if err != nil || !strings.Contains(res.Text, "healthy content") {
 		t.Fatalf("assembly: %v\n%v", err, res)
 	}
-	if !sink.hasEvent("mcp:hung", "mcp:hung", truncate.ReasonSourceUnavailable) {
+	if !sink.hasEvent("mcp:hung", "mcp:hung", outcome.ReasonSourceUnavailable) {
 		t.Errorf("a server not synced yet is not reported: %+v", res.Events)
 	}
 	if err := col.WaitSynced(ctx); err != nil {
@@ -511,7 +511,7 @@ func TestSinkRefusal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sink := &recSink{eng: eng, decls: map[string]declare.Declaration{}, events: map[string][]truncate.Event{}}
+	sink := &recSink{eng: eng, decls: map[string]declare.Declaration{}, events: map[string][]outcome.Event{}}
 	srv := newServer("", nil)
 	addDoc(srv, &mcp.Resource{URI: "test://long", Name: "l"}, "longer than ten bytes")
 	addDoc(srv, &mcp.Resource{URI: "test://short", Name: "s"}, "short")
@@ -522,7 +522,7 @@ func TestSinkRefusal(t *testing.T) {
 	if ids := sink.ids(); len(ids) != 1 || ids[0] != "mcp:r:test://short" || eng.Len() != 1 {
 		t.Errorf("declared %q", ids)
 	}
-	if !sink.hasEvent("mcp:r", "mcp:r:test://long", truncate.ReasonSourceUnavailable) {
+	if !sink.hasEvent("mcp:r", "mcp:r:test://long", outcome.ReasonSourceUnavailable) {
 		t.Errorf("events %+v", sink.eventsOf("mcp:r"))
 	}
 }

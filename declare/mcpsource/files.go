@@ -20,7 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/contextasm/contextasm/declare"
-	"github.com/contextasm/contextasm/truncate"
+	"github.com/contextasm/contextasm/outcome"
 )
 
 // Root reads the regular text files under one directory as blocks, always
@@ -187,7 +187,7 @@ func (r *Root) readFile(root *os.Root, rel string) (declare.Declaration, error) 
 // files, non-regular files, and symlinks to directories inside the root
 // (their files are read under their own path; following them could loop).
 // The error is for the root itself (a missing directory).
-func (r *Root) Scan() ([]declare.Declaration, []truncate.Event, error) {
+func (r *Root) Scan() ([]declare.Declaration, []outcome.Event, error) {
 	root, err := os.OpenRoot(r.dir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("mcpsource: file root %s: %w", r.cfg.Name, err)
@@ -195,11 +195,11 @@ func (r *Root) Scan() ([]declare.Declaration, []truncate.Event, error) {
 	defer root.Close()
 	var (
 		decls  []declare.Declaration
-		events []truncate.Event
+		events []outcome.Event
 		files  int
 	)
-	event := func(rel string, reason truncate.Reason) {
-		events = append(events, truncate.Event{Kind: truncate.KindSource, RequestID: FileRequestID(r.cfg.Name, rel), Reason: reason})
+	event := func(rel string, reason outcome.Reason) {
+		events = append(events, outcome.Event{Kind: outcome.KindSource, RequestID: FileRequestID(r.cfg.Name, rel), Reason: reason})
 	}
 	err = fs.WalkDir(root.FS(), ".", func(rel string, de fs.DirEntry, err error) error {
 		if rel == "." {
@@ -212,7 +212,7 @@ func (r *Root) Scan() ([]declare.Declaration, []truncate.Event, error) {
 			return nil
 		}
 		if err != nil { // an unreadable directory
-			event(rel, truncate.ReasonSourceUnavailable)
+			event(rel, outcome.ReasonSourceUnavailable)
 			return nil
 		}
 		switch t := de.Type(); {
@@ -222,7 +222,7 @@ func (r *Root) Scan() ([]declare.Declaration, []truncate.Event, error) {
 			info, err := root.Stat(filepath.FromSlash(rel))
 			switch {
 			case escapes(err):
-				event(rel, truncate.ReasonOutsideRoot)
+				event(rel, outcome.ReasonOutsideRoot)
 				return nil
 			case err != nil, !info.Mode().IsRegular(): // dangling, a directory, a device
 				return nil
@@ -240,11 +240,11 @@ func (r *Root) Scan() ([]declare.Declaration, []truncate.Event, error) {
 			decls = append(decls, d)
 		case errors.Is(err, ErrEmpty), errors.Is(err, fs.ErrInvalid):
 		case errors.Is(err, ErrOutsideRoot):
-			event(rel, truncate.ReasonOutsideRoot)
+			event(rel, outcome.ReasonOutsideRoot)
 		case errors.Is(err, ErrBinary):
-			event(rel, truncate.ReasonBinary)
+			event(rel, outcome.ReasonBinary)
 		default:
-			event(rel, truncate.ReasonSourceUnavailable)
+			event(rel, outcome.ReasonSourceUnavailable)
 		}
 		return nil
 	})

@@ -14,7 +14,7 @@ import (
 
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/declare/mcpsource"
-	"github.com/contextasm/contextasm/truncate"
+	"github.com/contextasm/contextasm/outcome"
 )
 
 const secret = "TOP SECRET outside the root"
@@ -183,13 +183,13 @@ func TestRootScan(t *testing.T) {
 	if got := strings.Join(ids, " "); got != wantIDs {
 		t.Errorf("ids = %s\nwant  %s", got, wantIDs)
 	}
-	wantEvents := []truncate.Event{
-		{Kind: truncate.KindSource, RequestID: "file:docs:big.txt", Reason: truncate.ReasonSourceUnavailable},
-		{Kind: truncate.KindSource, RequestID: "file:docs:bin.dat", Reason: truncate.ReasonBinary},
-		{Kind: truncate.KindSource, RequestID: "file:docs:dir-out", Reason: truncate.ReasonOutsideRoot},
-		{Kind: truncate.KindSource, RequestID: "file:docs:link-abs.txt", Reason: truncate.ReasonOutsideRoot},
-		{Kind: truncate.KindSource, RequestID: "file:docs:link-out.txt", Reason: truncate.ReasonOutsideRoot},
-		{Kind: truncate.KindSource, RequestID: "file:docs:nul.txt", Reason: truncate.ReasonBinary},
+	wantEvents := []outcome.Event{
+		{Kind: outcome.KindSource, RequestID: "file:docs:big.txt", Reason: outcome.ReasonSourceUnavailable},
+		{Kind: outcome.KindSource, RequestID: "file:docs:bin.dat", Reason: outcome.ReasonBinary},
+		{Kind: outcome.KindSource, RequestID: "file:docs:dir-out", Reason: outcome.ReasonOutsideRoot},
+		{Kind: outcome.KindSource, RequestID: "file:docs:link-abs.txt", Reason: outcome.ReasonOutsideRoot},
+		{Kind: outcome.KindSource, RequestID: "file:docs:link-out.txt", Reason: outcome.ReasonOutsideRoot},
+		{Kind: outcome.KindSource, RequestID: "file:docs:nul.txt", Reason: outcome.ReasonBinary},
 	}
 	if fmt.Sprint(events) != fmt.Sprint(wantEvents) {
 		t.Errorf("events = %+v\nwant %+v", events, wantEvents)
@@ -218,7 +218,7 @@ func TestFilesSource(t *testing.T) {
 	if st := col.Status()[0]; st.State != mcpsource.Ready || st.Blocks != 4 || st.Source != "file:docs" {
 		t.Fatalf("status %+v", st)
 	}
-	if !sink.hasEvent("file:docs", "file:docs:link-out.txt", truncate.ReasonOutsideRoot) {
+	if !sink.hasEvent("file:docs", "file:docs:link-out.txt", outcome.ReasonOutsideRoot) {
 		t.Errorf("events %+v", sink.eventsOf("file:docs"))
 	}
 	if err := os.WriteFile(filepath.Join(root, "new.txt"), []byte("fresh"), 0o644); err != nil {

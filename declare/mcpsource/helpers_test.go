@@ -19,7 +19,7 @@ import (
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/declare/mcpsource"
-	"github.com/contextasm/contextasm/truncate"
+	"github.com/contextasm/contextasm/outcome"
 )
 
 // testServerBin is the stdio test server, built once by TestMain.
@@ -57,7 +57,7 @@ type recSink struct {
 	eng    *contextasm.Engine
 	mu     sync.Mutex
 	decls  map[string]declare.Declaration
-	events map[string][]truncate.Event
+	events map[string][]outcome.Event
 }
 
 func newSink(t *testing.T) *recSink {
@@ -66,7 +66,7 @@ func newSink(t *testing.T) *recSink {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &recSink{eng: eng, decls: make(map[string]declare.Declaration), events: make(map[string][]truncate.Event)}
+	return &recSink{eng: eng, decls: make(map[string]declare.Declaration), events: make(map[string][]outcome.Event)}
 }
 
 func (s *recSink) Declare(decls ...declare.Declaration) error {
@@ -90,7 +90,7 @@ func (s *recSink) Forget(ids ...string) int {
 	return s.eng.Forget(ids...)
 }
 
-func (s *recSink) SetSourceEvents(source string, events []truncate.Event) {
+func (s *recSink) SetSourceEvents(source string, events []outcome.Event) {
 	s.mu.Lock()
 	if events == nil {
 		delete(s.events, source)
@@ -114,16 +114,16 @@ func (s *recSink) ids() []string {
 	return slices.Sorted(maps.Keys(s.decls))
 }
 
-func (s *recSink) eventsOf(source string) []truncate.Event {
+func (s *recSink) eventsOf(source string) []outcome.Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.events[source])
 }
 
 // hasEvent reports whether source reports reason for id.
-func (s *recSink) hasEvent(source, id string, reason truncate.Reason) bool {
+func (s *recSink) hasEvent(source, id string, reason outcome.Reason) bool {
 	for _, e := range s.eventsOf(source) {
-		if e.RequestID == id && e.Reason == reason && e.Kind == truncate.KindSource {
+		if e.RequestID == id && e.Reason == reason && e.Kind == outcome.KindSource {
 			return true
 		}
 	}

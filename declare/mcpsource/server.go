@@ -11,10 +11,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/contextasm/contextasm/outcome"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/contextasm/contextasm/truncate"
 )
 
 // codeResourceNotFound is the "resource not found" code of MCP revisions up
@@ -334,7 +333,7 @@ func (m *mcpSource) read(ctx context.Context, cs *mcp.ClientSession, e *entry) e
 		} else {
 			led.hold(e.id)
 		}
-		led.problem(e.id, truncate.ReasonSourceUnavailable)
+		led.problem(e.id, outcome.ReasonSourceUnavailable)
 		return nil
 	}
 	d, blobs, err := Ingest(m.cfg, e.res, rr)
@@ -342,21 +341,21 @@ func (m *mcpSource) read(ctx context.Context, cs *mcp.ClientSession, e *entry) e
 	case err == nil:
 		led.put(d, time.Now())
 		if blobs > 0 {
-			led.problem(e.id, truncate.ReasonBinary)
+			led.problem(e.id, outcome.ReasonBinary)
 		} else {
 			led.problem(e.id, "")
 		}
 	case errors.Is(err, ErrBinary):
 		led.drop(e.id)
-		led.problem(e.id, truncate.ReasonBinary)
+		led.problem(e.id, outcome.ReasonBinary)
 	case errors.Is(err, ErrEmpty):
 		m.log.Info("read returned empty contents", "uri", e.res.URI)
 		led.hold(e.id)
-		led.problem(e.id, truncate.ReasonSourceUnavailable)
+		led.problem(e.id, outcome.ReasonSourceUnavailable)
 	default: // too large, or not a valid block
 		m.log.Info("resource not declared", "uri", e.res.URI, "error", err)
 		led.drop(e.id)
-		led.problem(e.id, truncate.ReasonSourceUnavailable)
+		led.problem(e.id, outcome.ReasonSourceUnavailable)
 	}
 	return nil
 }

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/contextasm/contextasm/declare/mcpsource"
-	"github.com/contextasm/contextasm/truncate"
+	"github.com/contextasm/contextasm/outcome"
 )
 
 // stdio starts one stdio server built from internal/testserver.
@@ -52,7 +52,7 @@ func TestStdioCrashMidSession(t *testing.T) {
 		st := col.Status()[0]
 		return st.State == mcpsource.Unavailable && st.Err != nil && strings.Contains(st.Err.Error(), "dying mid-session")
 	})
-	if !sink.hasEvent("mcp:crashy", "mcp:crashy", truncate.ReasonSourceUnavailable) || len(sink.ids()) != 0 {
+	if !sink.hasEvent("mcp:crashy", "mcp:crashy", outcome.ReasonSourceUnavailable) || len(sink.ids()) != 0 {
 		t.Errorf("events %+v, blocks %q", sink.eventsOf("mcp:crashy"), sink.ids())
 	}
 }
@@ -72,7 +72,7 @@ func TestStdioCrashAtStart(t *testing.T) {
 	if err := col2.WaitSynced(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if st := col2.Status()[0]; st.State != mcpsource.Unavailable || !sink.hasEvent("mcp:nosuch", "mcp:nosuch", truncate.ReasonSourceUnavailable) {
+	if st := col2.Status()[0]; st.State != mcpsource.Unavailable || !sink.hasEvent("mcp:nosuch", "mcp:nosuch", outcome.ReasonSourceUnavailable) {
 		t.Errorf("status %+v", st)
 	}
 }
@@ -91,7 +91,7 @@ func TestStdioHang(t *testing.T) {
 	if st.State != mcpsource.Unavailable || st.Err == nil || !strings.Contains(st.Err.Error(), "connect") {
 		t.Errorf("status %+v", st)
 	}
-	if !sink.hasEvent("mcp:hang", "mcp:hang", truncate.ReasonSourceUnavailable) {
+	if !sink.hasEvent("mcp:hang", "mcp:hang", outcome.ReasonSourceUnavailable) {
 		t.Errorf("events %+v", sink.eventsOf("mcp:hang"))
 	}
 }
@@ -108,7 +108,7 @@ func TestStdioEmptyContents(t *testing.T) {
 		t.Fatalf("status %+v, blocks %q", st, sink.ids())
 	}
 	for _, id := range []string{"mcp:liar:test://liar/doc/0", "mcp:liar:test://liar/doc/1"} {
-		if !sink.hasEvent("mcp:liar", id, truncate.ReasonSourceUnavailable) {
+		if !sink.hasEvent("mcp:liar", id, outcome.ReasonSourceUnavailable) {
 			t.Errorf("no event for %s: %+v", id, sink.eventsOf("mcp:liar"))
 		}
 	}

@@ -1,4 +1,4 @@
-package truncate_test
+package assemble_test
 
 import (
 	"encoding/json"
@@ -14,6 +14,8 @@ import (
 
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/fingerprint"
+	"github.com/contextasm/contextasm/internal/assemble"
+	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/template"
 	"github.com/contextasm/contextasm/truncate"
 )
@@ -61,10 +63,10 @@ var renders = []string{
 type workload struct {
 	def    template.Definition
 	tpl    *template.Template
-	blocks []truncate.Block
+	blocks []assemble.Block
 	// excluded gives, for each block generated to be ineligible, the one
 	// reason why.
-	excluded map[string]truncate.Reason
+	excluded map[string]outcome.Reason
 }
 
 func randomContent(rng *rand.Rand, pieces int) string {
@@ -80,7 +82,7 @@ func randomContent(rng *rand.Rand, pieces int) string {
 
 func randomWorkload(t *testing.T, rng *rand.Rand) workload {
 	t.Helper()
-	w := workload{excluded: map[string]truncate.Reason{}}
+	w := workload{excluded: map[string]outcome.Reason{}}
 	nsec := 1 + rng.IntN(4)
 	types := declare.MemoryTypes
 	rng.Shuffle(len(types), func(i, j int) { types[i], types[j] = types[j], types[i] })
@@ -135,7 +137,7 @@ func randomWorkload(t *testing.T, rng *rand.Rand) workload {
 	ids := []string{"mem", "ação", "记忆", "note"}
 	n := rng.IntN(61)
 	for i := range n {
-		b := truncate.Block{
+		b := assemble.Block{
 			ID:           fmt.Sprintf("%s-%02d", ids[rng.IntN(len(ids))], i),
 			Type:         declare.MemoryTypes[rng.IntN(len(declare.MemoryTypes))],
 			SourceID:     []string{"", "src-a", "fonte/ç", "源"}[rng.IntN(4)],
@@ -163,26 +165,26 @@ func randomWorkload(t *testing.T, rng *rand.Rand) workload {
 		}
 		b.Content = randomContent(rng, 1+rng.IntN(10))
 		if !routed(b.Type) {
-			w.excluded[b.ID] = truncate.ReasonNoSection
+			w.excluded[b.ID] = outcome.ReasonNoSection
 			w.blocks = append(w.blocks, b)
 			continue
 		}
 		switch rng.IntN(20) {
 		case 0:
 			b.ValidUntil = now.Add(-time.Duration(rng.IntN(2)) * time.Hour) // at or before now
-			w.excluded[b.ID] = truncate.ReasonExpired
+			w.excluded[b.ID] = outcome.ReasonExpired
 		case 1:
 			b.Scope, b.SessionID = declare.ScopeSession, "other"
-			w.excluded[b.ID] = truncate.ReasonOutOfScope
+			w.excluded[b.ID] = outcome.ReasonOutOfScope
 		case 2:
 			b.Scope, b.UserID = declare.ScopeUser, "other"
-			w.excluded[b.ID] = truncate.ReasonOutOfScope
+			w.excluded[b.ID] = outcome.ReasonOutOfScope
 		case 3:
 			b.Roles = []string{"admin"}
-			w.excluded[b.ID] = truncate.ReasonAccessDenied
+			w.excluded[b.ID] = outcome.ReasonAccessDenied
 		case 4:
 			b.ForAssistant = false
-			w.excluded[b.ID] = truncate.ReasonAudience
+			w.excluded[b.ID] = outcome.ReasonAudience
 		case 5:
 			b.ValidUntil = now.Add(time.Minute) // still valid
 			b.Scope, b.SessionID = declare.ScopeSession, "s1"
@@ -193,7 +195,7 @@ func randomWorkload(t *testing.T, rng *rand.Rand) workload {
 	return w
 }
 
-var propertyRequest = truncate.Request{Now: now, SessionID: "s1", UserID: "u1", Roles: []string{"analyst"}}
+var propertyRequest = assemble.Request{Now: now, SessionID: "s1", UserID: "u1", Roles: []string{"analyst"}}
 
 func TestAssembleProperties(t *testing.T) {
 	real := additiveTokenizer(t)
@@ -207,7 +209,7 @@ func TestAssembleProperties(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(20250601, 42))
 	const workloads = 300
-	var reused truncate.Assembler // scratch reused across every workload
+	var reused assemble.Assembler // scratch reused across every workload
 	var ok, failed, cuts, budgetDrops, capDrops int
 	var exact, notLine, unclean int // how the successes were counted
 	for i := range workloads {
@@ -229,9 +231,9 @@ func TestAssembleProperties(t *testing.T) {
 		if i%2 == 0 {
 			rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
 		} else {
-			slices.SortFunc(shuffled, func(x, y truncate.Block) int { return strings.Compare(x.ID, y.ID) })
+			slices.SortFunc(shuffled, func(x, y assemble.Block) int { return strings.Compare(x.ID, y.ID) })
 		}
-		var fresh truncate.Assembler
+		var fresh assemble.Assembler
 		out2, err2 := fresh.Assemble(w.tpl, shuffled, propertyRequest, plainCounter{tok})
 
 		if err != nil {
@@ -266,11 +268,11 @@ func TestAssembleProperties(t *testing.T) {
 		}
 		for _, e := range out.Events {
 			switch e.Reason {
-			case truncate.ReasonCut:
+			case outcome.ReasonCut:
 				cuts++
-			case truncate.ReasonBudget:
+			case outcome.ReasonBudget:
 				budgetDrops++
-			case truncate.ReasonSectionCap:
+			case outcome.ReasonSectionCap:
 				capDrops++
 			}
 		}
@@ -289,7 +291,7 @@ func TestAssembleProperties(t *testing.T) {
 // withoutIndex checks that each result's Index is the position of its
 // block in blocks, and returns a copy of the results without it, the one
 // field that depends on the order blocks come in.
-func withoutIndex(t *testing.T, describe func() string, sections []truncate.SectionResult, blocks []truncate.Block) []truncate.SectionResult {
+func withoutIndex(t *testing.T, describe func() string, sections []outcome.SectionResult, blocks []assemble.Block) []outcome.SectionResult {
 	t.Helper()
 	c := slices.Clone(sections)
 	for i := range c {
@@ -319,21 +321,21 @@ const (
 // section with blocks is in line mode and every block in the text starts
 // its line cleanly. When it did not, TotalTokens must be the header line's
 // count plus the sections' used tokens.
-func checkShortcut(t *testing.T, describe func() string, tpl *template.Template, rec *countingCounter, out *truncate.Output) counting {
+func checkShortcut(t *testing.T, describe func() string, tpl *template.Template, rec *countingCounter, out *assemble.Output) counting {
 	t.Helper()
 	how, blocks := shortcutTaken, 0
 	sum := rec.Counter.Count(tpl.Header() + "\n")
 	for si, s := range out.Sections {
 		sum += s.UsedTokens
 		for _, br := range s.Blocks {
-			if br.Status == truncate.Dropped {
+			if br.Status == outcome.StatusDropped {
 				continue
 			}
 			blocks++
 			switch {
 			case !lineMode(tpl.Section(si)):
 				how = notLineMode
-			case !truncate.StartsLineCleanly(out.Text[br.Offset:br.Offset+br.Length]) && how == shortcutTaken:
+			case !assemble.StartsLineCleanly(out.Text[br.Offset:br.Offset+br.Length]) && how == shortcutTaken:
 				how = uncleanStart
 			}
 		}
@@ -356,14 +358,14 @@ func (c counting) String() string {
 }
 
 // checkSuccess checks the properties of a successful assembly.
-func checkSuccess(t *testing.T, describe func() string, w workload, real, tok truncate.Counter, out *truncate.Output) {
+func checkSuccess(t *testing.T, describe func() string, w workload, real, tok truncate.Counter, out *assemble.Output) {
 	t.Helper()
 	fail := func(format string, args ...any) {
 		t.Helper()
 		t.Fatalf("%s: %s\ntext:\n%s", describe(), fmt.Sprintf(format, args...), out.Text)
 	}
 	tpl := w.tpl
-	byID := map[string]truncate.Block{}
+	byID := map[string]assemble.Block{}
 	for _, b := range w.blocks {
 		byID[b.ID] = b
 	}
@@ -378,7 +380,7 @@ func checkSuccess(t *testing.T, describe func() string, w workload, real, tok tr
 	type place struct {
 		sec  int // file order
 		rank int // position in the section's results
-		br   truncate.BlockResult
+		br   outcome.BlockResult
 	}
 	placed := map[string]place{}
 	if len(out.Sections) != tpl.NumSections() {
@@ -396,14 +398,14 @@ func checkSuccess(t *testing.T, describe func() string, w workload, real, tok tr
 		}
 	}
 	for _, b := range w.blocks {
-		var excl []truncate.Event
+		var excl []outcome.Event
 		for _, e := range out.Events {
-			if e.RequestID == b.ID && e.Kind == truncate.KindExcluded {
+			if e.RequestID == b.ID && e.Kind == outcome.KindExcluded {
 				excl = append(excl, e)
 			}
 		}
 		if reason, ok := w.excluded[b.ID]; ok {
-			want := truncate.Event{Kind: truncate.KindExcluded, RequestID: b.ID, Reason: reason}
+			want := outcome.Event{Kind: outcome.KindExcluded, RequestID: b.ID, Reason: reason}
 			if len(excl) != 1 || excl[0] != want {
 				fail("%s: exclusion events %+v, want [%+v]", b.ID, excl, want)
 			}
@@ -418,11 +420,11 @@ func checkSuccess(t *testing.T, describe func() string, w workload, real, tok tr
 			fail("eligible block %s: exclusions %+v, placed %v in section %d, want section %d", b.ID, excl, in, p.sec, si)
 		}
 		// (b) Required blocks are kept whole.
-		if b.Required && p.br.Status != truncate.Kept {
+		if b.Required && p.br.Status != outcome.StatusKept {
 			fail("required block %s is %v (%s)", b.ID, p.br.Status, p.br.Reason)
 		}
 		stale := !b.StaleFrom.IsZero() && !now.Before(b.StaleFrom)
-		want := truncate.Event{Kind: truncate.KindNotice, Section: tpl.Section(si).Name(), RequestID: b.ID, Reason: truncate.ReasonStale}
+		want := outcome.Event{Kind: outcome.KindNotice, Section: tpl.Section(si).Name(), RequestID: b.ID, Reason: outcome.ReasonStale}
 		if got := slices.Contains(out.Events, want); got != stale {
 			fail("%s: stale notice %v, want %v", b.ID, got, stale)
 		}
@@ -431,33 +433,33 @@ func checkSuccess(t *testing.T, describe func() string, w workload, real, tok tr
 	// Each status with its reason and its one event.
 	for id, p := range placed {
 		br := p.br
-		var evs []truncate.Event
+		var evs []outcome.Event
 		for _, e := range out.Events {
-			if e.RequestID == id && (e.Kind == truncate.KindDropped || e.Kind == truncate.KindCut) {
+			if e.RequestID == id && (e.Kind == outcome.KindDropped || e.Kind == outcome.KindCut) {
 				evs = append(evs, e)
 			}
 		}
 		sec := tpl.Section(p.sec)
-		var want []truncate.Event
+		var want []outcome.Event
 		switch {
-		case br.Status == truncate.Kept && br.Reason == "":
-		case br.Status == truncate.Cut && br.Reason == truncate.ReasonCut && sec.Partial():
-			want = []truncate.Event{{Kind: truncate.KindCut, Section: sec.Name(), RequestID: id, Reason: truncate.ReasonCut, Tokens: br.Tokens}}
-		case br.Status == truncate.Dropped && br.Reason == truncate.ReasonSectionCap:
-			want = []truncate.Event{{Kind: truncate.KindDropped, Section: sec.Name(), RequestID: id, Reason: truncate.ReasonSectionCap, Tokens: br.Tokens}}
-		case br.Status == truncate.Dropped && br.Reason == truncate.ReasonBudget:
+		case br.Status == outcome.StatusKept && br.Reason == "":
+		case br.Status == outcome.StatusCut && br.Reason == outcome.ReasonCut && sec.Partial():
+			want = []outcome.Event{{Kind: outcome.KindCut, Section: sec.Name(), RequestID: id, Reason: outcome.ReasonCut, Tokens: br.Tokens}}
+		case br.Status == outcome.StatusDropped && br.Reason == outcome.ReasonSectionCap:
+			want = []outcome.Event{{Kind: outcome.KindDropped, Section: sec.Name(), RequestID: id, Reason: outcome.ReasonSectionCap, Tokens: br.Tokens}}
+		case br.Status == outcome.StatusDropped && br.Reason == outcome.ReasonBudget:
 			// A cut block dropped for the budget has both events.
-			if slices.ContainsFunc(evs, func(e truncate.Event) bool { return e.Reason == truncate.ReasonCut }) {
-				want = append(want, truncate.Event{Kind: truncate.KindCut, Section: sec.Name(), RequestID: id, Reason: truncate.ReasonCut, Tokens: br.Tokens})
+			if slices.ContainsFunc(evs, func(e outcome.Event) bool { return e.Reason == outcome.ReasonCut }) {
+				want = append(want, outcome.Event{Kind: outcome.KindCut, Section: sec.Name(), RequestID: id, Reason: outcome.ReasonCut, Tokens: br.Tokens})
 			}
-			want = append(want, truncate.Event{Kind: truncate.KindDropped, Section: sec.Name(), RequestID: id, Reason: truncate.ReasonBudget, Tokens: br.Tokens})
+			want = append(want, outcome.Event{Kind: outcome.KindDropped, Section: sec.Name(), RequestID: id, Reason: outcome.ReasonBudget, Tokens: br.Tokens})
 		default:
 			fail("%s: status %v with reason %q in section %s (partial %v)", id, br.Status, br.Reason, sec.Name(), sec.Partial())
 		}
 		if !slices.Equal(evs, want) {
 			fail("%s: events %+v, want %+v", id, evs, want)
 		}
-		if br.Required != byID[id].Required || br.MemoryType != byID[id].Type {
+		if br.Required != byID[id].Required || br.MemoryType != string(byID[id].Type) {
 			fail("%s: result %+v does not match the block", id, br)
 		}
 	}
@@ -485,10 +487,10 @@ func checkSuccess(t *testing.T, describe func() string, w workload, real, tok tr
 					fail("section %s: %s ranked after %s", s.Name, prev.RequestID, br.RequestID)
 				}
 			}
-			if br.Status == truncate.Dropped && br.Reason == truncate.ReasonSectionCap && firstCapDrop < 0 {
+			if br.Status == outcome.StatusDropped && br.Reason == outcome.ReasonSectionCap && firstCapDrop < 0 {
 				firstCapDrop = j
 			}
-			if br.Status == truncate.Dropped {
+			if br.Status == outcome.StatusDropped {
 				if br.Offset != 0 || br.Length != 0 {
 					fail("dropped %s has offset %d length %d", br.RequestID, br.Offset, br.Length)
 				}
@@ -507,12 +509,12 @@ func checkSuccess(t *testing.T, describe func() string, w workload, real, tok tr
 			}
 			got := out.Text[br.Offset : br.Offset+br.Length]
 			b := byID[br.RequestID]
-			if br.Status == truncate.Kept {
+			if br.Status == outcome.StatusKept {
 				want, escaped := sec.AppendRender(nil, template.Fields{Content: b.Content, RequestID: b.ID, MemoryType: string(b.Type), SourceID: b.SourceID})
 				if got != string(want) {
 					fail("%s at [%d:+%d] = %q, want %q", br.RequestID, br.Offset, br.Length, got, want)
 				}
-				notice := truncate.Event{Kind: truncate.KindNotice, Section: s.Name, RequestID: b.ID, Reason: truncate.ReasonEscaped}
+				notice := outcome.Event{Kind: outcome.KindNotice, Section: s.Name, RequestID: b.ID, Reason: outcome.ReasonEscaped}
 				if slices.Contains(out.Events, notice) != escaped {
 					fail("%s: escaped notice %v, rendering escaped %v", b.ID, !escaped, escaped)
 				}
@@ -583,11 +585,11 @@ func checkSuccess(t *testing.T, describe func() string, w workload, real, tok tr
 		pos[tpl.ByPriority(k)] = k
 	}
 	for id, p := range placed {
-		if p.br.Reason != truncate.ReasonBudget {
+		if p.br.Reason != outcome.ReasonBudget {
 			continue
 		}
 		for id2, q := range placed {
-			inText := q.br.Status == truncate.Kept || q.br.Status == truncate.Cut
+			inText := q.br.Status == outcome.StatusKept || q.br.Status == outcome.StatusCut
 			after := pos[q.sec] > pos[p.sec] || q.sec == p.sec && q.rank > p.rank
 			if inText && !q.br.Required && after {
 				fail("%s dropped for the budget, but %s, cut before it, stays", id, id2)
@@ -614,7 +616,7 @@ func checkFailure(t *testing.T, describe func() string, w workload, tok truncate
 		fail("want a RequiredError with misses wrapping ErrBudgetTooSmall")
 	}
 	tpl := w.tpl
-	var required []truncate.Block
+	var required []assemble.Block
 	unrouted := 0
 	for _, b := range w.blocks {
 		if !b.Required {
@@ -628,18 +630,18 @@ func checkFailure(t *testing.T, describe func() string, w workload, tok truncate
 	}
 	var noSection, capMisses, budgetMisses int
 	for _, m := range re.Misses {
-		i := slices.IndexFunc(w.blocks, func(b truncate.Block) bool { return b.ID == m.RequestID })
+		i := slices.IndexFunc(w.blocks, func(b assemble.Block) bool { return b.ID == m.RequestID })
 		if i < 0 || !w.blocks[i].Required {
 			fail("miss %+v is not a required block", m)
 		}
 		b := w.blocks[i]
 		switch m.Reason {
-		case truncate.ReasonNoSection:
+		case outcome.ReasonNoSection:
 			noSection++
 			if _, ok := tpl.SectionFor(b.Type); ok {
 				fail("miss %+v: a section takes %s", m, b.Type)
 			}
-		case truncate.ReasonSectionCap:
+		case outcome.ReasonSectionCap:
 			capMisses++
 			si, ok := tpl.SectionFor(b.Type)
 			sec := tpl.Section(si)
@@ -660,7 +662,7 @@ func checkFailure(t *testing.T, describe func() string, w workload, tok truncate
 			if sum <= sec.MaxTokens() {
 				fail("miss %+v, but the required blocks of %s count %d ≤ %d", m, sec.Name(), sum, sec.MaxTokens())
 			}
-		case truncate.ReasonBudget:
+		case outcome.ReasonBudget:
 			budgetMisses++
 			if m.Limit != tpl.Budget() {
 				fail("miss %+v: limit is not the budget %d", m, tpl.Budget())
@@ -681,7 +683,7 @@ func checkFailure(t *testing.T, describe func() string, w workload, tok truncate
 		if err != nil {
 			t.Fatal(err)
 		}
-		var a truncate.Assembler
+		var a assemble.Assembler
 		alone, err := a.Assemble(big, required, propertyRequest, tok)
 		if err != nil {
 			fail("the required blocks alone fail without a budget: %v", err)
@@ -720,8 +722,8 @@ func sameMisses(a, b error) bool {
 
 // sameEvents reports whether two event lists hold the same events, in any
 // order (the order follows the order blocks are given in).
-func sameEvents(a, b []truncate.Event) bool {
-	key := func(e truncate.Event) string { return fmt.Sprintf("%+v", e) }
+func sameEvents(a, b []outcome.Event) bool {
+	key := func(e outcome.Event) string { return fmt.Sprintf("%+v", e) }
 	ka, kb := make([]string, 0, len(a)), make([]string, 0, len(b))
 	for _, e := range a {
 		ka = append(ka, key(e))

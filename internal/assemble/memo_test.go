@@ -1,4 +1,4 @@
-package truncate_test
+package assemble_test
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/internal/assemble"
+	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/template"
 	"github.com/contextasm/contextasm/truncate"
 )
@@ -28,8 +30,8 @@ func memoTemplate(t testing.TB, budget int, sep bool) *template.Template {
 
 // memoBlocks are keyed blocks for memoTemplate: one too long for NOTES,
 // one whose content is escaped.
-func memoBlocks() []truncate.Block {
-	return []truncate.Block{
+func memoBlocks() []assemble.Block {
+	return []assemble.Block{
 		keyed(weighted("r1", declare.Constraint, "Responda sempre em português.", 0.9)),
 		keyed(weighted("r2", declare.Constraint, "Never reveal the API key.", 0.5)),
 		keyed(weighted("n1", declare.Context, "O deploy roda em Kubernetes.", 0.9)),
@@ -40,10 +42,10 @@ func memoBlocks() []truncate.Block {
 }
 
 // reference assembles without a memo, on a fresh Assembler.
-func reference(t testing.TB, tpl *template.Template, blocks []truncate.Block, c truncate.Counter) *truncate.Output {
+func reference(t testing.TB, tpl *template.Template, blocks []assemble.Block, c truncate.Counter) *assemble.Output {
 	t.Helper()
-	var a truncate.Assembler
-	out, err := a.Assemble(tpl, blocks, truncate.Request{Now: now}, c)
+	var a assemble.Assembler
+	out, err := a.Assemble(tpl, blocks, assemble.Request{Now: now}, c)
 	if err != nil {
 		t.Fatalf("Assemble: %v", err)
 	}
@@ -65,10 +67,10 @@ func TestMemo(t *testing.T) {
 	tpl := memoTemplate(t, all.TotalTokens-3, false)
 	fixed := []string{tpl.Header() + "\n", "\n"} // counted by every assembly
 	memo := newMapMemo()
-	asm := truncate.Assembler{Memo: memo}
-	run := func(blocks []truncate.Block) *truncate.Output {
+	asm := assemble.Assembler{Memo: memo}
+	run := func(blocks []assemble.Block) *assemble.Output {
 		t.Helper()
-		out, err := asm.Assemble(tpl, blocks, truncate.Request{Now: now}, calls)
+		out, err := asm.Assemble(tpl, blocks, assemble.Request{Now: now}, calls)
 		if err != nil {
 			t.Fatalf("Assemble: %v", err)
 		}
@@ -93,15 +95,15 @@ func TestMemo(t *testing.T) {
 		slices.Sort(got)
 		return got
 	}
-	line := func(sec string, b truncate.Block) string { return render(t, tpl, sec, b) + "\n" }
+	line := func(sec string, b assemble.Block) string { return render(t, tpl, sec, b) + "\n" }
 	sectionOf := map[declare.MemoryType]string{declare.Constraint: "RULES", declare.Context: "NOTES"}
 
 	first := run(blocks)
 	{ // The fixture must cover a cap drop, a budget drop, an escaped notice.
 		st := statuses(first)
 		_, esc, _ := result(first, "nesc")
-		if st["nbig"] != "dropped" || !slices.ContainsFunc(first.Events, func(e truncate.Event) bool { return e.Reason == truncate.ReasonBudget }) ||
-			esc.Status != truncate.Kept || len(eventsOf(first, "nesc")) == 0 {
+		if st["nbig"] != "dropped" || !slices.ContainsFunc(first.Events, func(e outcome.Event) bool { return e.Reason == outcome.ReasonBudget }) ||
+			esc.Status != outcome.StatusKept || len(eventsOf(first, "nesc")) == 0 {
 			t.Fatalf("fixture: statuses %v, events %+v", st, first.Events)
 		}
 	}
@@ -110,7 +112,7 @@ func TestMemo(t *testing.T) {
 	var want []string
 	for _, b := range blocks {
 		want = append(want, line(sectionOf[b.Type], b))
-		k := truncate.MemoKey{Block: b.Key, Section: tpl.Section(sectionIndex(t, tpl, sectionOf[b.Type])).Key()}
+		k := assemble.MemoKey{Block: b.Key, Section: tpl.Section(sectionIndex(t, tpl, sectionOf[b.Type])).Key()}
 		if n, ok := memo.m[k]; !ok || n != real.Count(line(sectionOf[b.Type], b)) {
 			t.Errorf("memo for %s: %d, %v; want its line's count %d", b.ID, n, ok, real.Count(line(sectionOf[b.Type], b)))
 		}
@@ -138,9 +140,9 @@ func TestMemo(t *testing.T) {
 			t.Errorf("the tokenizer counted %q", got)
 		}
 		// So does a fresh Assembler sharing the memo.
-		var other truncate.Assembler
+		var other assemble.Assembler
 		other.Memo = memo
-		out2, err := other.Assemble(tpl, blocks, truncate.Request{Now: now}, calls)
+		out2, err := other.Assemble(tpl, blocks, assemble.Request{Now: now}, calls)
 		if err != nil || !reflect.DeepEqual(out2, first) {
 			t.Errorf("a fresh Assembler with the memo: %v, output\n%+v\nwant\n%+v", err, out2, first)
 		}
@@ -206,7 +208,7 @@ func TestMemo(t *testing.T) {
 		// newline): the memo must not answer for them from the other
 		// template's sections. The result is checked against no memo.
 		sep := memoTemplate(t, all.TotalTokens-3, true)
-		out, err := asm.Assemble(sep, blocks, truncate.Request{Now: now}, calls)
+		out, err := asm.Assemble(sep, blocks, assemble.Request{Now: now}, calls)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -214,7 +216,7 @@ func TestMemo(t *testing.T) {
 			t.Errorf("with the memo:\n%+v\nwithout:\n%+v", out, want)
 		}
 		for _, id := range []string{"r1", "r2"} {
-			b := blocks[slices.IndexFunc(blocks, func(b truncate.Block) bool { return b.ID == id })]
+			b := blocks[slices.IndexFunc(blocks, func(b assemble.Block) bool { return b.ID == id })]
 			if !calls.countedExactly(render(t, sep, "RULES", b)) {
 				t.Errorf("%s not counted again in another section", id)
 			}
@@ -231,7 +233,7 @@ func TestMemoTransparent(t *testing.T) {
 	tok := &memoCounter{Counter: additiveTokenizer(t), counts: map[string]int{}}
 	rng := rand.New(rand.NewPCG(11, 12))
 	memo := newMapMemo()
-	withMemo := truncate.Assembler{Memo: memo}
+	withMemo := assemble.Assembler{Memo: memo}
 	assembled := 0
 	for i := range 40 {
 		w := randomWorkload(t, rng)
@@ -240,7 +242,7 @@ func TestMemoTransparent(t *testing.T) {
 				w.blocks[j] = keyed(w.blocks[j])
 			}
 		}
-		var plain truncate.Assembler
+		var plain assemble.Assembler
 		want, wantErr := plain.Assemble(w.tpl, w.blocks, propertyRequest, tok)
 		for pass := range 2 {
 			out, err := withMemo.Assemble(w.tpl, w.blocks, propertyRequest, tok)

@@ -1,4 +1,4 @@
-package truncate_test
+package assemble_test
 
 import (
 	"fmt"
@@ -10,7 +10,9 @@ import (
 
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/fingerprint"
+	"github.com/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/internal/bpe"
+	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/template"
 	"github.com/contextasm/contextasm/truncate"
 )
@@ -20,7 +22,7 @@ import (
 // follows, while skip keeps trying smaller blocks.
 func TestFill(t *testing.T) {
 	tok := realTokenizer(t)
-	blocks := []truncate.Block{
+	blocks := []assemble.Block{
 		weighted("a", declare.Context, "Short note.", 0.9),
 		weighted("b", declare.Context, longNotes, 0.8), // the first misfit
 		weighted("c", declare.Context, "ZZLATE c.", 0.7),
@@ -53,8 +55,8 @@ func TestFill(t *testing.T) {
 		t.Run(tt.fill, func(t *testing.T) {
 			tpl := mustParse(t, js(tt.fill))
 			cc := &countingCounter{Counter: tok}
-			var a truncate.Assembler
-			out, err := a.Assemble(tpl, blocks, truncate.Request{Now: now}, cc)
+			var a assemble.Assembler
+			out, err := a.Assemble(tpl, blocks, assemble.Request{Now: now}, cc)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -69,11 +71,11 @@ func TestFill(t *testing.T) {
 					continue
 				}
 				_, br, _ := result(out, id)
-				want := truncate.Event{Kind: truncate.KindDropped, Section: "NOTES", RequestID: id, Reason: truncate.ReasonSectionCap, Tokens: br.Tokens}
+				want := outcome.Event{Kind: outcome.KindDropped, Section: "NOTES", RequestID: id, Reason: outcome.ReasonSectionCap, Tokens: br.Tokens}
 				if got := eventsOf(out, id); len(got) != 1 || got[0] != want {
 					t.Errorf("events about %q = %+v, want [%+v]", id, got, want)
 				}
-				if br.Reason != truncate.ReasonSectionCap {
+				if br.Reason != outcome.ReasonSectionCap {
 					t.Errorf("%q reason = %q, want section_cap", id, br.Reason)
 				}
 				wantTokens := 0 // not counted
@@ -90,7 +92,7 @@ func TestFill(t *testing.T) {
 			}
 			sum := 0
 			for _, br := range sr.Blocks {
-				if br.Status == truncate.Kept {
+				if br.Status == outcome.StatusKept {
 					sum += br.Tokens
 				}
 			}
@@ -106,12 +108,12 @@ func TestFill(t *testing.T) {
 func TestOrder(t *testing.T) {
 	tok := realTokenizer(t)
 	at := func(d time.Duration) time.Time { return now.Add(d) }
-	mk := func(id string, w float64, seq int64, lm time.Time) truncate.Block {
+	mk := func(id string, w float64, seq int64, lm time.Time) assemble.Block {
 		b := weighted(id, declare.History, "Turn "+id+": olá, 你好.", w)
 		b.Seq, b.LastModified = seq, lm
 		return b
 	}
-	blocks := []truncate.Block{
+	blocks := []assemble.Block{
 		mk("r1", 0.9, 3, at(-1*time.Hour)),
 		mk("r2", 0.8, 1, time.Time{}), // undated
 		mk("r3", 0.7, 2, at(-3*time.Hour)),
@@ -141,13 +143,13 @@ func TestOrder(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.order, func(t *testing.T) {
 			tpl := mustParse(t, js(tt.order, capTokens))
-			out := assemble(t, tpl, blocks, truncate.Request{})
+			out := mustAssemble(t, tpl, blocks, assemble.Request{})
 			if got := statuses(out); fmt.Sprint(got) != fmt.Sprint(map[string]string{"r1": "kept", "r2": "kept", "r3": "kept", "r4": "dropped"}) {
 				t.Fatalf("statuses = %v; selection must be by rank", got)
 			}
 			parts := make([]string, len(tt.want))
 			for i, id := range tt.want {
-				j := slices.IndexFunc(blocks, func(b truncate.Block) bool { return b.ID == id })
+				j := slices.IndexFunc(blocks, func(b assemble.Block) bool { return b.ID == id })
 				parts[i] = render(t, tpl, "H", blocks[j])
 			}
 			want := tpl.Header() + "\n" + strings.Join(parts, sep) + "\n"
@@ -175,9 +177,9 @@ func TestOrder(t *testing.T) {
 	// Time order breaks ties by rank: two blocks of the same instant come
 	// in rank order whatever their declaration order.
 	t.Run("time ties", func(t *testing.T) {
-		same := []truncate.Block{mk("t2", 0.2, 0, at(-time.Hour)), mk("t1", 0.9, 1, at(-time.Hour)), mk("t0", 0.5, 2, at(-2*time.Hour))}
+		same := []assemble.Block{mk("t2", 0.2, 0, at(-time.Hour)), mk("t1", 0.9, 1, at(-time.Hour)), mk("t0", 0.5, 2, at(-2*time.Hour))}
 		tpl := mustParse(t, js("time", 4000))
-		out := assemble(t, tpl, same, truncate.Request{})
+		out := mustAssemble(t, tpl, same, assemble.Request{})
 		want := tpl.Header() + "\n" + render(t, tpl, "H", same[2]) + sep + render(t, tpl, "H", same[1]) + sep + render(t, tpl, "H", same[0]) + "\n"
 		if out.Text != want {
 			t.Errorf("text =\n%q\nwant\n%q", out.Text, want)
@@ -193,7 +195,7 @@ const partialContent = "鬱龘𠀀齉 上下文组装器根据优先级截断记
 
 func TestPartial(t *testing.T) {
 	tok := realTokenizer(t)
-	blocks := []truncate.Block{
+	blocks := []assemble.Block{
 		weighted("a", declare.History, "Primeira nota.", 0.9),
 		weighted("big", declare.History, partialContent, 0.5),
 		weighted("tail", declare.History, "ZZTAIL", 0.1),
@@ -234,16 +236,16 @@ func TestPartial(t *testing.T) {
 			capTokens := aTokens + tt.room
 			tpl := mustParse(t, js(tt.fill, tt.partial, tt.minPartial, capTokens))
 			cc := &countingCounter{Counter: tok}
-			var a truncate.Assembler
-			out, err := a.Assemble(tpl, blocks, truncate.Request{Now: now}, cc)
+			var a assemble.Assembler
+			out, err := a.Assemble(tpl, blocks, assemble.Request{Now: now}, cc)
 			if err != nil {
 				t.Fatal(err)
 			}
 			_, br, _ := result(out, "big")
 			evs := eventsOf(out, "big")
 			if !tt.cut {
-				want := truncate.Event{Kind: truncate.KindDropped, Section: "H", RequestID: "big", Reason: truncate.ReasonSectionCap, Tokens: bigTokens}
-				if br.Status != truncate.Dropped || len(evs) != 1 || evs[0] != want {
+				want := outcome.Event{Kind: outcome.KindDropped, Section: "H", RequestID: "big", Reason: outcome.ReasonSectionCap, Tokens: bigTokens}
+				if br.Status != outcome.StatusDropped || len(evs) != 1 || evs[0] != want {
 					t.Fatalf("big: status %v, events %+v; want dropped with [%+v]", br.Status, evs, want)
 				}
 				if len(cc.cut) != 0 {
@@ -251,8 +253,8 @@ func TestPartial(t *testing.T) {
 				}
 				return
 			}
-			want := truncate.Event{Kind: truncate.KindCut, Section: "H", RequestID: "big", Reason: truncate.ReasonCut, Tokens: br.Tokens}
-			if br.Status != truncate.Cut || br.Reason != truncate.ReasonCut || len(evs) != 1 || evs[0] != want {
+			want := outcome.Event{Kind: outcome.KindCut, Section: "H", RequestID: "big", Reason: outcome.ReasonCut, Tokens: br.Tokens}
+			if br.Status != outcome.StatusCut || br.Reason != outcome.ReasonCut || len(evs) != 1 || evs[0] != want {
 				t.Fatalf("big: status %v reason %q, events %+v; want cut with [%+v]", br.Status, br.Reason, evs, want)
 			}
 			checkCut(t, tok, out.Text[br.Offset:br.Offset+br.Length], "\n", "", "", partialContent, points, br.Tokens, tt.room)
@@ -261,7 +263,7 @@ func TestPartial(t *testing.T) {
 			}
 			if _, tail, _ := result(out, "tail"); tt.fill == "stop" {
 				// Nothing after the cut block: not kept, not even counted.
-				if tail.Status != truncate.Dropped || tail.Reason != truncate.ReasonSectionCap || tail.Tokens != 0 || cc.saw("ZZTAIL") {
+				if tail.Status != outcome.StatusDropped || tail.Reason != outcome.ReasonSectionCap || tail.Tokens != 0 || cc.saw("ZZTAIL") {
 					t.Errorf("tail after the cut under stop: %+v, counted %v; want dropped (section_cap) uncounted", tail, cc.saw("ZZTAIL"))
 				}
 			} else if !cc.saw("ZZTAIL") {
@@ -300,20 +302,20 @@ func TestPartialEveryRoom(t *testing.T) {
 			for room := 1; room < full; room++ {
 				tpl := mustParse(t, fmt.Sprintf(`{"budget": 4096, "sections": [
 				  {"name": "H", "priority": 1, "memory_types": ["history"], "max_tokens": %d, "render": %q, "separator": %q, "partial": true, "min_partial_tokens": 1}]}`, room, r.render, r.separator))
-				var a truncate.Assembler
-				out, err := a.Assemble(tpl, []truncate.Block{b}, truncate.Request{Now: now}, tok)
+				var a assemble.Assembler
+				out, err := a.Assemble(tpl, []assemble.Block{b}, assemble.Request{Now: now}, tok)
 				if err != nil {
 					t.Fatalf("room %d: %v", room, err)
 				}
 				_, br, _ := result(out, "big")
-				if br.Status == truncate.Dropped {
+				if br.Status == outcome.StatusDropped {
 					// Only when not even the empty rendering and a token fit.
 					if room > empty+4 {
 						t.Errorf("room %d: dropped, but the delimiters take only %d tokens", room, empty)
 					}
 					continue
 				}
-				if br.Status != truncate.Cut {
+				if br.Status != outcome.StatusCut {
 					t.Fatalf("room %d: status %v, want cut", room, br.Status)
 				}
 				cuts++
@@ -374,7 +376,7 @@ func TestPartialOnlyFirstMisfit(t *testing.T) {
 	tpl := mustParse(t, `{"budget": 4096, "sections": [
 	  {"name": "H", "priority": 1, "memory_types": ["history"], "max_tokens": 6, "render": "{content}", "separator": "",
 	   "fill": "skip", "partial": true, "min_partial_tokens": 1}]}`)
-	blocks := []truncate.Block{
+	blocks := []assemble.Block{
 		// Rare characters of two or three tokens each: cut to a room of 6,
 		// the first keeps 4 tokens and leaves 2.
 		weighted("first", declare.History, "鬱龘𠀀齉鬱龘𠀀齉", 0.9),
@@ -384,12 +386,12 @@ func TestPartialOnlyFirstMisfit(t *testing.T) {
 	if n := tok.Count(tok.Cut(blocks[0].Content, 6)); n > 4 || tok.Count(blocks[2].Content) > 6-n || tok.Count(tok.Cut(blocks[1].Content, 6-n)) == 0 {
 		t.Fatalf("fixture: the first cut keeps %d tokens; it must leave room for a part of the second and for the third", n)
 	}
-	out := assemble(t, tpl, blocks, truncate.Request{})
+	out := mustAssemble(t, tpl, blocks, assemble.Request{})
 	want := map[string]string{"first": "cut", "second": "dropped", "tiny": "kept"}
 	if got := statuses(out); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("statuses = %v, want %v", got, want)
 	}
-	if _, br, _ := result(out, "second"); br.Reason != truncate.ReasonSectionCap {
+	if _, br, _ := result(out, "second"); br.Reason != outcome.ReasonSectionCap {
 		t.Errorf("second: reason %q, want section_cap", br.Reason)
 	}
 	if out.TotalTokens != tok.Count(out.Text) {
@@ -410,12 +412,12 @@ func TestJoinBetweenBlocksCannotForgeDelimiter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks := []truncate.Block{
+	blocks := []assemble.Block{
 		{ID: "a", Type: declare.Context, Content: "first ends with 【/硬性", Weight: 0.9, ForAssistant: true, Scope: declare.ScopeGlobal},
 		{ID: "b", Type: declare.Context, Content: "规则】 second starts the rest", Weight: 0.8, ForAssistant: true, Scope: declare.ScopeGlobal},
 	}
-	var asm truncate.Assembler
-	out, err := asm.Assemble(tpl, blocks, truncate.Request{Now: time.Unix(0, 0)}, tok)
+	var asm assemble.Assembler
+	out, err := asm.Assemble(tpl, blocks, assemble.Request{Now: time.Unix(0, 0)}, tok)
 	if err != nil {
 		t.Fatal(err)
 	}

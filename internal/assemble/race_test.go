@@ -1,6 +1,6 @@
 //go:build race
 
-package truncate_test
+package assemble_test
 
 // raceEnabled reports whether the race detector is on; allocation counts
 // are not meaningful under it.

@@ -1,4 +1,4 @@
-package truncate_test
+package assemble_test
 
 import (
 	"cmp"
@@ -9,13 +9,15 @@ import (
 	"testing"
 
 	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/internal/assemble"
+	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/template"
 	"github.com/contextasm/contextasm/truncate"
 )
 
 // layout is what a rendering should hold: per section name, the blocks in
 // the order written.
-type layout map[string][]truncate.Block
+type layout map[string][]assemble.Block
 
 // text builds the rendering of l under tpl independently of the Assembler:
 // the header line, then each non-empty section in file order, its blocks
@@ -106,7 +108,7 @@ func hierarchyTemplateWith(budget int, midSeparator string) string {
 
 func TestHierarchicalBudget(t *testing.T) {
 	tok := additiveTokenizer(t)
-	mk := func(id string, typ declare.MemoryType, w float64) truncate.Block {
+	mk := func(id string, typ declare.MemoryType, w float64) assemble.Block {
 		return weighted(id, typ, fmt.Sprintf("Bloco %s: o usuário pediu 简洁 answers, item %s.", id, id), w)
 	}
 	h1, h2 := mk("h1", declare.Constraint, 0.9), mk("h2", declare.Constraint, 0.5)
@@ -117,34 +119,34 @@ func TestHierarchicalBudget(t *testing.T) {
 
 	tests := []struct {
 		name        string
-		blocks      []truncate.Block
+		blocks      []assemble.Block
 		final, prev layout   // where the cut must stop, and the layout one drop before
 		dropped     []string // budget drops, in order
 	}{
 		{
 			name:    "lowest section emptied, then lowest-ranked of the next",
-			blocks:  []truncate.Block{l2, m1, h2, l1, m3, h1, l3, m2},
+			blocks:  []assemble.Block{l2, m1, h2, l1, m3, h1, l3, m2},
 			final:   layout{"HIGH": {h1, h2}, "MID": {m1, m2}},
 			prev:    layout{"HIGH": {h1, h2}, "MID": {m1, m2, m3}},
 			dropped: []string{"l3", "l2", "l1", "m3"},
 		},
 		{
 			name:    "lowest section emptied exactly",
-			blocks:  []truncate.Block{l2, m1, h2, l1, m3, h1, l3, m2},
+			blocks:  []assemble.Block{l2, m1, h2, l1, m3, h1, l3, m2},
 			final:   layout{"HIGH": {h1, h2}, "MID": {m1, m2, m3}},
 			prev:    layout{"LOW": {l1}, "HIGH": {h1, h2}, "MID": {m1, m2, m3}},
 			dropped: []string{"l3", "l2", "l1"},
 		},
 		{
 			name:    "required block in the lowest section stays",
-			blocks:  []truncate.Block{l2, m1, h2, lr, l1, m3, h1, l3, m2},
+			blocks:  []assemble.Block{l2, m1, h2, lr, l1, m3, h1, l3, m2},
 			final:   layout{"LOW": {lr}, "HIGH": {h1}},
 			prev:    layout{"LOW": {lr}, "HIGH": {h1, h2}},
 			dropped: []string{"l3", "l2", "l1", "m3", "m2", "m1", "h2"},
 		},
 		{
 			name:   "everything fits",
-			blocks: []truncate.Block{l2, m1, h2, l1, m3, h1, l3, m2},
+			blocks: []assemble.Block{l2, m1, h2, l1, m3, h1, l3, m2},
 			final:  layout{"LOW": {l1, l2, l3}, "HIGH": {h1, h2}, "MID": {m1, m2, m3}},
 			prev:   layout{"LOW": {l1, l2, l3, block("x", declare.History, longNotes)}, "HIGH": {h1, h2}, "MID": {m1, m2, m3}},
 		},
@@ -171,11 +173,11 @@ func TestHierarchicalBudget(t *testing.T) {
 // checkHierarchy assembles blocks with c under the template mk makes for the
 // budget that stops the cut at final (one drop after prev), and checks the
 // text, the count and the budget drops.
-func checkHierarchy(t *testing.T, tok truncate.Counter, mk func(int) string, c truncate.Counter, blocks []truncate.Block, final, prev layout, dropped []string) {
+func checkHierarchy(t *testing.T, tok truncate.Counter, mk func(int) string, c truncate.Counter, blocks []assemble.Block, final, prev layout, dropped []string) {
 	tpl, budget := fitBudget(t, mk, tok, final, prev)
 	cc := &countingCounter{Counter: c}
-	var a truncate.Assembler
-	out, err := a.Assemble(tpl, blocks, truncate.Request{Now: now}, cc)
+	var a assemble.Assembler
+	out, err := a.Assemble(tpl, blocks, assemble.Request{Now: now}, cc)
 	if err != nil {
 		t.Fatalf("Assemble: %v", err)
 	}
@@ -209,11 +211,11 @@ func checkHierarchy(t *testing.T, tok truncate.Counter, mk func(int) string, c t
 	}
 	var got []string
 	for _, e := range out.Events {
-		if e.Reason == truncate.ReasonBudget {
+		if e.Reason == outcome.ReasonBudget {
 			got = append(got, e.RequestID)
 			sec, br, _ := result(out, e.RequestID)
-			want := truncate.Event{Kind: truncate.KindDropped, Section: sec.Name, RequestID: e.RequestID, Reason: truncate.ReasonBudget, Tokens: br.Tokens}
-			if e != want || br.Status != truncate.Dropped || br.Reason != truncate.ReasonBudget || br.Tokens == 0 {
+			want := outcome.Event{Kind: outcome.KindDropped, Section: sec.Name, RequestID: e.RequestID, Reason: outcome.ReasonBudget, Tokens: br.Tokens}
+			if e != want || br.Status != outcome.StatusDropped || br.Reason != outcome.ReasonBudget || br.Tokens == 0 {
 				t.Errorf("budget event %+v for %+v; want %+v", e, br, want)
 			}
 		}
@@ -229,14 +231,14 @@ func checkHierarchy(t *testing.T, tok truncate.Counter, mk func(int) string, c t
 			t.Errorf("emptied section %s is in the text", s.Name)
 		}
 	}
-	if _, br, ok := result(out, "lr"); ok && br.Status != truncate.Kept {
+	if _, br, ok := result(out, "lr"); ok && br.Status != outcome.StatusKept {
 		t.Errorf("required block lr: %v, want kept", br.Status)
 	}
 }
 
 func TestRequiredFailsClosed(t *testing.T) {
 	tok := realTokenizer(t)
-	req := func(id string, typ declare.MemoryType, content string) truncate.Block {
+	req := func(id string, typ declare.MemoryType, content string) assemble.Block {
 		b := block(id, typ, content)
 		b.Required = true
 		return b
@@ -255,21 +257,21 @@ func TestRequiredFailsClosed(t *testing.T) {
 	]}`
 	// sized is a block's count as the Assembler takes it: these sections
 	// are in line mode, so with the newline that ends its line.
-	sized := func(tpl *template.Template, section string, b truncate.Block) int {
+	sized := func(tpl *template.Template, section string, b assemble.Block) int {
 		return blockTokens(tok, tpl.Section(sectionIndex(t, tpl, section)), render(t, tpl, section, b))
 	}
 
 	tests := []struct {
 		name   string
 		tpl    string
-		blocks []truncate.Block
+		blocks []assemble.Block
 		// misses returns the exact misses, given the compiled template.
 		misses func(*template.Template) []truncate.RequiredMiss
 	}{
 		{
 			name: "over their section caps",
 			tpl:  capsTemplate,
-			blocks: []truncate.Block{
+			blocks: []assemble.Block{
 				req("rx", declare.Constraint, longNotes),
 				weighted("nx", declare.Constraint, "ok", 1),
 				req("ry", declare.Context, longNotes), // partial section: still never cut
@@ -277,40 +279,40 @@ func TestRequiredFailsClosed(t *testing.T) {
 			},
 			misses: func(tpl *template.Template) []truncate.RequiredMiss {
 				return []truncate.RequiredMiss{
-					{RequestID: "rx", Section: "X", Tokens: sized(tpl, "X", req("rx", declare.Constraint, longNotes)), Limit: 12, Reason: truncate.ReasonSectionCap},
-					{RequestID: "ry", Section: "Y", Tokens: sized(tpl, "Y", req("ry", declare.Context, longNotes)), Limit: 12, Reason: truncate.ReasonSectionCap},
+					{RequestID: "rx", Section: "X", Tokens: sized(tpl, "X", req("rx", declare.Constraint, longNotes)), Limit: 12, Reason: outcome.ReasonSectionCap},
+					{RequestID: "ry", Section: "Y", Tokens: sized(tpl, "Y", req("ry", declare.Context, longNotes)), Limit: 12, Reason: outcome.ReasonSectionCap},
 				}
 			},
 		},
 		{
 			name: "alone over the budget",
 			tpl:  budgetTemplate,
-			blocks: []truncate.Block{
+			blocks: []assemble.Block{
 				weighted("n1", declare.Context, "droppable", 1),
 				req("r1", declare.Constraint, "Regra: "+longNotes[:60]),
 				req("r2", declare.Context, "Contexto: "+longNotes[:60]),
 			},
 			misses: func(tpl *template.Template) []truncate.RequiredMiss {
 				return []truncate.RequiredMiss{
-					{RequestID: "r1", Section: "HIGH", Tokens: sized(tpl, "HIGH", req("r1", declare.Constraint, "Regra: "+longNotes[:60])), Limit: 60, Reason: truncate.ReasonBudget},
-					{RequestID: "r2", Section: "LOW", Tokens: sized(tpl, "LOW", req("r2", declare.Context, "Contexto: "+longNotes[:60])), Limit: 60, Reason: truncate.ReasonBudget},
+					{RequestID: "r1", Section: "HIGH", Tokens: sized(tpl, "HIGH", req("r1", declare.Constraint, "Regra: "+longNotes[:60])), Limit: 60, Reason: outcome.ReasonBudget},
+					{RequestID: "r2", Section: "LOW", Tokens: sized(tpl, "LOW", req("r2", declare.Context, "Contexto: "+longNotes[:60])), Limit: 60, Reason: outcome.ReasonBudget},
 				}
 			},
 		},
 		{
 			name:   "no section takes it",
 			tpl:    noHistory,
-			blocks: []truncate.Block{block("c", declare.Context, "fine"), req("rh", declare.History, "turn")},
+			blocks: []assemble.Block{block("c", declare.Context, "fine"), req("rh", declare.History, "turn")},
 			misses: func(*template.Template) []truncate.RequiredMiss {
-				return []truncate.RequiredMiss{{RequestID: "rh", Reason: truncate.ReasonNoSection}}
+				return []truncate.RequiredMiss{{RequestID: "rh", Reason: outcome.ReasonNoSection}}
 			},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tpl := mustParse(t, tt.tpl)
-			var a truncate.Assembler
-			out, err := a.Assemble(tpl, tt.blocks, truncate.Request{Now: now}, tok)
+			var a assemble.Assembler
+			out, err := a.Assemble(tpl, tt.blocks, assemble.Request{Now: now}, tok)
 			if !errors.Is(err, truncate.ErrBudgetTooSmall) {
 				t.Fatalf("err = %v, want ErrBudgetTooSmall", err)
 			}
@@ -337,20 +339,20 @@ func TestRequiredFailsClosed(t *testing.T) {
 	// Required blocks that each fit, but not together.
 	t.Run("together over the cap", func(t *testing.T) {
 		tpl := mustParse(t, capsTemplate)
-		blocks := []truncate.Block{req("r1", declare.Constraint, "Seja breve."), req("r2", declare.Constraint, "Responda em português.")}
+		blocks := []assemble.Block{req("r1", declare.Constraint, "Seja breve."), req("r2", declare.Constraint, "Responda em português.")}
 		for _, b := range blocks {
 			if n := sized(tpl, "X", b); n > 12 {
 				t.Fatalf("fixture: %s alone counts %d > 12", b.ID, n)
 			}
 		}
-		var a truncate.Assembler
-		_, err := a.Assemble(tpl, blocks, truncate.Request{Now: now}, tok)
+		var a assemble.Assembler
+		_, err := a.Assemble(tpl, blocks, assemble.Request{Now: now}, tok)
 		var re *truncate.RequiredError
 		if !errors.As(err, &re) || !errors.Is(err, truncate.ErrBudgetTooSmall) || len(re.Misses) == 0 {
 			t.Fatalf("err = %v, want a RequiredError", err)
 		}
 		for _, m := range re.Misses {
-			if (m.RequestID != "r1" && m.RequestID != "r2") || m.Reason != truncate.ReasonSectionCap || m.Section != "X" {
+			if (m.RequestID != "r1" && m.RequestID != "r2") || m.Reason != outcome.ReasonSectionCap || m.Section != "X" {
 				t.Errorf("miss %+v, want r1 or r2 in X with section_cap", m)
 			}
 		}
@@ -362,8 +364,8 @@ func TestRequiredFailsClosed(t *testing.T) {
 		tpl := mustParse(t, capsTemplate)
 		r := req("r", declare.Constraint, longNotes)
 		r.ValidUntil = now
-		out := assemble(t, tpl, []truncate.Block{r, block("c", declare.History, "ok")}, truncate.Request{})
-		want := []truncate.Event{{Kind: truncate.KindExcluded, RequestID: "r", Reason: truncate.ReasonExpired}}
+		out := mustAssemble(t, tpl, []assemble.Block{r, block("c", declare.History, "ok")}, assemble.Request{})
+		want := []outcome.Event{{Kind: outcome.KindExcluded, RequestID: "r", Reason: outcome.ReasonExpired}}
 		if got := eventsOf(out, "r"); !slices.Equal(got, want) {
 			t.Errorf("events = %+v, want %+v", got, want)
 		}
@@ -372,14 +374,14 @@ func TestRequiredFailsClosed(t *testing.T) {
 	// Required blocks that fit exactly: no error, all kept.
 	t.Run("required fit", func(t *testing.T) {
 		tpl := mustParse(t, budgetTemplate)
-		blocks := []truncate.Block{req("r1", declare.Constraint, "Seja breve."), weighted("n1", declare.Context, longNotes, 1), req("r2", declare.Context, "简洁")}
-		out := assemble(t, tpl, blocks, truncate.Request{})
+		blocks := []assemble.Block{req("r1", declare.Constraint, "Seja breve."), weighted("n1", declare.Context, longNotes, 1), req("r2", declare.Context, "简洁")}
+		out := mustAssemble(t, tpl, blocks, assemble.Request{})
 		for _, id := range []string{"r1", "r2"} {
-			if _, br, _ := result(out, id); br.Status != truncate.Kept || !br.Required {
+			if _, br, _ := result(out, id); br.Status != outcome.StatusKept || !br.Required {
 				t.Errorf("%s: %+v, want kept and required", id, br)
 			}
 		}
-		if _, br, _ := result(out, "n1"); br.Status != truncate.Dropped || br.Reason != truncate.ReasonBudget {
+		if _, br, _ := result(out, "n1"); br.Status != outcome.StatusDropped || br.Reason != outcome.ReasonBudget {
 			t.Errorf("n1: %+v, want dropped for the budget", br)
 		}
 	})
@@ -393,8 +395,8 @@ func TestRequiredFailsClosed(t *testing.T) {
 // counted (the subtest "line-additive counter trusted").
 func TestFinalTextCheck(t *testing.T) {
 	tok := realTokenizer(t)
-	var blocks []truncate.Block
-	var all []truncate.Block
+	var blocks []assemble.Block
+	var all []assemble.Block
 	for i := range 6 {
 		b := weighted(fmt.Sprintf("b%d", i), declare.Context, fmt.Sprintf("Nota %d: 记忆块 número %d.", i, i), 0.9-float64(i)/10)
 		blocks = append(blocks, b)
@@ -412,7 +414,7 @@ func TestFinalTextCheck(t *testing.T) {
 	}
 
 	t.Run("real tokenizer fits", func(t *testing.T) {
-		out := assemble(t, tpl, blocks, truncate.Request{})
+		out := mustAssemble(t, tpl, blocks, assemble.Request{})
 		if out.Text != full.text(t, tpl) {
 			t.Fatalf("under the real tokenizer everything should fit the budget %d:\n%s", budget, out.Text)
 		}
@@ -427,8 +429,8 @@ func TestFinalTextCheck(t *testing.T) {
 			t.Fatalf("fixture: the taxed sum of parts %d is over the budget %d; only the final check would see the joins", n, budget)
 		}
 		cc := &countingCounter{Counter: tax}
-		var a truncate.Assembler
-		out, err := a.Assemble(tpl, blocks, truncate.Request{Now: now}, cc)
+		var a assemble.Assembler
+		out, err := a.Assemble(tpl, blocks, assemble.Request{Now: now}, cc)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -440,7 +442,7 @@ func TestFinalTextCheck(t *testing.T) {
 		}
 		var dropped []string
 		for _, e := range out.Events {
-			if e.Reason == truncate.ReasonBudget && e.Kind == truncate.KindDropped && e.Section == "M" {
+			if e.Reason == outcome.ReasonBudget && e.Kind == outcome.KindDropped && e.Section == "M" {
 				dropped = append(dropped, e.RequestID)
 			}
 		}
@@ -468,8 +470,8 @@ func TestFinalTextCheck(t *testing.T) {
 	t.Run("line-additive counter trusted", func(t *testing.T) {
 		tax := lineAdditive{joinTax{Counter: tok, marker: "</m>\n<m>", extra: 7}}
 		cc := &countingCounter{Counter: tax}
-		var a truncate.Assembler
-		out, err := a.Assemble(tpl, blocks, truncate.Request{Now: now}, cc)
+		var a assemble.Assembler
+		out, err := a.Assemble(tpl, blocks, assemble.Request{Now: now}, cc)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -488,8 +490,8 @@ func TestFinalTextCheck(t *testing.T) {
 		rs := slices.Clone(blocks)
 		rs[0].Required, rs[1].Required = true, true // the two lowest-ranked: b5, b4
 		tax := joinTax{Counter: tok, marker: "</m>\n<m>", extra: budget}
-		var a truncate.Assembler
-		_, err := a.Assemble(tpl, rs, truncate.Request{Now: now}, tax)
+		var a assemble.Assembler
+		_, err := a.Assemble(tpl, rs, assemble.Request{Now: now}, tax)
 		var re *truncate.RequiredError
 		if !errors.As(err, &re) || !errors.Is(err, truncate.ErrBudgetTooSmall) {
 			t.Fatalf("err = %v, want a RequiredError", err)
@@ -497,7 +499,7 @@ func TestFinalTextCheck(t *testing.T) {
 		var ids []string
 		for _, m := range re.Misses {
 			ids = append(ids, m.RequestID)
-			if m.Reason != truncate.ReasonBudget || m.Limit != budget || m.Section != "M" {
+			if m.Reason != outcome.ReasonBudget || m.Limit != budget || m.Section != "M" {
 				t.Errorf("miss %+v, want reason budget, limit %d, section M", m, budget)
 			}
 		}

@@ -1,10 +1,12 @@
-package truncate_test
+package assemble_test
 
 import (
 	"fmt"
 	"testing"
 
 	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/internal/assemble"
+	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/template"
 	"github.com/contextasm/contextasm/truncate"
 )
@@ -32,10 +34,10 @@ func TestLineMode(t *testing.T) {
 	l2 := weighted("l2", declare.Constraint, "用户偏好简洁的回答。", 0.5)
 	p1 := weighted("p1", declare.Context, "O deploy roda em Kubernetes.", 0.9)
 	p2 := weighted("p2", declare.Context, "数据库连接池的最大值是 42。", 0.5)
-	blocks := []truncate.Block{p2, l2, p1, l1}
+	blocks := []assemble.Block{p2, l2, p1, l1}
 
 	probe := mk(4000)
-	r := func(name string, b truncate.Block) string { return render(t, probe, name, b) }
+	r := func(name string, b assemble.Block) string { return render(t, probe, name, b) }
 	line1, line2 := tok.Count(r("L", l1)+"\n"), tok.Count(r("L", l2)+"\n")
 	// The fixture must tell line mode from counting the newline apart: a
 	// newline after ">" joins its token, so the old sum is larger.
@@ -45,7 +47,7 @@ func TestLineMode(t *testing.T) {
 
 	t.Run("layout and counts", func(t *testing.T) {
 		tpl := mk(line1 + line2) // both lines fit exactly
-		out := assemble(t, tpl, blocks, truncate.Request{})
+		out := mustAssemble(t, tpl, blocks, assemble.Request{})
 		want := tpl.Header() + "\n" +
 			render(t, tpl, "L", l1) + "\n" + render(t, tpl, "L", l2) + "\n" +
 			render(t, tpl, "P", p1) + " | " + render(t, tpl, "P", p2) + "\n"
@@ -57,7 +59,7 @@ func TestLineMode(t *testing.T) {
 		}
 		for _, tt := range []struct {
 			id, section string
-			b           truncate.Block
+			b           assemble.Block
 			want        int
 		}{
 			{"l1", "L", l1, line1},
@@ -65,7 +67,7 @@ func TestLineMode(t *testing.T) {
 			{"p1", "P", p1, tok.Count(render(t, tpl, "P", p1))},
 			{"p2", "P", p2, tok.Count(render(t, tpl, "P", p2))},
 		} {
-			if _, br, _ := result(out, tt.id); br.Status != truncate.Kept || br.Tokens != tt.want {
+			if _, br, _ := result(out, tt.id); br.Status != outcome.StatusKept || br.Tokens != tt.want {
 				t.Errorf("%s: %v with %d tokens, want kept with %d", tt.id, br.Status, br.Tokens, tt.want)
 			}
 		}
@@ -78,11 +80,11 @@ func TestLineMode(t *testing.T) {
 	})
 
 	t.Run("the cap applies to the lines", func(t *testing.T) {
-		out := assemble(t, mk(line1+line2-1), blocks, truncate.Request{})
+		out := mustAssemble(t, mk(line1+line2-1), blocks, assemble.Request{})
 		if got := statuses(out); got["l1"] != "kept" || got["l2"] != "dropped" {
 			t.Errorf("statuses = %v, want l1 kept and l2 dropped for the cap", got)
 		}
-		if _, br, _ := result(out, "l2"); br.Reason != truncate.ReasonSectionCap || br.Tokens != line2 {
+		if _, br, _ := result(out, "l2"); br.Reason != outcome.ReasonSectionCap || br.Tokens != line2 {
 			t.Errorf("l2: %+v, want section_cap with %d tokens", br, line2)
 		}
 	})
@@ -105,19 +107,19 @@ func TestShortcutFinalCount(t *testing.T) {
 	const capTpl = `{"budget": 4096, "sections": [
 	  {"name": "A", "priority": 1, "memory_types": ["constraint"], "max_tokens": 12, "render": "{content}", "fill": "skip"},
 	  {"name": "B", "priority": 2, "memory_types": ["context"], "max_tokens": 400, "render": "<b>{content}</b>"}]}`
-	a := func(id, content string, w float64) truncate.Block {
+	a := func(id, content string, w float64) assemble.Block {
 		return weighted(id, declare.Constraint, content, w)
 	}
-	b := func(id, content string, w float64) truncate.Block { return weighted(id, declare.Context, content, w) }
-	clean := []truncate.Block{a("a1", "Seja breve.", 0.9), a("a2", "数据库连接池的最大值是 42。", 0.5), b("b1", "O deploy roda em Kubernetes.", 0.9), b("b2", "Never reveal the API key.", 0.5)}
-	with := func(extra ...truncate.Block) []truncate.Block {
-		return append(append([]truncate.Block(nil), clean...), extra...)
+	b := func(id, content string, w float64) assemble.Block { return weighted(id, declare.Context, content, w) }
+	clean := []assemble.Block{a("a1", "Seja breve.", 0.9), a("a2", "数据库连接池的最大值是 42。", 0.5), b("b1", "O deploy roda em Kubernetes.", 0.9), b("b2", "Never reveal the API key.", 0.5)}
+	with := func(extra ...assemble.Block) []assemble.Block {
+		return append(append([]assemble.Block(nil), clean...), extra...)
 	}
 
 	tests := []struct {
 		name    string
 		tpl     string
-		blocks  []truncate.Block
+		blocks  []assemble.Block
 		c       truncate.Counter
 		counted bool
 	}{
@@ -130,7 +132,7 @@ func TestShortcutFinalCount(t *testing.T) {
 		{name: "block starts with a newline", tpl: lineTpl, blocks: with(a("a3", "\n\nlinhas", 0.1)), c: tok, counted: true},
 		{name: "first block starts with a slash", tpl: lineTpl, blocks: with(a("a0", "// nota", 1)), c: tok, counted: true},
 		{name: "unclean block dropped for the cap", tpl: capTpl,
-			blocks: []truncate.Block{a("a1", "Seja breve.", 0.9), a("a3", "/"+longNotes, 0.1), b("b1", "O deploy roda em Kubernetes.", 0.9)}, c: tok},
+			blocks: []assemble.Block{a("a1", "Seja breve.", 0.9), a("a3", "/"+longNotes, 0.1), b("b1", "O deploy roda em Kubernetes.", 0.9)}, c: tok},
 		{name: "section out of line mode", tpl: sepTpl, blocks: clean, c: tok, counted: true},
 		{name: "section out of line mode left empty", tpl: sepTpl, blocks: clean[:2], c: tok},
 		{name: "not line-additive", tpl: lineTpl, blocks: clean, c: plainCounter{tok}, counted: true},
@@ -140,15 +142,15 @@ func TestShortcutFinalCount(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tpl := mustParse(t, tt.tpl)
 			cc := &countingCounter{Counter: tt.c}
-			var asm truncate.Assembler
-			out, err := asm.Assemble(tpl, tt.blocks, truncate.Request{Now: now}, cc)
+			var asm assemble.Assembler
+			out, err := asm.Assemble(tpl, tt.blocks, assemble.Request{Now: now}, cc)
 			if err != nil {
 				t.Fatal(err)
 			}
 			// Every block is in the text, but the one too long for capTpl.
 			for _, blk := range tt.blocks {
 				_, br, _ := result(out, blk.ID)
-				if want := blk.ID != "a3" || tt.tpl != capTpl; (br.Status == truncate.Kept) != want {
+				if want := blk.ID != "a3" || tt.tpl != capTpl; (br.Status == outcome.StatusKept) != want {
 					t.Fatalf("%s: %v, want kept %v", blk.ID, br.Status, want)
 				}
 			}

@@ -1,4 +1,4 @@
-package truncate
+package assemble
 
 // Descending exposes descending to the external tests.
 var Descending = descending

@@ -1,4 +1,4 @@
-package truncate_test
+package assemble_test
 
 import (
 	"crypto/sha256"
@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/internal/bpe"
+	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/template"
 	"github.com/contextasm/contextasm/truncate"
 )
@@ -37,13 +39,13 @@ func mustParse(t testing.TB, js string) *template.Template {
 }
 
 // block returns an eligible, global, assistant-facing block.
-func block(id string, typ declare.MemoryType, content string) truncate.Block {
-	return truncate.Block{ID: id, Type: typ, Content: content, Scope: declare.ScopeGlobal, ForAssistant: true, Weight: 0.5, Trust: 0.5}
+func block(id string, typ declare.MemoryType, content string) assemble.Block {
+	return assemble.Block{ID: id, Type: typ, Content: content, Scope: declare.ScopeGlobal, ForAssistant: true, Weight: 0.5, Trust: 0.5}
 }
 
 // weighted returns block with a given semantic weight, which sets its rank
 // among blocks that differ in nothing else.
-func weighted(id string, typ declare.MemoryType, content string, w float64) truncate.Block {
+func weighted(id string, typ declare.MemoryType, content string, w float64) assemble.Block {
 	b := block(id, typ, content)
 	b.Weight = w
 	return b
@@ -63,24 +65,24 @@ func sectionIndex(t testing.TB, tpl *template.Template, name string) int {
 
 // render renders b as section name of tpl would, independently of the
 // Assembler.
-func render(t testing.TB, tpl *template.Template, name string, b truncate.Block) string {
+func render(t testing.TB, tpl *template.Template, name string, b assemble.Block) string {
 	t.Helper()
 	return renderContent(tpl.Section(sectionIndex(t, tpl, name)), b, b.Content)
 }
 
-func renderContent(sec *template.Section, b truncate.Block, content string) string {
+func renderContent(sec *template.Section, b assemble.Block, content string) string {
 	out, _ := sec.AppendRender(nil, template.Fields{Content: content, RequestID: b.ID, MemoryType: string(b.Type), SourceID: b.SourceID})
 	return string(out)
 }
 
-// assemble runs a fresh Assembler with the real tokenizer and fails the
+// mustAssemble runs a fresh Assembler with the real tokenizer and fails the
 // test on error.
-func assemble(t testing.TB, tpl *template.Template, blocks []truncate.Block, req truncate.Request) *truncate.Output {
+func mustAssemble(t testing.TB, tpl *template.Template, blocks []assemble.Block, req assemble.Request) *assemble.Output {
 	t.Helper()
 	if req.Now.IsZero() {
 		req.Now = now
 	}
-	var a truncate.Assembler
+	var a assemble.Assembler
 	out, err := a.Assemble(tpl, blocks, req, realTokenizer(t))
 	if err != nil {
 		t.Fatalf("Assemble: %v", err)
@@ -89,7 +91,7 @@ func assemble(t testing.TB, tpl *template.Template, blocks []truncate.Block, req
 }
 
 // result returns the BlockResult of id, or false when id is in no section.
-func result(out *truncate.Output, id string) (truncate.SectionResult, truncate.BlockResult, bool) {
+func result(out *assemble.Output, id string) (outcome.SectionResult, outcome.BlockResult, bool) {
 	for _, s := range out.Sections {
 		for _, b := range s.Blocks {
 			if b.RequestID == id {
@@ -97,12 +99,12 @@ func result(out *truncate.Output, id string) (truncate.SectionResult, truncate.B
 			}
 		}
 	}
-	return truncate.SectionResult{}, truncate.BlockResult{}, false
+	return outcome.SectionResult{}, outcome.BlockResult{}, false
 }
 
 // eventsOf returns the events about id, in order.
-func eventsOf(out *truncate.Output, id string) []truncate.Event {
-	var evs []truncate.Event
+func eventsOf(out *assemble.Output, id string) []outcome.Event {
+	var evs []outcome.Event
 	for _, e := range out.Events {
 		if e.RequestID == id {
 			evs = append(evs, e)
@@ -112,7 +114,7 @@ func eventsOf(out *truncate.Output, id string) []truncate.Event {
 }
 
 // statuses maps each block in out's sections to its status name.
-func statuses(out *truncate.Output) map[string]string {
+func statuses(out *assemble.Output) map[string]string {
 	m := map[string]string{}
 	for _, s := range out.Sections {
 		for _, b := range s.Blocks {
@@ -137,7 +139,7 @@ func additiveTokenizer(t testing.TB) truncate.Counter {
 // isAdditive reports whether the Assembler takes c for a line-additive
 // counter.
 func isAdditive(c truncate.Counter) bool {
-	la, ok := c.(truncate.LineAdditive)
+	la, ok := c.(assemble.LineAdditive)
 	return ok && la.LineAdditive()
 }
 
@@ -171,7 +173,7 @@ func blockTokens(c truncate.Counter, sec *template.Section, text string) int {
 
 // keyed returns b with a memo key made of everything its rendering reads,
 // as package contextasm makes it.
-func keyed(b truncate.Block) truncate.Block {
+func keyed(b assemble.Block) assemble.Block {
 	h := sha256.New()
 	for _, f := range []string{b.ID, string(b.Type), b.SourceID, b.Content} {
 		h.Write([]byte(f))
@@ -185,14 +187,14 @@ func keyed(b truncate.Block) truncate.Block {
 // safe for concurrent use.
 type mapMemo struct {
 	mu               sync.Mutex
-	m                map[truncate.MemoKey]int
+	m                map[assemble.MemoKey]int
 	gets, hits, adds int
-	keys             []truncate.MemoKey // every key asked for or added
+	keys             []assemble.MemoKey // every key asked for or added
 }
 
-func newMapMemo() *mapMemo { return &mapMemo{m: map[truncate.MemoKey]int{}} }
+func newMapMemo() *mapMemo { return &mapMemo{m: map[assemble.MemoKey]int{}} }
 
-func (m *mapMemo) Get(k truncate.MemoKey) (int, bool) {
+func (m *mapMemo) Get(k assemble.MemoKey) (int, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.gets++
@@ -204,7 +206,7 @@ func (m *mapMemo) Get(k truncate.MemoKey) (int, bool) {
 	return n, ok
 }
 
-func (m *mapMemo) Add(k truncate.MemoKey, tokens int) {
+func (m *mapMemo) Add(k assemble.MemoKey, tokens int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.adds++

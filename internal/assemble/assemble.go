@@ -1,4 +1,4 @@
-package truncate
+package assemble
 
 import (
 	"cmp"
@@ -8,14 +8,16 @@ import (
 	"strings"
 
 	"github.com/contextasm/contextasm/fingerprint"
+	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/template"
+	"github.com/contextasm/contextasm/truncate"
 )
 
 // Assembler runs assemblies and keeps scratch space between them. It is not
 // safe for concurrent use; use one per goroutine.
 type Assembler struct {
-	// Scoring weighs blocks for ranking; the zero value means DefaultScoring.
-	Scoring Scoring
+	// Scoring weighs blocks for ranking; each zero field takes its default.
+	Scoring truncate.Scoring
 	// Memo, when set, remembers rendered blocks' token counts by key, so an
 	// unchanged block is neither rendered nor counted again.
 	Memo Memo
@@ -44,13 +46,15 @@ type candidate struct {
 	text     string // rendered (and possibly cut) block, once rendered
 	rendered bool   // text is set: counts from the memo skip rendering
 	tokens   int
-	status   Status
-	reason   Reason
+	status   outcome.Status
+	reason   outcome.Reason
 	escaped  bool
 	offset   int
 }
 
-func (c *candidate) inText() bool { return c.status == Kept || c.status == Cut }
+func (c *candidate) inText() bool {
+	return c.status == outcome.StatusKept || c.status == outcome.StatusCut
+}
 
 func (a *Assembler) reset(n int) {
 	if cap(a.ranked) < n {
@@ -72,7 +76,7 @@ func (a *Assembler) reset(n int) {
 // tokens with c. Blocks should come in a fixed order (package contextasm
 // sorts them by request_id) so that events come in a fixed order too; the
 // text does not depend on it.
-func (a *Assembler) Assemble(tpl *template.Template, blocks []Block, req Request, c Counter) (*Output, error) {
+func (a *Assembler) Assemble(tpl *template.Template, blocks []Block, req Request, c truncate.Counter) (*Output, error) {
 	refs := make([]*Block, len(blocks))
 	for i := range blocks {
 		refs[i] = &blocks[i]
@@ -83,29 +87,29 @@ func (a *Assembler) Assemble(tpl *template.Template, blocks []Block, req Request
 // AssembleRefs is Assemble for blocks held by pointer, as the engine's
 // store holds them (so that declaring one block copies pointers, not
 // blocks). The blocks are only read.
-func (a *Assembler) AssembleRefs(tpl *template.Template, blocks []*Block, req Request, c Counter) (*Output, error) {
+func (a *Assembler) AssembleRefs(tpl *template.Template, blocks []*Block, req Request, c truncate.Counter) (*Output, error) {
 	n := tpl.NumSections()
 	a.reset(n)
-	sc := a.Scoring.orDefault()
+	sc := a.Scoring.WithDefaults()
 	// About one event a block is usual (most blocks that lose are listed
 	// as dropped): size for it once rather than grow.
-	out := &Output{Events: make([]Event, 0, len(blocks)+16)}
-	var misses []RequiredMiss
+	out := &Output{Events: make([]outcome.Event, 0, len(blocks)+16)}
+	var misses []truncate.RequiredMiss
 
 	for i, b := range blocks {
 		si, reason := eligibility(b, tpl, &req)
 		if reason != "" {
-			out.Events = append(out.Events, Event{Kind: KindExcluded, RequestID: b.ID, Reason: reason})
-			if reason == ReasonNoSection && b.Required {
-				misses = append(misses, RequiredMiss{RequestID: b.ID, Reason: ReasonNoSection})
+			out.Events = append(out.Events, outcome.Event{Kind: outcome.KindExcluded, RequestID: b.ID, Reason: reason})
+			if reason == outcome.ReasonNoSection && b.Required {
+				misses = append(misses, truncate.RequiredMiss{RequestID: b.ID, Reason: outcome.ReasonNoSection})
 			}
 			continue
 		}
 		frac, stale := b.staleness(req.Now)
 		if stale {
-			out.Events = append(out.Events, Event{Kind: KindNotice, Section: tpl.Section(si).Name(), RequestID: b.ID, Reason: ReasonStale})
+			out.Events = append(out.Events, outcome.Event{Kind: outcome.KindNotice, Section: tpl.Section(si).Name(), RequestID: b.ID, Reason: outcome.ReasonStale})
 		}
-		a.ranked[si] = append(a.ranked[si], Ranked{Index: int32(i), Required: b.Required, Score: sc.score(b, frac, stale), ID: b.ID})
+		a.ranked[si] = append(a.ranked[si], Ranked{Index: int32(i), Required: b.Required, Score: score(sc, b, frac, stale), ID: b.ID})
 	}
 
 	byID := a.SortedByID || slices.IsSortedFunc(blocks, func(x, y *Block) int { return strings.Compare(x.ID, y.ID) })
@@ -122,7 +126,7 @@ func (a *Assembler) AssembleRefs(tpl *template.Template, blocks []*Block, req Re
 		misses = a.fill(tpl.Section(si), blocks, c, out, misses)
 	}
 	if len(misses) > 0 {
-		return nil, &RequiredError{Misses: misses}
+		return nil, &truncate.RequiredError{Misses: misses}
 	}
 
 	if err := a.fitBudget(tpl, blocks, c, out); err != nil {
@@ -255,21 +259,21 @@ func (a *Assembler) sortRankKeys(keys []rankKey) []rankKey {
 
 // eligibility returns the section b goes to, or why it cannot enter the
 // context.
-func eligibility(b *Block, tpl *template.Template, req *Request) (int, Reason) {
+func eligibility(b *Block, tpl *template.Template, req *Request) (int, outcome.Reason) {
 	switch {
 	case !b.ValidUntil.IsZero() && !req.Now.Before(b.ValidUntil):
-		return -1, ReasonExpired
+		return -1, outcome.ReasonExpired
 	case b.Scope == "session" && b.SessionID != req.SessionID,
 		b.Scope == "user" && b.UserID != req.UserID:
-		return -1, ReasonOutOfScope
+		return -1, outcome.ReasonOutOfScope
 	case len(b.Roles) > 0 && !anyShared(b.Roles, req.Roles):
-		return -1, ReasonAccessDenied
+		return -1, outcome.ReasonAccessDenied
 	case !b.ForAssistant:
-		return -1, ReasonAudience
+		return -1, outcome.ReasonAudience
 	}
 	si, ok := tpl.SectionFor(b.Type)
 	if !ok {
-		return -1, ReasonNoSection
+		return -1, outcome.ReasonNoSection
 	}
 	return si, ""
 }
@@ -307,7 +311,7 @@ func lineMode(sec *template.Section) bool { return sec.Separator() == "\n" }
 
 // blockTokens sets cd.tokens: from the memo when it knows the block in this
 // section, else by rendering and counting it (and telling the memo).
-func (a *Assembler) blockTokens(sec *template.Section, b *Block, cd *candidate, c Counter) {
+func (a *Assembler) blockTokens(sec *template.Section, b *Block, cd *candidate, c truncate.Counter) {
 	line := lineMode(sec)
 	var key MemoKey
 	if a.Memo != nil && b.Key != (MemoKey{}).Block {
@@ -334,7 +338,7 @@ func (a *Assembler) ensureRendered(sec *template.Section, b *Block, cd *candidat
 }
 
 // fill selects the section's blocks in rank order under its cap.
-func (a *Assembler) fill(sec *template.Section, blocks []*Block, c Counter, out *Output, misses []RequiredMiss) []RequiredMiss {
+func (a *Assembler) fill(sec *template.Section, blocks []*Block, c truncate.Counter, out *Output, misses []truncate.RequiredMiss) []truncate.RequiredMiss {
 	si := sec.Index()
 	cands := a.cands[si]
 	capTokens := sec.MaxTokens()
@@ -347,8 +351,8 @@ func (a *Assembler) fill(sec *template.Section, blocks []*Block, c Counter, out 
 	lb, ok := c.(LowerBounded)
 	bounded := ok && lb.LowerBounded()
 	drop := func(cd *candidate) {
-		cd.status, cd.reason = Dropped, ReasonSectionCap
-		out.Events = append(out.Events, Event{Kind: KindDropped, Section: sec.Name(), RequestID: cd.ID, Reason: ReasonSectionCap, Tokens: cd.tokens})
+		cd.status, cd.reason = outcome.StatusDropped, outcome.ReasonSectionCap
+		out.Events = append(out.Events, outcome.Event{Kind: outcome.KindDropped, Section: sec.Name(), RequestID: cd.ID, Reason: outcome.ReasonSectionCap, Tokens: cd.tokens})
 	}
 	for i := range cands {
 		cd := &cands[i]
@@ -370,16 +374,16 @@ func (a *Assembler) fill(sec *template.Section, blocks []*Block, c Counter, out 
 		}
 		if !misfit && (used+sep+cd.tokens <= capTokens || cd.Required) {
 			if used+sep+cd.tokens > capTokens {
-				misses = append(misses, RequiredMiss{RequestID: cd.ID, Section: sec.Name(), Tokens: cd.tokens, Limit: capTokens, Reason: ReasonSectionCap})
+				misses = append(misses, truncate.RequiredMiss{RequestID: cd.ID, Section: sec.Name(), Tokens: cd.tokens, Limit: capTokens, Reason: outcome.ReasonSectionCap})
 			}
-			cd.status = Kept
+			cd.status = outcome.StatusKept
 			used += sep + cd.tokens
 			kept++
 			continue
 		}
 		if sec.Partial() && !cutDone && room >= sec.MinPartialTokens() && a.cut(sec, b, cd, room, c) {
-			cd.status, cd.reason = Cut, ReasonCut
-			out.Events = append(out.Events, Event{Kind: KindCut, Section: sec.Name(), RequestID: cd.ID, Reason: ReasonCut, Tokens: cd.tokens})
+			cd.status, cd.reason = outcome.StatusCut, outcome.ReasonCut
+			out.Events = append(out.Events, outcome.Event{Kind: outcome.KindCut, Section: sec.Name(), RequestID: cd.ID, Reason: outcome.ReasonCut, Tokens: cd.tokens})
 			used += sep + cd.tokens
 			kept++
 			cutDone = true
@@ -397,7 +401,7 @@ func (a *Assembler) fill(sec *template.Section, blocks []*Block, c Counter, out 
 
 // cut shrinks b's content so that its rendering fits room tokens, at a
 // token boundary of the content. It reports false when nothing fits.
-func (a *Assembler) cut(sec *template.Section, b *Block, cd *candidate, room int, c Counter) bool {
+func (a *Assembler) cut(sec *template.Section, b *Block, cd *candidate, room int, c truncate.Counter) bool {
 	line := lineMode(sec)
 	empty, _, _ := a.renderBlock(sec, b, "", line)
 	target := room - c.Count(empty)
@@ -434,7 +438,7 @@ func (a *Assembler) cut(sec *template.Section, b *Block, cd *candidate, room int
 // count and the final text needs no counting: an unchanged or one-block-
 // changed assembly then makes at most one tokenizer call. Otherwise the
 // final text is counted, and blocks keep going until that count fits.
-func (a *Assembler) fitBudget(tpl *template.Template, blocks []*Block, c Counter, out *Output) error {
+func (a *Assembler) fitBudget(tpl *template.Template, blocks []*Block, c truncate.Counter, out *Output) error {
 	budget := tpl.Budget()
 	n := tpl.NumSections()
 	joinTokens := c.Count("\n")
@@ -466,10 +470,10 @@ func (a *Assembler) fitBudget(tpl *template.Template, blocks []*Block, c Counter
 		}
 		cd := &a.cands[si][j]
 		before := sectionTokens(si) // while cd still counts
-		cd.status, cd.reason = Dropped, ReasonBudget
+		cd.status, cd.reason = outcome.StatusDropped, outcome.ReasonBudget
 		cd.text, cd.rendered = "", false
 		sec := tpl.Section(si)
-		out.Events = append(out.Events, Event{Kind: KindDropped, Section: sec.Name(), RequestID: cd.ID, Reason: ReasonBudget, Tokens: cd.tokens})
+		out.Events = append(out.Events, outcome.Event{Kind: outcome.KindDropped, Section: sec.Name(), RequestID: cd.ID, Reason: outcome.ReasonBudget, Tokens: cd.tokens})
 		// Take the block out of the section's sum: its count, and the
 		// separator it no longer needs if others remain.
 		a.kept[si]--
@@ -504,7 +508,7 @@ func (a *Assembler) fitBudget(tpl *template.Template, blocks []*Block, c Counter
 // linesAdd reports whether the text's count is the sum of its lines' counts:
 // a line-additive counter, every section with blocks in line mode, and every
 // kept block starting its line cleanly. It renders the kept blocks.
-func (a *Assembler) linesAdd(tpl *template.Template, blocks []*Block, c Counter) bool {
+func (a *Assembler) linesAdd(tpl *template.Template, blocks []*Block, c truncate.Counter) bool {
 	la, ok := c.(LineAdditive)
 	additive := ok && la.LineAdditive()
 	for si := range a.cands {
@@ -525,20 +529,20 @@ func (a *Assembler) linesAdd(tpl *template.Template, blocks []*Block, c Counter)
 
 // overBudget builds the error for required blocks that alone exceed the
 // budget.
-func (a *Assembler) overBudget(tpl *template.Template, budget int, c Counter) error {
-	var misses []RequiredMiss
+func (a *Assembler) overBudget(tpl *template.Template, budget int, c truncate.Counter) error {
+	var misses []truncate.RequiredMiss
 	for si := range a.cands {
 		for _, cd := range a.cands[si] {
 			if cd.inText() && cd.Required {
-				misses = append(misses, RequiredMiss{RequestID: cd.ID, Section: tpl.Section(si).Name(), Tokens: cd.tokens, Limit: budget, Reason: ReasonBudget})
+				misses = append(misses, truncate.RequiredMiss{RequestID: cd.ID, Section: tpl.Section(si).Name(), Tokens: cd.tokens, Limit: budget, Reason: outcome.ReasonBudget})
 			}
 		}
 	}
 	if len(misses) == 0 {
 		return fmt.Errorf("%w: the protocol header alone takes %d tokens, more than the budget of %d",
-			ErrBudgetTooSmall, c.Count(tpl.Header()), budget)
+			truncate.ErrBudgetTooSmall, c.Count(tpl.Header()), budget)
 	}
-	return &RequiredError{Misses: misses}
+	return &truncate.RequiredError{Misses: misses}
 }
 
 // dropCursor walks blocks in budget-cut order: sections from the least
@@ -612,21 +616,21 @@ func (a *Assembler) writeText(tpl *template.Template, blocks []*Block) {
 
 // results fills out.Sections and the escaped notices.
 func (a *Assembler) results(tpl *template.Template, blocks []*Block, out *Output) {
-	out.Sections = make([]SectionResult, tpl.NumSections())
+	out.Sections = make([]outcome.SectionResult, tpl.NumSections())
 	total := 0
 	for si := range a.cands {
 		total += len(a.cands[si])
 	}
-	all := make([]BlockResult, total) // one allocation for every section
+	all := make([]outcome.BlockResult, total) // one allocation for every section
 	for si := range out.Sections {
 		sec := tpl.Section(si)
-		sr := SectionResult{Name: sec.Name(), Priority: sec.Priority(), MaxTokens: sec.MaxTokens(), UsedTokens: a.used[si]}
+		sr := outcome.SectionResult{Name: sec.Name(), Priority: sec.Priority(), MaxTokens: sec.MaxTokens(), UsedTokens: a.used[si]}
 		sr.Blocks, all = all[:len(a.cands[si]):len(a.cands[si])], all[len(a.cands[si]):]
 		for i := range a.cands[si] {
 			cd := &a.cands[si][i]
 			b := blocks[cd.Index]
 			br := &sr.Blocks[i]
-			br.RequestID, br.MemoryType, br.Tokens = cd.ID, b.Type, cd.tokens
+			br.RequestID, br.MemoryType, br.Tokens = cd.ID, string(b.Type), cd.tokens
 			br.Score, br.Status, br.Reason, br.Required = math.Round(cd.Score*1e4)/1e4, cd.status, cd.reason, cd.Required
 			br.Trust, br.ViolationPatterns = b.Trust, b.ViolationPatterns
 			br.SourceID, br.SourceLocation, br.URI = b.SourceID, b.SourceLocation, b.URI
@@ -640,7 +644,7 @@ func (a *Assembler) results(tpl *template.Template, blocks []*Block, out *Output
 	for si := range a.cands {
 		for i := range a.cands[si] {
 			if cd := &a.cands[si][i]; cd.inText() && cd.escaped {
-				out.Events = append(out.Events, Event{Kind: KindNotice, Section: tpl.Section(si).Name(), RequestID: cd.ID, Reason: ReasonEscaped})
+				out.Events = append(out.Events, outcome.Event{Kind: outcome.KindNotice, Section: tpl.Section(si).Name(), RequestID: cd.ID, Reason: outcome.ReasonEscaped})
 			}
 		}
 	}

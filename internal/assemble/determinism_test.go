@@ -1,4 +1,4 @@
-package truncate_test
+package assemble_test
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/truncate"
 )
 
@@ -18,13 +19,13 @@ import (
 func TestAssemblerReuse(t *testing.T) {
 	tok := realTokenizer(t)
 	rng := rand.New(rand.NewPCG(7, 8))
-	var reused truncate.Assembler
-	var kept []*truncate.Output
-	var copies []truncate.Output
+	var reused assemble.Assembler
+	var kept []*assemble.Output
+	var copies []assemble.Output
 	for range 40 {
 		w := randomWorkload(t, rng)
 		out, err := reused.Assemble(w.tpl, w.blocks, propertyRequest, tok)
-		var fresh truncate.Assembler
+		var fresh assemble.Assembler
 		want, wantErr := fresh.Assemble(w.tpl, w.blocks, propertyRequest, tok)
 		if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
 			t.Fatalf("reused: %v, fresh: %v", err, wantErr)
@@ -48,7 +49,7 @@ func TestAssemblerReuse(t *testing.T) {
 	}
 }
 
-func deepCopy(o *truncate.Output) truncate.Output {
+func deepCopy(o *assemble.Output) assemble.Output {
 	c := *o
 	c.Events = slices.Clone(o.Events)
 	c.Sections = slices.Clone(o.Sections)
@@ -68,7 +69,7 @@ func TestConcurrentAssemblers(t *testing.T) {
 	var w workload
 	for {
 		w = randomWorkload(t, rng)
-		var a truncate.Assembler
+		var a assemble.Assembler
 		if _, err := a.Assemble(w.tpl, w.blocks, propertyRequest, tok); err == nil && len(w.blocks) > 20 {
 			break
 		}
@@ -81,18 +82,18 @@ func TestConcurrentAssemblers(t *testing.T) {
 	for i := range before {
 		before[i].Roles = slices.Clone(w.blocks[i].Roles)
 	}
-	var ref truncate.Assembler
+	var ref assemble.Assembler
 	want, err := ref.Assemble(w.tpl, w.blocks, propertyRequest, tok)
 	if err != nil {
 		t.Fatal(err)
 	}
 	const workers = 8
-	outs := make([]*truncate.Output, workers)
+	outs := make([]*assemble.Output, workers)
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
 	for g := range workers {
 		wg.Go(func() {
-			var a truncate.Assembler
+			var a assemble.Assembler
 			if g%2 == 0 {
 				a.Memo = memo
 			}
@@ -132,9 +133,9 @@ func TestHeaderOverBudget(t *testing.T) {
 	if n := tok.Count(tpl.Header()); n <= 10 {
 		t.Fatalf("fixture: the header counts %d ≤ 10", n)
 	}
-	var a truncate.Assembler
-	for _, blocks := range [][]truncate.Block{nil, {block("a", declare.Context, "hi")}} {
-		out, err := a.Assemble(tpl, blocks, truncate.Request{Now: now}, tok)
+	var a assemble.Assembler
+	for _, blocks := range [][]assemble.Block{nil, {block("a", declare.Context, "hi")}} {
+		out, err := a.Assemble(tpl, blocks, assemble.Request{Now: now}, tok)
 		if !errors.Is(err, truncate.ErrBudgetTooSmall) || out != nil {
 			t.Errorf("%d blocks: out %v, err %v; want ErrBudgetTooSmall", len(blocks), out, err)
 		}

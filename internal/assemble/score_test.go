@@ -1,4 +1,4 @@
-package truncate_test
+package assemble_test
 
 import (
 	"fmt"
@@ -9,24 +9,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/truncate"
 )
 
 func TestRank(t *testing.T) {
-	r := func(id string, required bool, score float64) truncate.Ranked {
-		return truncate.Ranked{ID: id, Required: required, Score: score}
+	r := func(id string, required bool, score float64) assemble.Ranked {
+		return assemble.Ranked{ID: id, Required: required, Score: score}
 	}
 	tests := []struct {
 		name string
-		in   []truncate.Ranked
+		in   []assemble.Ranked
 		want []string
 	}{
 		{"empty", nil, nil},
-		{"score descending", []truncate.Ranked{r("a", false, 0.1), r("b", false, 0.9), r("c", false, 0.5)}, []string{"b", "c", "a"}},
-		{"required first, whatever the score", []truncate.Ranked{r("a", false, 0.99), r("z", true, 0.01), r("m", true, 0.5)}, []string{"m", "z", "a"}},
-		{"ties by id ascending", []truncate.Ranked{r("b", false, 0.5), r("c", false, 0.5), r("a", false, 0.5), r("A", false, 0.5)}, []string{"A", "a", "b", "c"}},
-		{"required ties by id", []truncate.Ranked{r("y", true, 0.3), r("x", true, 0.3), r("w", false, 0.3)}, []string{"x", "y", "w"}},
-		{"all together", []truncate.Ranked{
+		{"score descending", []assemble.Ranked{r("a", false, 0.1), r("b", false, 0.9), r("c", false, 0.5)}, []string{"b", "c", "a"}},
+		{"required first, whatever the score", []assemble.Ranked{r("a", false, 0.99), r("z", true, 0.01), r("m", true, 0.5)}, []string{"m", "z", "a"}},
+		{"ties by id ascending", []assemble.Ranked{r("b", false, 0.5), r("c", false, 0.5), r("a", false, 0.5), r("A", false, 0.5)}, []string{"A", "a", "b", "c"}},
+		{"required ties by id", []assemble.Ranked{r("y", true, 0.3), r("x", true, 0.3), r("w", false, 0.3)}, []string{"x", "y", "w"}},
+		{"all together", []assemble.Ranked{
 			r("n2", false, 0.7), r("r2", true, 0.2), r("n1", false, 0.7), r("r1", true, 0.8), r("n0", false, 0.9), r("r0", true, 0.2),
 		}, []string{"r1", "r0", "r2", "n0", "n1", "n2"}},
 	}
@@ -37,7 +38,7 @@ func TestRank(t *testing.T) {
 			for range 20 {
 				work := slices.Clone(tt.in)
 				rng.Shuffle(len(work), func(i, j int) { work[i], work[j] = work[j], work[i] })
-				truncate.Rank(work)
+				assemble.Rank(work)
 				var got []string
 				for _, x := range work {
 					got = append(got, x.ID)
@@ -52,23 +53,23 @@ func TestRank(t *testing.T) {
 
 func TestScore(t *testing.T) {
 	at := now
-	base := truncate.Block{ID: "b", Priority: 0.5, HasPriority: true, Weight: 0.5, Trust: 0.5}
-	with := func(f func(*truncate.Block)) *truncate.Block { b := base; f(&b); return &b }
-	s := truncate.DefaultScoring
-	score := func(b *truncate.Block) float64 { return s.Score(b, at) }
+	base := assemble.Block{ID: "b", Priority: 0.5, HasPriority: true, Weight: 0.5, Trust: 0.5}
+	with := func(f func(*assemble.Block)) *assemble.Block { b := base; f(&b); return &b }
+	s := truncate.DefaultScoring()
+	score := func(b *assemble.Block) float64 { return assemble.Score(s, b, at) }
 
 	t.Run("rises with priority, weight and trust", func(t *testing.T) {
 		for _, f := range []struct {
 			name string
-			set  func(*truncate.Block, float64)
+			set  func(*assemble.Block, float64)
 		}{
-			{"priority", func(b *truncate.Block, v float64) { b.Priority = v }},
-			{"weight", func(b *truncate.Block, v float64) { b.Weight = v }},
-			{"trust", func(b *truncate.Block, v float64) { b.Trust = v }},
+			{"priority", func(b *assemble.Block, v float64) { b.Priority = v }},
+			{"weight", func(b *assemble.Block, v float64) { b.Weight = v }},
+			{"trust", func(b *assemble.Block, v float64) { b.Trust = v }},
 		} {
 			prev := math.Inf(-1)
 			for _, v := range []float64{0, 0.1, 0.25, 0.5, 0.75, 1} {
-				got := score(with(func(b *truncate.Block) { f.set(b, v) }))
+				got := score(with(func(b *assemble.Block) { f.set(b, v) }))
 				if !(got > prev) {
 					t.Errorf("%s %.2f: score %v, not above %v", f.name, v, got, prev)
 				}
@@ -81,11 +82,11 @@ func TestScore(t *testing.T) {
 	})
 
 	t.Run("falls with staleness", func(t *testing.T) {
-		stale := func(from time.Duration, after time.Duration) *truncate.Block {
-			return with(func(b *truncate.Block) { b.StaleFrom, b.StaleAfter = at.Add(from), after })
+		stale := func(from time.Duration, after time.Duration) *assemble.Block {
+			return with(func(b *assemble.Block) { b.StaleFrom, b.StaleAfter = at.Add(from), after })
 		}
 		fresh := score(&base)
-		steps := []*truncate.Block{
+		steps := []*assemble.Block{
 			stale(time.Second, time.Hour), // not stale yet
 			stale(0, time.Hour),           // stale since now
 			stale(-15*time.Minute, time.Hour),
@@ -121,13 +122,13 @@ func TestScore(t *testing.T) {
 	})
 
 	t.Run("no priority means DefaultPriority", func(t *testing.T) {
-		none := with(func(b *truncate.Block) { b.HasPriority, b.Priority = false, 0.99 })
-		dflt := with(func(b *truncate.Block) { b.Priority = s.DefaultPriority })
+		none := with(func(b *assemble.Block) { b.HasPriority, b.Priority = false, 0.99 })
+		dflt := with(func(b *assemble.Block) { b.Priority = s.DefaultPriority })
 		if got, want := score(none), score(dflt); got != want {
 			t.Errorf("no priority: %v, want %v (priority %v)", got, want, s.DefaultPriority)
 		}
 		custom := truncate.Scoring{Priority: 1, SemanticWeight: 1, Trust: 1, DefaultPriority: 0.1}
-		if got, want := custom.Score(none, at), custom.Score(with(func(b *truncate.Block) { b.Priority = 0.1 }), at); got != want {
+		if got, want := assemble.Score(custom, none, at), assemble.Score(custom, with(func(b *assemble.Block) { b.Priority = 0.1 }), at); got != want {
 			t.Errorf("custom DefaultPriority: %v, want %v", got, want)
 		}
 	})
@@ -135,25 +136,33 @@ func TestScore(t *testing.T) {
 	t.Run("zero Scoring means DefaultScoring", func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(3, 4))
 		for range 200 {
-			b := truncate.Block{Priority: rng.Float64(), HasPriority: rng.IntN(2) == 0, Weight: rng.Float64(), Trust: rng.Float64()}
+			b := assemble.Block{Priority: rng.Float64(), HasPriority: rng.IntN(2) == 0, Weight: rng.Float64(), Trust: rng.Float64()}
 			if rng.IntN(3) == 0 {
 				b.StaleFrom, b.StaleAfter = at.Add(-time.Duration(rng.IntN(100))*time.Minute), time.Hour
 			}
-			if got, want := (truncate.Scoring{}).Score(&b, at), truncate.DefaultScoring.Score(&b, at); got != want {
+			if got, want := assemble.Score(truncate.Scoring{}, &b, at), assemble.Score(truncate.DefaultScoring(), &b, at); got != want {
 				t.Fatalf("zero Scoring: %v, DefaultScoring: %v, for %+v", got, want, b)
 			}
 		}
 	})
 
 	t.Run("formula", func(t *testing.T) {
-		b := with(func(b *truncate.Block) { b.Priority, b.Weight, b.Trust = 1, 0.5, 0 })
+		b := with(func(b *assemble.Block) { b.Priority, b.Weight, b.Trust = 1, 0.5, 0 })
 		want := (0.4*1 + 0.35*0.5 + 0.25*0) / (0.4 + 0.35 + 0.25)
 		if got := score(b); math.Abs(got-want) > 1e-12 {
 			t.Errorf("score = %v, want %v", got, want)
 		}
-		custom := truncate.Scoring{Trust: 1} // trust alone
-		if got := custom.Score(b, at); got != 0 {
-			t.Errorf("trust-only score of a zero-trust block = %v, want 0", got)
+		// A partly filled Scoring keeps the defaults of the fields left
+		// zero: only the trust weight changes here.
+		partial := truncate.Scoring{Trust: 1}
+		want = (0.4*1 + 0.35*0.5 + 1*0) / (0.4 + 0.35 + 1)
+		if got := assemble.Score(partial, b, at); math.Abs(got-want) > 1e-12 {
+			t.Errorf("Scoring{Trust: 1} score = %v, want %v (the other weights at their defaults)", got, want)
+		}
+		// Trust all but alone: the other weights tiny, not zero.
+		custom := truncate.Scoring{Priority: 1e-12, SemanticWeight: 1e-12, Trust: 1}
+		if got := assemble.Score(custom, b, at); got > 1e-9 {
+			t.Errorf("trust-only score of a zero-trust block = %v, want about 0", got)
 		}
 	})
 
@@ -166,8 +175,8 @@ func TestScore(t *testing.T) {
 		highTrust := block("b", "context", "B")
 		highTrust.Weight, highTrust.Trust = 0, 1
 		order := func(sc truncate.Scoring) string {
-			a := truncate.Assembler{Scoring: sc}
-			out, err := a.Assemble(tpl, []truncate.Block{lowTrust, highTrust}, truncate.Request{Now: now}, realTokenizer(t))
+			a := assemble.Assembler{Scoring: sc}
+			out, err := a.Assemble(tpl, []assemble.Block{lowTrust, highTrust}, assemble.Request{Now: now}, realTokenizer(t))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -187,20 +196,20 @@ func TestRankAllocs(t *testing.T) {
 		t.Skip("allocation counts are not meaningful under the race detector")
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
-	ranked := make([]truncate.Ranked, 1000)
+	ranked := make([]assemble.Ranked, 1000)
 	for i := range ranked {
-		ranked[i] = truncate.Ranked{
+		ranked[i] = assemble.Ranked{
 			Index:    int32(i),
 			Required: rng.IntN(10) == 0,
 			Score:    float64(rng.IntN(50)) / 50, // many ties, broken by id
 			ID:       fmt.Sprintf("mem-%04d", rng.IntN(10000)),
 		}
 	}
-	work := make([]truncate.Ranked, len(ranked))
-	if n := testing.AllocsPerRun(100, func() { copy(work, ranked); truncate.Rank(work) }); n != 0 {
+	work := make([]assemble.Ranked, len(ranked))
+	if n := testing.AllocsPerRun(100, func() { copy(work, ranked); assemble.Rank(work) }); n != 0 {
 		t.Errorf("Rank of 1,000 blocks allocates %v times, want 0", n)
 	}
-	if !slices.IsSortedFunc(work, func(a, b truncate.Ranked) int {
+	if !slices.IsSortedFunc(work, func(a, b assemble.Ranked) int {
 		switch {
 		case a.Required != b.Required:
 			if a.Required {
@@ -225,7 +234,7 @@ func TestDescendingOrdersLikeFloats(t *testing.T) {
 	vals := []float64{-1e9, -2.5, -1, -1e-300, math.Copysign(0, -1), 0, 1e-300, 0.25, 0.5, 1, 3, math.Inf(1), math.Inf(-1)}
 	for _, a := range vals {
 		for _, b := range vals {
-			ka, kb := truncate.Descending(a), truncate.Descending(b)
+			ka, kb := assemble.Descending(a), assemble.Descending(b)
 			switch {
 			case a > b && !(ka < kb), a < b && !(ka > kb), a == b && ka != kb:
 				t.Errorf("descending(%v)=%x, descending(%v)=%x: wrong order", a, ka, b, kb)
@@ -238,14 +247,14 @@ func TestDescendingOrdersLikeFloats(t *testing.T) {
 // orders like Rank and, once its scratch has grown, allocates nothing.
 func TestRankByIndexAllocationFree(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 9))
-	ranked := make([]truncate.Ranked, 1000)
+	ranked := make([]assemble.Ranked, 1000)
 	for i := range ranked {
-		ranked[i] = truncate.Ranked{Index: int32(i), Required: r.IntN(20) == 0, Score: float64(r.IntN(30)) / 30, ID: fmt.Sprintf("id-%05d", i)}
+		ranked[i] = assemble.Ranked{Index: int32(i), Required: r.IntN(20) == 0, Score: float64(r.IntN(30)) / 30, ID: fmt.Sprintf("id-%05d", i)}
 	}
-	var a truncate.Assembler
+	var a assemble.Assembler
 	got := a.RankSection(ranked)
 	want := slices.Clone(ranked)
-	truncate.Rank(want)
+	assemble.Rank(want)
 	for i := range want {
 		if got[i] != want[i].Index {
 			t.Fatalf("position %d: index %d, Rank says %d", i, got[i], want[i].Index)
@@ -264,21 +273,21 @@ func TestRankByIndexAllocationFree(t *testing.T) {
 // all required, none required.
 func TestRankByIndexMatchesRankOnLargeSections(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 4))
-	gens := map[string]func(i int) truncate.Ranked{
-		"ties": func(i int) truncate.Ranked {
-			return truncate.Ranked{Score: float64(r.IntN(4)) / 4, Required: r.IntN(7) == 0}
+	gens := map[string]func(i int) assemble.Ranked{
+		"ties": func(i int) assemble.Ranked {
+			return assemble.Ranked{Score: float64(r.IntN(4)) / 4, Required: r.IntN(7) == 0}
 		},
-		"negatives": func(i int) truncate.Ranked {
-			return truncate.Ranked{Score: r.NormFloat64() * 100, Required: r.IntN(50) == 0}
+		"negatives": func(i int) assemble.Ranked {
+			return assemble.Ranked{Score: r.NormFloat64() * 100, Required: r.IntN(50) == 0}
 		},
-		"signed zeros": func(i int) truncate.Ranked { return truncate.Ranked{Score: math.Copysign(0, float64(r.IntN(2))-0.5)} },
-		"all required": func(i int) truncate.Ranked { return truncate.Ranked{Score: r.Float64(), Required: true} },
-		"distinct":     func(i int) truncate.Ranked { return truncate.Ranked{Score: r.Float64()} },
+		"signed zeros": func(i int) assemble.Ranked { return assemble.Ranked{Score: math.Copysign(0, float64(r.IntN(2))-0.5)} },
+		"all required": func(i int) assemble.Ranked { return assemble.Ranked{Score: r.Float64(), Required: true} },
+		"distinct":     func(i int) assemble.Ranked { return assemble.Ranked{Score: r.Float64()} },
 	}
-	var a truncate.Assembler
+	var a assemble.Assembler
 	for name, gen := range gens {
 		for _, n := range []int{255, 256, 3000} {
-			ranked := make([]truncate.Ranked, n)
+			ranked := make([]assemble.Ranked, n)
 			for i := range ranked {
 				ranked[i] = gen(i)
 				ranked[i].Index = int32(i)
@@ -286,7 +295,7 @@ func TestRankByIndexMatchesRankOnLargeSections(t *testing.T) {
 			}
 			got := a.RankSection(ranked)
 			want := slices.Clone(ranked)
-			truncate.Rank(want)
+			assemble.Rank(want)
 			for i := range want {
 				if got[i] != want[i].Index {
 					t.Fatalf("%s, %d blocks: position %d is block %d, Rank says %d", name, n, i, got[i], want[i].Index)

@@ -1,0 +1,44 @@
+// Package assemble is the engine's machinery that decides which blocks
+// enter a rendered context and writes it: eligibility, scoring, ranking,
+// per-section caps and the hierarchical cut under the overall budget.
+// Package contextasm runs it; hosts see only what it decided (package
+// outcome) and the few types they pass in (package assemble).
+//
+// An [Assembler] takes a compiled template, the engine's blocks, a request
+// (who asks, with which roles, and when "now" is) and a [Counter], and
+// returns an [Output]: the text, its exact token count, each section's
+// blocks with their status, and an [outcome.Event] for every block left out
+// or changed. It reads no clock, no map order and no global state, so the same
+// inputs give the same bytes.
+//
+// # Steps
+//
+//  1. Eligibility: expired, out_of_scope, access_denied, audience and
+//     no_section exclusions, each an event; stale blocks stay, with a
+//     stale event.
+//  2. Ranking inside each section: required blocks first, then [truncate.Scoring]
+//     score descending, then request_id ascending.
+//  3. Filling each section in rank order under its max_tokens, counting a
+//     block's rendered text plus the separator before it. fill "stop" ends
+//     the section at the first misfit, without counting what follows;
+//     "skip" goes on with smaller blocks. partial cuts the first misfit at a
+//     token boundary when at least min_partial_tokens of room remain.
+//  4. The budget: while the estimate exceeds the budget, the lowest-ranked
+//     block of the lowest-priority section goes. Then the final text is
+//     rendered and counted by the same Counter, and blocks keep going in the
+//     same order until that exact count fits: sums of parts are only an
+//     estimate, because BPE merges across joins.
+//
+// Required blocks are never dropped or cut; when they do not fit, assembly
+// fails with [truncate.ErrBudgetTooSmall] and a [*truncate.RequiredError]
+// that lists them.
+//
+// # Performance
+//
+// Ranking a section is allocation-free: [Rank] sorts a caller-owned slice of
+// flat [Ranked] values with a comparison function that captures nothing.
+// An Assembler reuses its scratch slices across calls; use one per goroutine
+// (package contextasm pools them). Token counts come from the Counter, which
+// is expected to cache; truncate asks only for what it needs: under fill
+// "stop" no block after a section's first misfit is counted.
+package assemble

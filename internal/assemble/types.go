@@ -1,0 +1,128 @@
+package assemble
+
+import (
+	"regexp"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/outcome"
+)
+
+// Block is one declared memory as the Assembler sees it: flat, immutable,
+// with times resolved. Package contextasm builds Blocks from declarations.
+type Block struct {
+	ID           string
+	Type         declare.MemoryType
+	Content      string
+	SourceID     string
+	Seq          int64 // declaration order, for order "declared"
+	Priority     float64
+	HasPriority  bool
+	Weight       float64
+	Trust        float64
+	Required     bool
+	Scope        declare.Scope
+	SessionID    string
+	UserID       string
+	Roles        []string
+	ForAssistant bool
+	ValidUntil   time.Time // zero: never expires
+	StaleFrom    time.Time // zero: never stale
+	StaleAfter   time.Duration
+	LastModified time.Time // zero: unknown
+	// MinTokens is a number of tokens any rendering of the block has at
+	// least, for counters that are LowerBounded; 0 means unknown. A block
+	// that cannot fit even so is dropped without being counted.
+	MinTokens int
+	// Key identifies everything a rendering of the block reads (id, type,
+	// source, content), for the Assembler's Memo; zero means "not
+	// memoised". Package contextasm sets it to a hash.
+	Key [16]byte
+	// ViolationPatterns are a break_on_violation constraint's patterns, as
+	// declared, and Patterns the same compiled once at declaration. The
+	// Assembler does not use them; they travel with the block (and into
+	// the dump) for feedback.
+	ViolationPatterns []string
+	Patterns          []*regexp.Regexp
+
+	// SourceLocation and URI are provenance (with SourceID) that the
+	// results carry for people reading a dump; assembly does not read them.
+	SourceLocation string
+	URI            string
+}
+
+// staleness reports whether b is stale at now and how far through its
+// stale window it is, in [0, 1].
+func (b *Block) staleness(now time.Time) (float64, bool) {
+	if b.StaleFrom.IsZero() || now.Before(b.StaleFrom) {
+		return 0, false
+	}
+	if b.StaleAfter <= 0 {
+		return 1, true
+	}
+	f := float64(now.Sub(b.StaleFrom)) / float64(b.StaleAfter)
+	return min(f, 1), true
+}
+
+// Request says who assembles and when.
+type Request struct {
+	Now       time.Time
+	SessionID string
+	UserID    string
+	Roles     []string
+}
+
+// Output is the result of one assembly.
+type Output struct {
+	Text        string
+	TotalTokens int // exact count of Text
+	Sections    []outcome.SectionResult
+	Events      []outcome.Event
+}
+
+// Memo remembers the token counts of rendered blocks. Package contextasm
+// backs it with a bounded LRU shared by all assemblies.
+type Memo interface {
+	Get(k MemoKey) (tokens int, ok bool)
+	Add(k MemoKey, tokens int)
+}
+
+// MemoKey identifies a block rendered by a section: everything the
+// rendering reads. A zero Block key means "not memoised".
+type MemoKey struct {
+	Block   [16]byte // Block.Key
+	Section [16]byte // template.Section.Key
+}
+
+// LineAdditive is implemented by counters for which a text made of lines
+// counts as the sum of its lines' counts (each line counted with its
+// newline), as long as every line after the first starts cleanly (see
+// [StartsLineCleanly]). The BPE tokenizers of o200k_base and cl100k_base
+// are: their pre-tokenizer never lets a piece run across a newline into a
+// following character that is neither white space nor '/', and BPE never
+// merges across pieces. An Assembler uses it to skip counting the final
+// text when the sum of the lines already is its count.
+type LineAdditive interface {
+	LineAdditive() bool
+}
+
+// StartsLineCleanly reports whether s may start a line without its first
+// token depending on the line before: it does not start with white space
+// (Unicode White_Space or separator) or '/'.
+func StartsLineCleanly(s string) bool {
+	if s == "" {
+		return false
+	}
+	r, _ := utf8.DecodeRuneInString(s)
+	return r != '/' && r != utf8.RuneError && !unicode.IsSpace(r) && !unicode.In(r, unicode.Z)
+}
+
+// LowerBounded is implemented by counters for which Block.MinTokens, as
+// package contextasm computes it, is a lower bound of a block's count (the
+// BPE tokenizers: see bpe.LowerBound). Under fill "skip" this spares
+// counting the many blocks that cannot fit the room left.
+type LowerBounded interface {
+	LowerBounded() bool
+}

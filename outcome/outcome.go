@@ -1,0 +1,186 @@
+package outcome
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+)
+
+// Status is what became of an eligible block.
+type Status uint8
+
+// The statuses.
+const (
+	StatusKept Status = iota
+	StatusCut
+	StatusDropped
+)
+
+// String returns "kept", "cut" or "dropped".
+func (s Status) String() string {
+	switch s {
+	case StatusKept:
+		return "kept"
+	case StatusCut:
+		return "cut"
+	}
+	return "dropped"
+}
+
+// MarshalText writes the status as its name.
+func (s Status) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText reads a status name.
+func (s *Status) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "kept":
+		*s = StatusKept
+	case "cut":
+		*s = StatusCut
+	case "dropped":
+		*s = StatusDropped
+	default:
+		return fmt.Errorf("outcome: unknown status %q", b)
+	}
+	return nil
+}
+
+// Reason says why a block was left out, cut or flagged.
+type Reason string
+
+// The reasons.
+const (
+	ReasonSectionCap        Reason = "section_cap"
+	ReasonBudget            Reason = "budget"
+	ReasonCut               Reason = "cut"
+	ReasonExpired           Reason = "expired"
+	ReasonStale             Reason = "stale"
+	ReasonOutOfScope        Reason = "out_of_scope"
+	ReasonAccessDenied      Reason = "access_denied"
+	ReasonAudience          Reason = "audience"
+	ReasonNoSection         Reason = "no_section"
+	ReasonEscaped           Reason = "escaped"
+	ReasonBinary            Reason = "binary"
+	ReasonSourceUnavailable Reason = "source_unavailable"
+	ReasonOutsideRoot       Reason = "outside_root"
+)
+
+// Kind groups reasons by what happened to the block.
+type Kind string
+
+// The kinds.
+const (
+	KindExcluded Kind = "excluded" // never eligible: expired, out_of_scope, access_denied, audience, no_section
+	KindDropped  Kind = "dropped"  // eligible but did not fit: section_cap, budget
+	KindCut      Kind = "cut"      // kept in part: cut
+	KindNotice   Kind = "notice"   // kept or eligible, with something to know: stale, escaped
+	KindSource   Kind = "source"   // a source's problem: binary, source_unavailable, outside_root
+)
+
+// Event reports one decision about one block.
+type Event struct {
+	Kind      Kind   `json:"kind"`
+	Section   string `json:"section,omitempty"`
+	RequestID string `json:"request_id"`
+	Reason    Reason `json:"reason"`
+	Tokens    int    `json:"tokens"`
+}
+
+// BlockResult is one eligible block's outcome in its section.
+type BlockResult struct {
+	RequestID string `json:"request_id"`
+	// MemoryType is the block's declared memory type: "constraint",
+	// "context", "history" or "external".
+	MemoryType string `json:"memory_type"`
+	// Tokens is the rendered block's token count (of the part kept, for a
+	// cut block). It is 0 for a block dropped without being counted:
+	// under fill "stop" nothing after a section's first misfit is counted.
+	Tokens   int     `json:"tokens"`
+	Score    float64 `json:"score"`
+	Status   Status  `json:"status"`
+	Reason   Reason  `json:"reason,omitempty"`
+	Required bool    `json:"required,omitempty"`
+	// Trust is the trust the block was ranked with (declared, or learned
+	// from feedback).
+	Trust float64 `json:"trust"`
+	// ViolationPatterns are the block's break_on_violation patterns, so
+	// feedback can check a response against a dump alone.
+	ViolationPatterns []string `json:"violation_patterns,omitempty"`
+	// Offset and Length locate the rendered block in the text, in bytes;
+	// both are 0 for a block that is not in the text.
+	Offset int `json:"offset,omitempty"`
+	Length int `json:"length,omitempty"`
+	// Index is the block's position in the blocks assembled, so the
+	// assembler's caller can map a result back to its block without a
+	// lookup. It is not part of the dump.
+	Index int32 `json:"-"`
+	// Provenance, from the block's declaration, when it declared any:
+	// where the block came from, for people reading a dump.
+	SourceID       string `json:"source_id,omitempty"`
+	SourceLocation string `json:"source_location,omitempty"`
+	URI            string `json:"uri,omitempty"`
+}
+
+// SectionResult is one section's outcome. Blocks are in rank order.
+type SectionResult struct {
+	Name      string `json:"name"`
+	Priority  int    `json:"priority"`
+	MaxTokens int    `json:"max_tokens"`
+	// UsedTokens is the sum the cap is applied to: the kept blocks' counts
+	// plus the separators between them.
+	UsedTokens int           `json:"used_tokens"`
+	Blocks     []BlockResult `json:"blocks"`
+}
+
+// Dump is one assembly in the JSON shape of `contextasm render --format
+// json` (see docs/). It round-trips through encoding/json, so tools can read
+// dumps back (to diff two turns, say).
+type Dump struct {
+	ProtocolVersion string          `json:"protocol_version"`
+	Fingerprint     string          `json:"fingerprint"`
+	RenderHash      string          `json:"render_hash"`
+	Encoding        string          `json:"encoding"`
+	Budget          int             `json:"budget"`
+	TotalTokens     int             `json:"total_tokens"`
+	Now             string          `json:"now"`
+	Sections        []SectionResult `json:"sections"`
+	Events          []Event         `json:"events"`
+	Text            string          `json:"text"`
+}
+
+// Audit is the record of one assembly. It carries ids and hashes, never
+// block content.
+type Audit struct {
+	RequestID   string `json:"request_id"`
+	Fingerprint string `json:"fingerprint"`
+	RenderHash  string `json:"render_hash"`
+	// DeclaredMemoryTypes are the memory types of the blocks that took
+	// part in the assembly (were eligible for a section), in the fixed
+	// order constraint, context, history, external.
+	DeclaredMemoryTypes []string `json:"declared_memory_types"`
+	RenderedTokens      int      `json:"rendered_tokens"`
+	Budget              int      `json:"budget"`
+	Events              []Event  `json:"events"`
+	// ModelResponseHash is set in the record feedback logs: the hash of
+	// the model's response to this assembly.
+	ModelResponseHash string `json:"model_response_hash,omitempty"`
+}
+
+// Log writes the record as one log entry ("contextasm.assembly") with the
+// record's fields as attributes; with slog's JSON handler it is one JSON
+// line.
+func (a *Audit) Log(ctx context.Context, l *slog.Logger) {
+	attrs := []slog.Attr{
+		slog.String("request_id", a.RequestID),
+		slog.String("fingerprint", a.Fingerprint),
+		slog.String("render_hash", a.RenderHash),
+		slog.Any("declared_memory_types", a.DeclaredMemoryTypes),
+		slog.Int("rendered_tokens", a.RenderedTokens),
+		slog.Int("budget", a.Budget),
+		slog.Any("events", a.Events),
+	}
+	if a.ModelResponseHash != "" {
+		attrs = append(attrs, slog.String("model_response_hash", a.ModelResponseHash))
+	}
+	l.LogAttrs(ctx, slog.LevelInfo, "contextasm.assembly", attrs...)
+}

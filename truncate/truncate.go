@@ -1,0 +1,124 @@
+package truncate
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/contextasm/contextasm/outcome"
+)
+
+// Counter counts tokens. The engine's implementation is a cached BPE
+// tokenizer; a host may bring its own.
+//
+// A Counter may promise more, by methods the assembler looks for:
+// LineAdditive() bool reporting true promises that a text made of lines
+// counts as the sum of its lines' counts (each with its newline) whenever
+// no line after the first starts with white space or '/', which spares
+// counting the final text; LowerBounded() bool reporting true promises that
+// the engine's lower bound of a block's count (as for the BPE encodings)
+// never exceeds the count, which spares counting blocks that cannot fit.
+// Promise neither unless it holds: a wrong promise breaks the budget.
+type Counter interface {
+	// Count returns the number of tokens of text.
+	Count(text string) int
+	// Cut returns the longest prefix of text that ends on a token
+	// boundary, never inside a UTF-8 character, and counts at most
+	// maxTokens tokens.
+	Cut(text string, maxTokens int) string
+}
+
+// Scoring sets the weights of the score that ranks blocks inside a section:
+//
+//	base  = (P·priority + S·semantic_weight + T·trust) / (P + S + T)
+//	score = base · (1 − StalePenalty · (1 + s) / 2)   for a stale block
+//	score = base                                      otherwise
+//
+// where priority is the block's MCP priority (DefaultPriority when it has
+// none) and s ∈ [0, 1] is how far the block is through its stale window
+// (0 when it just became stale, 1 at valid_until). A stale block thus loses
+// between half of StalePenalty and all of it. The score lies in [0, 1].
+//
+// Each field left zero takes its value from [DefaultScoring], so
+// Scoring{StalePenalty: 0.2} keeps every default weight. The weights are
+// relative (the score divides by their sum): to make a term count for
+// little, make the others large; to make staleness cost (almost) nothing,
+// set a tiny StalePenalty such as 1e-9.
+type Scoring struct {
+	Priority        float64 // P
+	SemanticWeight  float64 // S
+	Trust           float64 // T
+	DefaultPriority float64 // priority of a block that declares none
+	StalePenalty    float64 // in [0, 1]
+}
+
+// DefaultScoring returns the default weights: MCP priority weighs most,
+// then the declared semantic weight, then learned trust; a block without a
+// priority counts as 0.5, and staleness costs a quarter to a half of the
+// score.
+func DefaultScoring() Scoring {
+	return Scoring{
+		Priority:        0.4,
+		SemanticWeight:  0.35,
+		Trust:           0.25,
+		DefaultPriority: 0.5,
+		StalePenalty:    0.5,
+	}
+}
+
+// WithDefaults returns s with each zero field set to its default.
+func (s Scoring) WithDefaults() Scoring {
+	d := DefaultScoring()
+	for _, f := range [...]struct{ v, def *float64 }{
+		{&s.Priority, &d.Priority},
+		{&s.SemanticWeight, &d.SemanticWeight},
+		{&s.Trust, &d.Trust},
+		{&s.DefaultPriority, &d.DefaultPriority},
+		{&s.StalePenalty, &d.StalePenalty},
+	} {
+		if *f.v == 0 {
+			*f.v = *f.def
+		}
+	}
+	return s
+}
+
+// ErrBudgetTooSmall means required blocks do not fit their section cap or
+// the budget. The error is a *RequiredError listing them.
+var ErrBudgetTooSmall = errors.New("budget too small for required blocks")
+
+// RequiredMiss is one required block that could not be placed.
+type RequiredMiss struct {
+	RequestID string
+	Section   string         // "" for no_section
+	Tokens    int            // the block's count, when known
+	Limit     int            // the cap or budget it did not fit
+	Reason    outcome.Reason // section_cap, budget or no_section
+}
+
+// RequiredError lists the required blocks that could not be placed. It
+// wraps [ErrBudgetTooSmall].
+type RequiredError struct {
+	Misses []RequiredMiss
+}
+
+// Error lists the blocks, one a line.
+func (e *RequiredError) Error() string {
+	var b strings.Builder
+	b.WriteString(ErrBudgetTooSmall.Error())
+	for _, m := range e.Misses {
+		b.WriteString("\n")
+		switch m.Reason {
+		case outcome.ReasonNoSection:
+			fmt.Fprintf(&b, "required block %q: no section takes its memory type", m.RequestID)
+		case outcome.ReasonSectionCap:
+			fmt.Fprintf(&b, "required block %q (%d tokens): the required blocks of section %q exceed its max_tokens %d", m.RequestID, m.Tokens, m.Section, m.Limit)
+		default:
+			fmt.Fprintf(&b, "required block %q (%d tokens, section %q): the required blocks alone exceed the budget of %d", m.RequestID, m.Tokens, m.Section, m.Limit)
+		}
+	}
+	return b.String()
+}
+
+// Unwrap returns [ErrBudgetTooSmall].
+func (e *RequiredError) Unwrap() error { return ErrBudgetTooSmall }
