@@ -159,7 +159,7 @@ func TestConcurrentAssemble(t *testing.T) {
 	other := func(i, version int) declare.Declaration {
 		return declare.Declaration{
 			RequestID:  fmt.Sprintf("other-session-%02d", i),
-			MemoryType: declare.MemoryTypes[i%len(declare.MemoryTypes)],
+			MemoryType: declare.MemoryTypes()[i%declare.NumMemoryTypes],
 			Scope:      declare.ScopeSession,
 			SessionID:  "sess-9999",
 			Content:    fmt.Sprintf("Another session's note %d, version %d.", i, version),

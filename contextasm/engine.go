@@ -77,7 +77,8 @@ type Config struct {
 	// learned state in memory only. feedback.FileStore is the default
 	// implementation: one JSON file replaced atomically.
 	State StateStore
-	// Policy moves trust on feedback (feedback.DefaultPolicy).
+	// Policy moves trust on feedback; each zero field takes its value from
+	// feedback.DefaultPolicy().
 	Policy feedback.Policy
 }
 
@@ -129,8 +130,13 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.MaxBlocks == 0 {
 		cfg.MaxBlocks = DefaultMaxBlocks
 	}
-	if cfg.CacheSize < 0 {
-		return nil, fmt.Errorf("contextasm: Config.CacheSize %d is negative", cfg.CacheSize)
+	for _, l := range [...]struct {
+		name string
+		v    int
+	}{{"CacheSize", cfg.CacheSize}, {"MaxContentBytes", cfg.MaxContentBytes}, {"MaxBlocks", cfg.MaxBlocks}} {
+		if l.v < 0 {
+			return nil, fmt.Errorf("%w: Config.%s %d is negative (0 means the default)", ErrInvalid, l.name, l.v)
+		}
 	}
 	counts, err := lru.New[countKey, int](cfg.CacheSize)
 	if err != nil {

@@ -19,9 +19,19 @@ const simpleTemplate = `{"budget": 1000, "sections": [
   {"name": "NOTES", "priority": 2, "memory_types": ["context", "history", "external"], "max_tokens": 300, "render": "{content}"}
 ]}`
 
-func TestNewRejectsNegativeCacheSize(t *testing.T) {
-	if _, err := contextasm.New(contextasm.Config{CacheSize: -1}); err == nil {
-		t.Fatal("New(CacheSize: -1) succeeded, want an error")
+func TestNewRejectsNegativeLimits(t *testing.T) {
+	for _, tt := range []struct {
+		field string
+		cfg   contextasm.Config
+	}{
+		{"CacheSize", contextasm.Config{CacheSize: -1}},
+		{"MaxContentBytes", contextasm.Config{MaxContentBytes: -1}},
+		{"MaxBlocks", contextasm.Config{MaxBlocks: -5}},
+	} {
+		_, err := contextasm.New(tt.cfg)
+		if !errors.Is(err, contextasm.ErrInvalid) || !strings.Contains(err.Error(), "Config."+tt.field) {
+			t.Errorf("New(%s negative) = %v, want ErrInvalid naming Config.%s", tt.field, err, tt.field)
+		}
 	}
 }
 

@@ -95,7 +95,7 @@ func renderHashOf(text string) string {
 // other requests' scopes or roles hide are not the audit record's business.
 func memoryTypes(sections []SectionResult) []string {
 	types := []string{}
-	for _, mt := range declare.MemoryTypes {
+	for _, mt := range declare.MemoryTypes() {
 	sections:
 		for _, sec := range sections {
 			for _, b := range sec.Blocks {

@@ -19,8 +19,14 @@ const (
 	External   MemoryType = "external"
 )
 
-// MemoryTypes lists every memory type, in a fixed order.
-var MemoryTypes = [...]MemoryType{Constraint, Context, History, External}
+// NumMemoryTypes is the number of memory types.
+const NumMemoryTypes = 4
+
+// MemoryTypes returns every memory type, in a fixed order: constraint,
+// context, history, external. It returns an array, a fresh copy each call.
+func MemoryTypes() [NumMemoryTypes]MemoryType {
+	return [...]MemoryType{Constraint, Context, History, External}
+}
 
 // Valid reports whether t is one of the memory types.
 func (t MemoryType) Valid() bool {

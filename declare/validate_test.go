@@ -346,7 +346,7 @@ func TestProblemString(t *testing.T) {
 }
 
 func TestMemoryTypeValid(t *testing.T) {
-	for _, mt := range declare.MemoryTypes {
+	for _, mt := range declare.MemoryTypes() {
 		if !mt.Valid() {
 			t.Errorf("%q.Valid() = false", mt)
 		}

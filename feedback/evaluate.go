@@ -36,8 +36,9 @@ func (e *ViolationError) Unwrap() error { return ErrConstraintViolation }
 // Policy moves trust by where a block is first cited. Trust stays within
 // [Floor, Ceiling].
 //
-// The zero Policy means [DefaultPolicy]. In a non-zero Policy a Ceiling of
-// zero or less means 0.99.
+// Each field left zero takes its value from [DefaultPolicy], so
+// Policy{EndGain: -0.1} keeps the default start gain and ceiling. A Ceiling
+// below zero also means the default.
 type Policy struct {
 	StartGain  float64 // added when first cited in the first third
 	MiddleGain float64 // … in the middle third
@@ -46,23 +47,34 @@ type Policy struct {
 	Ceiling    float64
 }
 
-// DefaultPolicy is SPEC §5.3's: +0.05 for a first-third citation, trust
-// within [0, 0.99].
-var DefaultPolicy = Policy{StartGain: 0.05, Ceiling: 0.99}
+// DefaultPolicy returns the default policy: +0.05 for a first-third
+// citation, nothing for later ones, trust within [0, 0.99].
+func DefaultPolicy() Policy { return Policy{StartGain: 0.05, Ceiling: 0.99} }
 
-func (p Policy) normal() Policy {
-	if p == (Policy{}) {
-		return DefaultPolicy
+// WithDefaults returns p with each zero field set to its default.
+func (p Policy) WithDefaults() Policy {
+	d := DefaultPolicy()
+	if p.StartGain == 0 {
+		p.StartGain = d.StartGain
+	}
+	if p.MiddleGain == 0 {
+		p.MiddleGain = d.MiddleGain
+	}
+	if p.EndGain == 0 {
+		p.EndGain = d.EndGain
+	}
+	if p.Floor == 0 {
+		p.Floor = d.Floor
 	}
 	if p.Ceiling <= 0 {
-		p.Ceiling = 0.99
+		p.Ceiling = d.Ceiling
 	}
 	return p
 }
 
 // Apply returns the trust after a first citation at pos.
 func (p Policy) Apply(trust float64, pos Position) float64 {
-	p = p.normal()
+	p = p.WithDefaults()
 	switch pos {
 	case Start:
 		trust += p.StartGain

@@ -23,6 +23,9 @@ func TestPolicyApply(t *testing.T) {
 		{"custom gains and floor", Policy{StartGain: 0.1, EndGain: -0.2, Floor: 0.1}, 0.2, End, 0.1},
 		{"custom with zero ceiling means 0.99", Policy{StartGain: 0.5}, 0.9, Start, 0.99},
 		{"repeated gains stay exact", Policy{}, 0.6000000000000001, Start, 0.65},
+		{"partial policy keeps the default start gain", Policy{EndGain: -0.1}, 0.5, Start, 0.55},
+		{"partial policy applies its own field", Policy{EndGain: -0.1}, 0.5, End, 0.4},
+		{"partial policy keeps the default ceiling", Policy{MiddleGain: 0.3}, 0.9, Middle, 0.99},
 	}
 	for _, tt := range tests {
 		if got := tt.p.Apply(tt.trust, tt.pos); got != tt.want {
@@ -84,5 +87,18 @@ func TestHotTruncated(t *testing.T) {
 		if got := tt.h.HotTruncated(); got != tt.want {
 			t.Errorf("%+v.HotTruncated() = %v, want %v", tt.h, got, tt.want)
 		}
+	}
+}
+
+// TestDefaultPolicyFresh: DefaultPolicy returns a copy nobody can change
+// for others.
+func TestDefaultPolicyFresh(t *testing.T) {
+	p := DefaultPolicy()
+	p.StartGain = 9
+	if DefaultPolicy().StartGain != 0.05 {
+		t.Error("changing a DefaultPolicy() result changed the default")
+	}
+	if got := (Policy{}).WithDefaults(); got != DefaultPolicy() {
+		t.Errorf("zero Policy with defaults = %+v, want %+v", got, DefaultPolicy())
 	}
 }

@@ -75,7 +75,7 @@ func TestProtected(t *testing.T) {
 			var secs []any
 			for i, r := range tt.renders {
 				secs = append(secs, map[string]any{
-					"name": string(rune('A' + i)), "priority": 1, "memory_types": []any{declare.MemoryTypes[i%4]},
+					"name": string(rune('A' + i)), "priority": 1, "memory_types": []any{declare.MemoryTypes()[i%4]},
 					"max_tokens": 10, "render": r,
 				})
 			}

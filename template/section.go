@@ -14,7 +14,7 @@ type Template struct {
 	def         Definition
 	sections    []Section // in file order
 	byPriority  []int     // section indices, most important first; ties in file order
-	typeSection [len(declare.MemoryTypes)]int
+	typeSection [declare.NumMemoryTypes]int
 	protected   []string
 	fingerprint string
 	header      string
@@ -29,7 +29,7 @@ func (t *Template) finish() {
 	slices.SortStableFunc(t.byPriority, func(a, b int) int {
 		return t.sections[a].def.Priority - t.sections[b].def.Priority
 	})
-	for ti, mt := range declare.MemoryTypes {
+	for ti, mt := range declare.MemoryTypes() {
 		t.typeSection[ti] = -1
 		for _, si := range t.byPriority {
 			if slices.Contains(t.sections[si].def.MemoryTypes, mt) {
@@ -91,7 +91,7 @@ func (t *Template) ByPriority(k int) int { return t.byPriority[k] }
 // SectionFor returns the index of the section that takes blocks of type mt:
 // the first in priority order that lists it. ok is false when none does.
 func (t *Template) SectionFor(mt declare.MemoryType) (i int, ok bool) {
-	for ti, m := range declare.MemoryTypes {
+	for ti, m := range declare.MemoryTypes() {
 		if m == mt {
 			i = t.typeSection[ti]
 			return i, i >= 0

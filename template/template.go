@@ -49,8 +49,8 @@ const (
 	DefaultMinPartialTokens = 32
 )
 
-// Encodings lists the encodings a template may name.
-var Encodings = [...]string{"o200k_base", "cl100k_base"}
+// Encodings returns the encodings a template may name.
+func Encodings() []string { return []string{"o200k_base", "cl100k_base"} }
 
 // ErrInvalid is wrapped by every load error of this package.
 var ErrInvalid = errors.New("template: invalid template")
@@ -220,8 +220,8 @@ func compile(def Definition, name string) (*Template, error) {
 	if def.Budget <= 0 {
 		add("budget", "must be a positive number of tokens (got %d)", def.Budget)
 	}
-	if !slices.Contains(Encodings[:], def.Encoding) {
-		add("encoding", "must be one of %s (got %q)", strings.Join(Encodings[:], ", "), def.Encoding)
+	if !slices.Contains(Encodings(), def.Encoding) {
+		add("encoding", "must be one of %s (got %q)", strings.Join(Encodings(), ", "), def.Encoding)
 	}
 	if len(def.Sections) == 0 {
 		add("sections", "a template needs at least one section")

@@ -84,7 +84,7 @@ func randomWorkload(t *testing.T, rng *rand.Rand) workload {
 	t.Helper()
 	w := workload{excluded: map[string]outcome.Reason{}}
 	nsec := 1 + rng.IntN(4)
-	types := declare.MemoryTypes
+	types := declare.MemoryTypes()
 	rng.Shuffle(len(types), func(i, j int) { types[i], types[j] = types[j], types[i] })
 	secs := make([]template.SectionDefinition, nsec)
 	for i := range secs {
@@ -139,7 +139,7 @@ func randomWorkload(t *testing.T, rng *rand.Rand) workload {
 	for i := range n {
 		b := assemble.Block{
 			ID:           fmt.Sprintf("%s-%02d", ids[rng.IntN(len(ids))], i),
-			Type:         declare.MemoryTypes[rng.IntN(len(declare.MemoryTypes))],
+			Type:         declare.MemoryTypes()[rng.IntN(declare.NumMemoryTypes)],
 			SourceID:     []string{"", "src-a", "fonte/ç", "源"}[rng.IntN(4)],
 			Seq:          int64(rng.IntN(n + 1)), // duplicates happen
 			Weight:       float64(rng.IntN(5)) / 4,
