@@ -60,7 +60,9 @@ func (t *Template) Budget() int { return t.def.Budget }
 // Encoding returns the name of the token encoding.
 func (t *Template) Encoding() string { return t.def.Encoding }
 
-// Version returns the template (protocol) version.
+// Version returns the template's version label: its author's own, such as
+// "2.0" (DefaultVersion when the file gives none). It enters the
+// fingerprint; it is not the protocol version of the header.
 func (t *Template) Version() string { return t.def.TemplateVersion }
 
 // Fingerprint returns "sha256:" and 16 hex digits identifying the template.

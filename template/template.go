@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/fingerprint"
@@ -41,13 +42,19 @@ const (
 
 // Defaults filled in when a template leaves a field out.
 const (
-	DefaultVersion          = fingerprint.ProtocolVersion
+	// DefaultVersion is the label of a template that gives none. It is
+	// the label every template had to carry before labels were free, so
+	// their fingerprints stay as they were.
+	DefaultVersion          = "1.2"
 	DefaultEncoding         = "o200k_base"
 	DefaultSeparator        = "\n"
 	DefaultFill             = FillStop
 	DefaultOrder            = OrderRank
 	DefaultMinPartialTokens = 32
 )
+
+// MaxVersionLen is the longest template_version, in characters.
+const MaxVersionLen = 64
 
 // Encodings returns the encodings a template may name.
 func Encodings() []string { return []string{"o200k_base", "cl100k_base"} }
@@ -214,8 +221,8 @@ func compile(def Definition, name string) (*Template, error) {
 	add := func(field, format string, args ...any) {
 		probs = append(probs, Problem{File: name, Field: field, Message: fmt.Sprintf(format, args...)})
 	}
-	if def.TemplateVersion != fingerprint.ProtocolVersion {
-		add("template_version", "unsupported version %q (this release speaks %q)", def.TemplateVersion, fingerprint.ProtocolVersion)
+	if !validVersion(def.TemplateVersion) {
+		add("template_version", "must be a label of 1 to %d printable characters, such as \"2.0\" or \"2026-11-checkout\" (got %q)", MaxVersionLen, def.TemplateVersion)
 	}
 	if def.Budget <= 0 {
 		add("budget", "must be a positive number of tokens (got %d)", def.Budget)
@@ -375,6 +382,21 @@ func placeholderAt(s string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// validVersion reports whether v is a usable template_version: the
+// template author's own label, short and printable (it is written in
+// errors and dumps, never into the rendered text).
+func validVersion(v string) bool {
+	if v == "" || utf8.RuneCountInString(v) > MaxVersionLen {
+		return false
+	}
+	for _, r := range v {
+		if !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return utf8.ValidString(v)
 }
 
 // protects reports whether a delimiter piece needs neutralising in content:

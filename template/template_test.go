@@ -194,9 +194,8 @@ func TestParseErrors(t *testing.T) {
 		{"priority zero", func(m map[string]any) { sec(m, 0)["priority"] = 0 }, "sections[0].priority", "1 or more"},
 		{"priority negative", func(m map[string]any) { sec(m, 1)["priority"] = -2 }, "sections[1].priority", "(got -2)"},
 		{"negative min_partial_tokens", func(m map[string]any) { sec(m, 1)["min_partial_tokens"] = -1 }, "sections[1].min_partial_tokens", "negative (got -1)"},
-		{"template_version 1.3", func(m map[string]any) { m["template_version"] = "1.3" }, "template_version", `unsupported version "1.3"`},
-		{"template_version 1.1", func(m map[string]any) { m["template_version"] = "1.1" }, "template_version", `"1.1"`},
-		{"template_version v1.2", func(m map[string]any) { m["template_version"] = "v1.2" }, "template_version", `"v1.2"`},
+		{"template_version too long", func(m map[string]any) { m["template_version"] = strings.Repeat("v", 65) }, "template_version", "1 to 64 printable characters"},
+		{"template_version with a newline", func(m map[string]any) { m["template_version"] = "2.0\nrc" }, "template_version", `(got "2.0\nrc")`},
 		{"unknown encoding", func(m map[string]any) { m["encoding"] = "p50k_base" }, "encoding", `o200k_base, cl100k_base (got "p50k_base")`},
 		{"no sections", func(m map[string]any) { m["sections"] = []any{} }, "sections", "at least one section"},
 		{"sections missing", func(m map[string]any) { delete(m, "sections") }, "sections", "at least one section"},
@@ -326,7 +325,7 @@ func TestProblemString(t *testing.T) {
 // A template with many problems reports every one of them, in order.
 func TestParseReportsAllProblems(t *testing.T) {
 	src := `{
-  "template_version": "2.0",
+  "template_version": "2.0\t",
   "budget": 0,
   "encoding": "gpt2",
   "sections": [
@@ -338,7 +337,7 @@ func TestParseReportsAllProblems(t *testing.T) {
 }`
 	_, err := template.Parse([]byte(src), "many.json")
 	want := []template.Problem{
-		{Field: "template_version", Message: `unsupported version "2.0" (this release speaks "1.2")`},
+		{Field: "template_version", Message: `must be a label of 1 to 64 printable characters, such as "2.0" or "2026-11-checkout" (got "2.0\t")`},
 		{Field: "budget", Message: "must be a positive number of tokens (got 0)"},
 		{Field: "encoding", Message: `must be one of o200k_base, cl100k_base (got "gpt2")`},
 		{Field: "sections[0].name", Message: "is required"},
@@ -593,4 +592,39 @@ func BenchmarkAppendRender(b *testing.B) {
 	for b.Loop() {
 		buf, _ = s.AppendRender(buf[:0], f)
 	}
+}
+
+// template_version is the author's label: any short printable string is
+// accepted, it enters the fingerprint, and the header keeps speaking the
+// protocol's version.
+func TestVersionIsALabel(t *testing.T) {
+	const body = `"budget":100,"sections":[{"name":"A","priority":1,"memory_types":["context"],"max_tokens":50,"render":"{content}"}]}`
+	absent := mustParse(t, `{`+body)
+	fps := map[string]string{absent.Fingerprint(): "absent"}
+	for _, v := range []string{"1.2", "2.0", "2026-11-checkout", "v3 (beta)", "结帐", strings.Repeat("x", template.MaxVersionLen)} {
+		tpl := mustParse(t, `{"template_version":`+string(must(json.Marshal(v)))+`,`+body)
+		if tpl.Version() != v {
+			t.Errorf("Version() = %q, want %q", tpl.Version(), v)
+		}
+		if !strings.HasPrefix(tpl.Header(), "[MODEL_CONTEXT_PROTOCOL v"+fingerprint.ProtocolVersion+" ") {
+			t.Errorf("label %q: header %q does not speak protocol v%s", v, tpl.Header(), fingerprint.ProtocolVersion)
+		}
+		if v == template.DefaultVersion {
+			if tpl.Fingerprint() != absent.Fingerprint() {
+				t.Errorf("label %q: fingerprint differs from the template without a label", v)
+			}
+			continue
+		}
+		if other, dup := fps[tpl.Fingerprint()]; dup {
+			t.Errorf("labels %q and %q have the same fingerprint", v, other)
+		}
+		fps[tpl.Fingerprint()] = v
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
