@@ -1,0 +1,460 @@
+package main
+
+// Tests that keep the documentation under docs/ and the README honest: every
+// field, reason, command and flag the code has is documented, every link
+// between the documents resolves, and the README's library snippet is the
+// code below, compiled and run. A failure names the document to update.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+
+	"github.com/contextasm/contextasm/contextasm"
+	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/template"
+)
+
+// repoRoot is the module's root, seen from this package's directory.
+const repoRoot = "../.."
+
+// readDoc returns a file of the repository, by its path from the root.
+func readDoc(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot, path))
+	if err != nil {
+		t.Fatalf("%s is missing: %v", path, err)
+	}
+	return string(b)
+}
+
+// jsonNames returns the JSON field names of t and of the structs it holds
+// (through pointers, slices and maps), each with the Go path it was found
+// at, in field order.
+func jsonNames(t reflect.Type) (names, paths []string) {
+	seen := map[reflect.Type]bool{}
+	var walk func(t reflect.Type, path string)
+	walk = func(t reflect.Type, path string) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct || seen[t] {
+			return
+		}
+		seen[t] = true
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "-" || !f.IsExported() {
+				continue
+			}
+			if f.Anonymous && name == "" {
+				walk(f.Type, path) // an embedded struct's fields are the parent's
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			names = append(names, name)
+			paths = append(paths, path+"."+f.Name)
+			walk(f.Type, path+"."+f.Name)
+		}
+	}
+	walk(t, t.String())
+	return names, paths
+}
+
+// documents reports whether doc names name as code: `name`, or `name` at
+// the start of a longer code span such as `name: value`.
+func documents(doc, name string) bool {
+	return strings.Contains(doc, "`"+name+"`") ||
+		regexp.MustCompile("`"+regexp.QuoteMeta(name)+`[ :=\[.]`).MatchString(doc)
+}
+
+func TestDocsDeclarationFields(t *testing.T) {
+	const doc = "docs/declarations.md"
+	text := readDoc(t, doc)
+	names, paths := jsonNames(reflect.TypeFor[declare.Declaration]())
+	for i, name := range names {
+		if !documents(text, name) {
+			t.Errorf("%s does not document the declaration field `%s` (%s): add it to %s", doc, name, paths[i], doc)
+		}
+	}
+	for _, mt := range []declare.MemoryType{declare.Constraint, declare.Context, declare.History, declare.External} {
+		if !documents(text, string(mt)) {
+			t.Errorf("%s does not document the memory type `%s`: add it to %s", doc, mt, doc)
+		}
+	}
+	for _, s := range []declare.Scope{declare.ScopeGlobal, declare.ScopeSession, declare.ScopeUser} {
+		if !documents(text, string(s)) {
+			t.Errorf("%s does not document the scope `%s`: add it to %s", doc, s, doc)
+		}
+	}
+}
+
+func TestDocsTemplateFields(t *testing.T) {
+	const doc = "docs/templates.md"
+	text := readDoc(t, doc)
+	names, paths := jsonNames(reflect.TypeFor[template.Definition]())
+	for i, name := range names {
+		if !documents(text, name) {
+			t.Errorf("%s does not document the template field `%s` (%s): add it to %s", doc, name, paths[i], doc)
+		}
+	}
+	for _, v := range []string{string(template.FillStop), string(template.FillSkip),
+		string(template.OrderRank), string(template.OrderDeclared), string(template.OrderTime)} {
+		if !documents(text, v) {
+			t.Errorf("%s does not document the value `%s` (fill or order): add it to %s", doc, v, doc)
+		}
+	}
+}
+
+func TestDocsDumpFields(t *testing.T) {
+	const doc = "docs/dump.md"
+	text := readDoc(t, doc)
+	for _, typ := range []reflect.Type{reflect.TypeFor[contextasm.Dump](), reflect.TypeFor[contextasm.Audit]()} {
+		names, paths := jsonNames(typ)
+		for i, name := range names {
+			if !documents(text, name) {
+				t.Errorf("%s does not document the dump field `%s` (%s): add it to %s", doc, name, paths[i], doc)
+			}
+		}
+	}
+}
+
+// TestDocsReasons checks that every event reason and kind the code
+// declares (a string constant of a type named Reason or Kind, in any
+// package) is in the dump's reference, with its own table row.
+func TestDocsReasons(t *testing.T) {
+	const doc = "docs/dump.md"
+	text := readDoc(t, doc)
+	consts := typedStringConsts(t, "Reason", "Kind")
+	if len(consts["Reason"]) < 13 || len(consts["Kind"]) < 5 {
+		t.Fatalf("found %d reasons and %d kinds in the source, want at least 13 and 5: is the scan broken?", len(consts["Reason"]), len(consts["Kind"]))
+	}
+	for typ, vals := range consts {
+		for _, c := range vals {
+			if !strings.Contains(text, "| `"+c.value+"` |") {
+				t.Errorf("%s has no table row for the %s `%s` (%s, %s): add one to %s saying when it occurs", doc, strings.ToLower(typ), c.value, c.name, c.pos, doc)
+			}
+		}
+	}
+}
+
+type stringConst struct{ name, value, pos string }
+
+// typedStringConsts returns the string constants of the repository's
+// non-test Go files whose declared type is named one of types, by type.
+func typedStringConsts(t *testing.T, types ...string) map[string][]stringConst {
+	t.Helper()
+	out := map[string][]stringConst{}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(repoRoot, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != repoRoot && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "node_modules" || d.Name() == "adapters") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		for _, decl := range f.Decls {
+			gd, ok := decl.(*ast.GenDecl)
+			if !ok || gd.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				vs := spec.(*ast.ValueSpec)
+				typ := ""
+				switch tt := vs.Type.(type) {
+				case *ast.Ident:
+					typ = tt.Name
+				case *ast.SelectorExpr:
+					typ = tt.Sel.Name
+				}
+				if !slices.Contains(types, typ) {
+					continue
+				}
+				for i, v := range vs.Values {
+					lit, ok := v.(*ast.BasicLit)
+					if !ok || lit.Kind != token.STRING {
+						continue
+					}
+					s, err := strconv.Unquote(lit.Value)
+					if err != nil {
+						return err
+					}
+					rel, _ := filepath.Rel(repoRoot, fset.Position(lit.Pos()).Filename)
+					out[typ] = append(out[typ], stringConst{name: vs.Names[i].Name, value: s, pos: filepath.ToSlash(rel)})
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// docsRun runs the program and returns its exit code and its output,
+// stdout and stderr together.
+func docsRun(args ...string) (int, string) {
+	var out bytes.Buffer
+	code := run(context.Background(), args, strings.NewReader(""), &out, &out)
+	return code, out.String()
+}
+
+// TestDocsCLI checks that every command of the program has a section in
+// the CLI reference, and every flag of every command is in it.
+func TestDocsCLI(t *testing.T) {
+	const doc = "docs/cli.md"
+	text := readDoc(t, doc)
+	_, help := docsRun("help")
+	// Candidates are the words that start an indented line of the help;
+	// a command is one that answers --help with exit 0.
+	var commands []string
+	for _, m := range regexp.MustCompile(`(?m)^ {1,4}([a-z][a-z-]*)(?:\s|$)`).FindAllStringSubmatch(help, -1) {
+		if slices.Contains(commands, m[1]) {
+			continue
+		}
+		if code, _ := docsRun(m[1], "--help"); code == exitOK {
+			commands = append(commands, m[1])
+		}
+	}
+	if len(commands) < 8 {
+		t.Fatalf("found %d commands in the help (%q), want at least 8: is the scan broken?\n%s", len(commands), commands, help)
+	}
+	flagLine := regexp.MustCompile(`(?m)^\s+--?([a-z][a-z0-9-]*)`)
+	for _, cmd := range commands {
+		if !regexp.MustCompile(`(?m)^## ` + regexp.QuoteMeta(cmd) + `\s*$`).MatchString(text) {
+			t.Errorf("%s has no section \"## %s\" for the command %s: add one to %s", doc, cmd, cmd, doc)
+		}
+		_, usage := docsRun(cmd, "--help")
+		for _, m := range flagLine.FindAllStringSubmatch(usage, -1) {
+			name := m[1]
+			if name == "h" || name == "help" {
+				continue
+			}
+			if !regexp.MustCompile("`--?" + regexp.QuoteMeta(name) + "[` =]").MatchString(text) {
+				t.Errorf("%s does not document the flag -%s of %s: add it to %s", doc, name, cmd, doc)
+			}
+		}
+	}
+}
+
+// TestDocsLinks checks every relative link of the README and docs/: the
+// file exists, and an anchor names a heading of it.
+func TestDocsLinks(t *testing.T) {
+	files := []string{"README.md"}
+	entries, err := os.ReadDir(filepath.Join(repoRoot, "docs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".md") {
+			files = append(files, "docs/"+e.Name())
+		}
+	}
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	for _, file := range files {
+		text := readDoc(t, file)
+		for _, m := range link.FindAllStringSubmatch(stripCode(text), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			path, anchor, _ := strings.Cut(target, "#")
+			dest := file
+			if path != "" {
+				dest = filepath.ToSlash(filepath.Clean(filepath.Join(filepath.Dir(file), path)))
+			}
+			info, err := os.Stat(filepath.Join(repoRoot, dest))
+			if err != nil {
+				t.Errorf("%s links to %s, which does not exist: fix the link in %s", file, target, file)
+				continue
+			}
+			if anchor == "" || info.IsDir() || !strings.HasSuffix(dest, ".md") {
+				continue
+			}
+			if !slices.Contains(headingAnchors(readDoc(t, dest)), anchor) {
+				t.Errorf("%s links to %s, but %s has no heading with the anchor #%s: fix the link in %s", file, target, dest, anchor, file)
+			}
+		}
+	}
+}
+
+// stripCode removes fenced code blocks, whose brackets are not links.
+func stripCode(md string) string {
+	var b strings.Builder
+	fenced := false
+	for line := range strings.Lines(md) {
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			fenced = !fenced
+			continue
+		}
+		if !fenced {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
+}
+
+// headingAnchors returns the anchors GitHub gives a document's headings:
+// lower case, punctuation other than '-' and '_' removed, spaces as '-',
+// and "-1", "-2"… after repeats.
+func headingAnchors(md string) []string {
+	var out []string
+	seen := map[string]int{}
+	for line := range strings.Lines(stripCode(md)) {
+		line = strings.TrimRight(line, "\n")
+		if !strings.HasPrefix(line, "#") {
+			continue
+		}
+		title := strings.TrimSpace(strings.TrimLeft(line, "#"))
+		var b strings.Builder
+		for _, r := range strings.ToLower(title) {
+			switch {
+			case r == ' ':
+				b.WriteByte('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		a := b.String()
+		if n := seen[a]; n > 0 {
+			out = append(out, a+"-"+strconv.Itoa(n))
+		} else {
+			out = append(out, a)
+		}
+		seen[a]++
+	}
+	return out
+}
+
+// TestREADME checks the README's promises: the two first-run commands, a
+// size a newcomer reads in minutes, a worked example whose output is the
+// demo's, and a library snippet that is contextFor below, compiled and run.
+func TestREADME(t *testing.T) {
+	const doc = "README.md"
+	text := readDoc(t, doc)
+	for _, cmd := range []string{"go run ./cmd/contextasm demo", "go test ./..."} {
+		if !strings.Contains(text, cmd) {
+			t.Errorf("%s lacks the first-run command %q", doc, cmd)
+		}
+	}
+	if n := len(text); n > 10_000 {
+		t.Errorf("%s is %d bytes: keep it a front door of about 8 KB and move detail into a page under docs/", doc, n)
+	}
+
+	// The worked example's output: every line shown is a line of the
+	// demo's rendering.
+	_, out := docsRun("demo", "--format", "json")
+	var d contextasm.Dump
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatalf("demo --format json: %v\n%s", err, out)
+	}
+	lines := strings.Split(d.Text, "\n")
+	block := codeBlockAfter(t, text, "[MODEL_CONTEXT_PROTOCOL")
+	for _, l := range strings.Split(block, "\n") {
+		if l != "" && l != "..." && !slices.Contains(lines, l) {
+			t.Errorf("%s's worked example shows a line the demo does not render: update it in %s\n%s", doc, doc, l)
+		}
+	}
+
+	// The library snippet.
+	src, err := os.ReadFile("docs_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "docs_test.go", src, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want string
+	for _, decl := range f.Decls {
+		if fd, ok := decl.(*ast.FuncDecl); ok && fd.Name.Name == "contextFor" {
+			want = string(src[fset.Position(fd.Doc.Pos()).Offset:fset.Position(fd.End()).Offset])
+		}
+	}
+	got := codeBlockAfter(t, text, "func contextFor(")
+	if strings.TrimSpace(got) != strings.TrimSpace(want) {
+		t.Errorf("%s's library snippet differs from contextFor in cmd/contextasm/docs_test.go; change both together.\nREADME:\n%s\ntest:\n%s", doc, got, want)
+	}
+	// And it runs, on the demo's files.
+	dir := t.TempDir()
+	for src, dst := range map[string]string{"demo/template.json": "template.json", "demo/memories.jsonl": "memories.jsonl"} {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, dst), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(dir)
+	res, err := contextFor(context.Background(), time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatalf("the README's library snippet fails: %v", err)
+	}
+	if res.Text != d.Text {
+		t.Errorf("the README's library snippet renders another text than the demo")
+	}
+}
+
+// codeBlockAfter returns the fenced code block of md that contains marker.
+func codeBlockAfter(t *testing.T, md, marker string) string {
+	t.Helper()
+	i := strings.Index(md, marker)
+	if i < 0 {
+		t.Fatalf("README.md has no code block with %q", marker)
+	}
+	start := strings.LastIndex(md[:i], "```")
+	start += strings.IndexByte(md[start:], '\n') + 1
+	end := start + strings.Index(md[start:], "```")
+	return md[start:end]
+}
+
+// contextFor assembles the context of one model call.
+func contextFor(ctx context.Context, now time.Time) (*contextasm.Result, error) {
+	eng, err := contextasm.New(contextasm.Config{}) // keep one per process: safe for concurrent use
+	if err != nil {
+		return nil, err
+	}
+	decls, err := declare.LoadFile("memories.jsonl") // every problem of the file, or nothing
+	if err != nil {
+		return nil, err
+	}
+	if err := eng.Declare(decls...); err != nil { // a known request_id replaces its block
+		return nil, err
+	}
+	tpl, err := template.LoadFile("template.json") // compiled once, immutable
+	if err != nil {
+		return nil, err
+	}
+	return eng.Assemble(ctx, contextasm.Request{Template: tpl, Now: now,
+		SessionID: "sess-4711", UserID: "u-ana", Roles: []string{"loan-agent"}})
+}
