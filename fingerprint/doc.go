@@ -1,6 +1,5 @@
 // Package fingerprint owns the protocol header that opens every rendered
-// context, the canonical hashing behind it, and the neutralisation that keeps
-// block content from posing as a header or a section boundary.
+// context and the canonical hashing behind it.
 //
 // The header is
 //
@@ -12,14 +11,7 @@
 // template must hash the same in every release, which a known-answer test
 // pins down.
 //
-// # Neutralisation
-//
-// [Neutralize] breaks every occurrence of a protected string (a header
-// opening, a section delimiter) by inserting U+2060 WORD JOINER after its
-// first character. The text still reads the same to a person and almost the
-// same to a model, but no longer matches the delimiter byte for byte, so a
-// block cannot close its section early or open a forged one. The word joiner
-// is invisible, is not whitespace (so tokenizers do not split on it the way
-// they split on spaces) and, unlike U+200B, is not stripped by common text
-// normalisers.
+// Keeping block content from posing as the header or a section boundary
+// is internal/delimit's job; the header's opening, [HeaderPrefix], is one
+// of the strings it protects.
 package fingerprint

@@ -20,17 +20,22 @@
 //
 // # Delimiters
 //
-// A section's delimiters are the literal text that opens a rendered block
-// (the render's leading literal) and closes it (the literal right after
-// {content}), split into lines and trimmed of surrounding whitespace. Block
-// content must not forge them. A delimiter needs protecting when it has at
-// least two characters and at least one that is neither a letter, a digit
-// nor a space: "【/硬性规则】", "<doc id=\"" and "</doc>" are protected, while
-// "- " or "Note" are not — text like that is ordinary prose, and breaking it
-// in content would change meaning without protecting anything. Literal text
-// between two placeholders (the `">` of `<doc id="{request_id}">`) forges
-// nothing without the opening before it, so it is left alone. The protocol
-// header's opening is always protected. Every block is checked against the
-// delimiters of every section, so no block can pose as the boundary of
-// another section.
+// Every literal of a section's render string and its separator is a
+// delimiter that block content must not forge, so that no block can close
+// its block or section early or open a forged one (package internal/delimit
+// owns the rule and the neutralisation). Each literal is split into lines,
+// each line trimmed of white space: a line of two or more characters
+// ("</doc>", "\">", "---", "Note") is protected as it is; a single
+// character is protected together with what always stands beside it — the
+// line break or separator character at a block's edge ("\n-" for the bullet
+// of "- {content}"), or the white space around it in the literal (" | " for
+// that separator). A single character with nothing fixed beside it (the ":"
+// of "{request_id}:{content}") cannot be protected, and the template is
+// refused, naming the field and the literal. White space alone delimits
+// nothing. The protocol header's opening is always protected. Every value is
+// checked against the delimiters of every section, so no block can pose as
+// the boundary of another section.
+//
+// Protecting a common word or markup ("end", "\">") breaks it wherever
+// content holds it, with an invisible joiner: choose distinctive literals.
 package template

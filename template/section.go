@@ -1,11 +1,13 @@
 package template
 
 import (
+	"fmt"
 	"slices"
-	"strings"
+	"unicode/utf8"
 
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/fingerprint"
+	"github.com/contextasm/contextasm/internal/delimit"
 )
 
 // Template is a compiled template. It is immutable and safe for concurrent
@@ -35,17 +37,6 @@ func (t *Template) finish() {
 			if slices.Contains(t.sections[si].def.MemoryTypes, mt) {
 				t.typeSection[ti] = si
 				break
-			}
-		}
-	}
-	t.protected = []string{fingerprint.HeaderPrefix}
-	for _, s := range t.sections {
-		for _, lit := range s.boundaries() {
-			for _, line := range strings.Split(lit, "\n") {
-				d := strings.TrimSpace(line)
-				if protects(d) && !slices.Contains(t.protected, d) {
-					t.protected = append(t.protected, d)
-				}
 			}
 		}
 	}
@@ -165,6 +156,18 @@ func (s *Section) MinPartialTokens() int { return s.def.MinPartialTokens }
 // Separator returns the text written between two blocks of the section.
 func (s *Section) Separator() string { return s.separator }
 
+// FixedEdges returns how many bytes every block the section renders starts
+// and ends with that are literal text of its render string (not a value).
+func (s *Section) FixedEdges() (prefix, suffix int) {
+	if s.pieces[0].kind == literal {
+		prefix = len(s.pieces[0].text)
+	}
+	if last := s.pieces[len(s.pieces)-1]; last.kind == literal {
+		suffix = len(last.text)
+	}
+	return prefix, suffix
+}
+
 // MemoryTypes returns the memory types the section lists.
 func (s *Section) MemoryTypes() []declare.MemoryType { return slices.Clone(s.def.MemoryTypes) }
 
@@ -190,7 +193,7 @@ func (s *Section) AppendRender(dst []byte, f Fields) (out []byte, escaped bool) 
 			before = string(dst[start:])
 		}
 		var changed bool
-		dst, changed = fingerprint.Neutralize(dst, f.value(p.kind), before, s.following(i, f), s.protected)
+		dst, changed = delimit.Neutralize(dst, f.value(p.kind), before, s.following(i, f), s.protected)
 		escaped = escaped || changed
 	}
 	return dst, escaped
@@ -227,21 +230,59 @@ func (s *Section) following(i int, f Fields) string {
 	return out
 }
 
-// boundaries returns the literal pieces that open and close a rendered
-// block: the piece the render starts with, and the piece right after
-// {content}. A forged opening must contain the first; a forged closing, the
-// second. Pieces between two placeholders (the `">` of
-// `<doc id="{request_id}">`) forge nothing on their own, and protecting them
-// would break ordinary markup in content.
-func (s *Section) boundaries() []string {
-	var out []string
-	if len(s.pieces) > 0 && s.pieces[0].kind == literal {
-		out = append(out, s.pieces[0].text)
-	}
-	for i, p := range s.pieces {
-		if p.kind == content && i+1 < len(s.pieces) && s.pieces[i+1].kind == literal {
-			out = append(out, s.pieces[i+1].text)
+// delimiters returns the strings block content must not contain verbatim:
+// the header's opening and every literal of every section's render string
+// and separator (see package internal/delimit). A literal that cannot be
+// protected is a problem reported through add.
+func delimiters(sections []Section, add func(field, format string, args ...any)) []string {
+	var set delimit.Set
+	set.Add(fingerprint.HeaderPrefix)
+	said := map[string]bool{}
+	refuse := func(field, lone string) {
+		if !said[field+"\x00"+lone] {
+			said[field+"\x00"+lone] = true
+			add(field, unprotectable, lone)
 		}
 	}
-	return out
+	for i := range sections {
+		s := &sections[i]
+		// What always stands right before a block and right after it: the
+		// line break of the section's start or end, or the separator.
+		var before, after []string
+		if s.separator != "" {
+			first, _ := utf8.DecodeRuneInString(s.separator)
+			last, _ := utf8.DecodeLastRuneInString(s.separator)
+			before = uniq("\n", string(last))
+			after = uniq("\n", string(first))
+		}
+		for j, p := range s.pieces {
+			if p.kind != literal {
+				continue
+			}
+			var b, a []string
+			if j == 0 {
+				b = before
+			}
+			if j == len(s.pieces)-1 {
+				a = after
+			}
+			if lone := set.AddLiteral(p.text, b, a); lone != "" {
+				refuse(fmt.Sprintf("sections[%d].render", i), lone)
+			}
+		}
+		if lone := set.AddLiteral(s.separator, nil, nil); lone != "" {
+			refuse(fmt.Sprintf("sections[%d].separator", i), lone)
+		}
+	}
+	return set.List()
+}
+
+const unprotectable = "the literal %q is a lone character that block content could forge, " +
+	"and nothing fixed stands beside it to protect it with: put a space or a line break next to it, or make it two characters"
+
+func uniq(a, b string) []string {
+	if a == b {
+		return []string{a}
+	}
+	return []string{a, b}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/fingerprint"
+	"github.com/contextasm/contextasm/internal/delimit"
 )
 
 // Fill says what a section does with a block that does not fit its cap.
@@ -273,13 +274,16 @@ func compile(def Definition, name string) (*Template, error) {
 		if err != nil {
 			add(field("render"), "%v", err)
 		}
-		if strings.Contains(sd.Render, fingerprint.Joiner) {
+		if strings.Contains(sd.Render, delimit.Joiner) {
 			add(field("render"), "must not contain U+2060 WORD JOINER (used to neutralise content)")
 		}
-		if strings.Contains(*sd.Separator, fingerprint.Joiner) {
+		if strings.Contains(*sd.Separator, delimit.Joiner) {
 			add(field("separator"), "must not contain U+2060 WORD JOINER (used to neutralise content)")
 		}
 		t.sections[i] = Section{def: sd, index: i, pieces: pieces, separator: *sd.Separator}
+	}
+	if len(probs) == 0 {
+		t.protected = delimiters(t.sections, add)
 	}
 	if len(probs) > 0 {
 		return nil, &ValidationError{Problems: probs}

@@ -416,7 +416,7 @@ func TestAppendRender(t *testing.T) {
 		{"{content}", "hello"},
 		{"【用户背景】{content}【/用户背景】", "【用户背景】hello【/用户背景】"},
 		{`<doc id="{request_id}" type="{memory_type}" src="{source_id}">{content}</doc>`, `<doc id="r-1" type="context" src="src">hello</doc>`},
-		{"{request_id}:{request_id}:{content}", "r-1:r-1:hello"},
+		{"{request_id}: {request_id}: {content}", "r-1: r-1: hello"},
 		{`{"doc": "{content}"}`, `{"doc": "hello"}`},
 		{`{"id": "{request_id}", "body": {content}}`, `{"id": "r-1", "body": hello}`},
 		{"{ x } {content} {}", "{ x } hello {}"},

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/contextasm/contextasm/fingerprint"
+	"github.com/contextasm/contextasm/internal/delimit"
 	"github.com/contextasm/contextasm/outcome"
 )
 
@@ -258,7 +258,7 @@ func buildHTML(d *outcome.Dump, p *page) *htmlData {
 		h.Reasons = append(h.Reasons, reasonCount{string(k), reasons[string(k)]})
 	}
 	h.Segments = segments(d.Text, inText)
-	h.HasJoiner = strings.Contains(d.Text, fingerprint.Joiner)
+	h.HasJoiner = strings.Contains(d.Text, delimit.Joiner)
 	return h
 }
 
@@ -301,15 +301,15 @@ func boundary(s string, i int) bool {
 func parts(s string) []part {
 	var ps []part
 	for {
-		i := strings.Index(s, fingerprint.Joiner)
+		i := strings.Index(s, delimit.Joiner)
 		if i < 0 {
 			break
 		}
 		if i > 0 {
 			ps = append(ps, part{Text: s[:i]})
 		}
-		ps = append(ps, part{Text: fingerprint.Joiner, Joiner: true})
-		s = s[i+len(fingerprint.Joiner):]
+		ps = append(ps, part{Text: delimit.Joiner, Joiner: true})
+		s = s[i+len(delimit.Joiner):]
 	}
 	if s != "" {
 		ps = append(ps, part{Text: s})

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/contextasm/contextasm/fingerprint"
+	"github.com/contextasm/contextasm/internal/delimit"
 	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/template"
 	"github.com/contextasm/contextasm/truncate"
@@ -36,6 +36,8 @@ type Assembler struct {
 	text    []byte
 	order   []int
 
+	joined      bool     // writeText wrote a joiner between two pieces
+	fixed       int      // bytes at the end of text that are template literal
 	protected   []string // the delimiters of protectedOf
 	protectedOf *template.Template
 }
@@ -491,7 +493,9 @@ func (a *Assembler) fitBudget(tpl *template.Template, blocks []*Block, c truncat
 	for {
 		a.writeText(tpl, blocks)
 		out.Text = string(a.text)
-		if exact && estimate <= budget {
+		// A joiner written at a join between blocks is in no block's
+		// count: then only counting the text tells its size.
+		if exact && !a.joined && estimate <= budget {
 			out.TotalTokens = estimate
 			return nil
 		}
@@ -578,8 +582,10 @@ func (a *Assembler) writeText(tpl *template.Template, blocks []*Block) {
 		a.protected, a.protectedOf = tpl.Protected(), tpl
 	}
 	protected := a.protected
+	a.joined = false
 	a.text = append(a.text[:0], tpl.Header()...)
 	a.text = append(a.text, '\n')
+	a.fixed = len(a.text)
 	for si := range tpl.NumSections() {
 		sec := tpl.Section(si)
 		cands := a.cands[si]
@@ -603,14 +609,17 @@ func (a *Assembler) writeText(tpl *template.Template, blocks []*Block) {
 				return blocks[cands[x].Index].LastModified.Compare(blocks[cands[y].Index].LastModified)
 			})
 		}
+		prefix, suffix := sec.FixedEdges()
 		for w, i := range a.order {
 			if w > 0 {
-				a.appendJoined(sec.Separator(), protected)
+				a.appendJoined(sec.Separator(), len(sec.Separator()), protected)
 			}
-			a.appendJoined(cands[i].text, protected)
+			a.appendJoined(cands[i].text, prefix, protected)
 			cands[i].offset = len(a.text) - len(cands[i].text)
+			a.fixed = min(suffix, len(cands[i].text))
 		}
 		a.text = append(a.text, '\n')
+		a.fixed++
 	}
 }
 
@@ -650,15 +659,19 @@ func (a *Assembler) results(tpl *template.Template, blocks []*Block, out *Output
 	}
 }
 
-// appendJoined appends s to the text, with a joiner before it if the two
-// would form a protected delimiter across the join: two blocks written back
-// to back (separator "") must not spell one between them.
-func (a *Assembler) appendJoined(s string, protected []string) {
+// appendJoined appends s, whose first fixed bytes are template literal
+// text, to the text, with a joiner before it if content would form a
+// protected delimiter across the join: two blocks written back to back
+// (separator "") must not spell one between them, nor may a block's content
+// complete a delimiter with the separator or line break before it.
+func (a *Assembler) appendJoined(s string, fixed int, protected []string) {
 	if s == "" {
 		return
 	}
-	if fingerprint.Crosses(a.text, s, protected) {
-		a.text = append(a.text, fingerprint.Joiner...)
+	if delimit.Crosses(a.text, a.fixed, s, fixed, protected) {
+		a.text = append(a.text, delimit.Joiner...)
+		a.joined = true
 	}
 	a.text = append(a.text, s...)
+	a.fixed += len(s) // all literal when s is; callers lower it for blocks
 }

@@ -9,9 +9,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/contextasm/contextasm/declare"
-	"github.com/contextasm/contextasm/fingerprint"
 	"github.com/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/internal/bpe"
+	"github.com/contextasm/contextasm/internal/delimit"
 	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/template"
 	"github.com/contextasm/contextasm/truncate"
@@ -424,7 +424,7 @@ func TestJoinBetweenBlocksCannotForgeDelimiter(t *testing.T) {
 	if strings.Contains(out.Text, "【/硬性规则】") {
 		t.Fatalf("blocks written back to back forged a delimiter:\n%s", out.Text)
 	}
-	if !strings.Contains(out.Text, "【/硬性"+fingerprint.Joiner+"规则】") {
+	if !strings.Contains(out.Text, "【/硬性"+delimit.Joiner+"规则】") {
 		t.Fatalf("want a joiner at the join:\n%q", out.Text)
 	}
 	for _, b := range out.Sections[1].Blocks {

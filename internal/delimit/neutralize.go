@@ -1,4 +1,4 @@
-package fingerprint
+package delimit
 
 import (
 	"strings"
@@ -135,11 +135,19 @@ func crossesEnd(s, after string, protected []string) bool {
 }
 
 // Crosses reports whether some protected string starts inside left and
-// ends inside right: whether writing right after left would form one
-// across the join. The caller breaks it by writing [Joiner] in between.
-func Crosses(left []byte, right string, protected []string) bool {
+// ends inside right and takes in value text: whether writing right after
+// left would let content form one across the join. leftFixed and
+// rightFixed are how many bytes at the end of left and at the start of
+// right are the template's own literal text: a delimiter made of those
+// alone (a line break, then the "[" that opens every block) is the
+// template's structure, not a forgery. The caller breaks a crossing by
+// writing [Joiner] in between.
+func Crosses(left []byte, leftFixed int, right string, rightFixed int, protected []string) bool {
 	for _, p := range protected {
 		for k := 1; k < len(p) && k <= len(left); k++ { // k bytes of p come from left
+			if k <= leftFixed && len(p)-k <= rightFixed {
+				continue // the template's own text on both sides
+			}
 			if strings.HasPrefix(right, p[k:]) && string(left[len(left)-k:]) == p[:k] {
 				return true
 			}
