@@ -18,7 +18,7 @@ import (
 
 // determinismInputs is the demo plus blocks that tie on score and on
 // last_modified. The demo template writes its sections in order rank and
-// time, never "declared", so declaration order must not show (SPEC §4.5).
+// time, never "declared", so declaration order must not show (docs/assembly.md, Determinism).
 func determinismInputs(t *testing.T) (*template.Template, []declare.Declaration) {
 	t.Helper()
 	tpl, decls := loadDemo(t)

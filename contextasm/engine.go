@@ -83,7 +83,7 @@ type Config struct {
 }
 
 // StateStore loads and saves learned state. It is the seam for a shared
-// state backend (SPEC §10); feedback.FileStore is the embedded default.
+// state backend; feedback.FileStore is the embedded default.
 type StateStore interface {
 	Load() (*feedback.State, error)
 	Save(*feedback.State) error

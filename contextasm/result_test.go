@@ -151,7 +151,7 @@ func TestAuditDeclaredMemoryTypes(t *testing.T) {
 	}
 }
 
-// auditKeys are the fields of an audit record (SPEC §5.2).
+// auditKeys are the fields of an audit record (docs/dump.md).
 var auditKeys = []string{"request_id", "fingerprint", "render_hash", "declared_memory_types", "rendered_tokens", "budget", "events"}
 
 func TestAuditLogIsOneJSONLineWithoutContent(t *testing.T) {
@@ -288,7 +288,7 @@ func TestDumpRoundTrips(t *testing.T) {
 		t.Errorf("re-marshalled dump differs:\n%s\n%s", again, data)
 	}
 
-	// The shape of `render --format json` (SPEC §7).
+	// The shape of `render --format json` (docs/dump.md).
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
 		t.Fatal(err)

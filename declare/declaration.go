@@ -72,7 +72,8 @@ type Provenance struct {
 	URI            string `json:"uri,omitempty"`
 }
 
-// Declaration is one memory block offered for assembly (SPEC §2).
+// Declaration is one memory block offered for assembly; docs/declarations.md
+// describes every field.
 //
 // Optional numbers are pointers so that "absent" and "zero" differ: an
 // absent SemanticWeight or TrustScore means the default (0.5), an absent
@@ -141,7 +142,7 @@ func (d *Declaration) ForAssistant() bool {
 }
 
 // StaleFrom returns when the block becomes stale, and false if it never
-// does. With valid_until it is valid_until - stale_after (SPEC §2); without
+// does. With valid_until it is valid_until - stale_after; without
 // it, stale_after counts from last_modified (the age after which a block is
 // stale), which is what a user declaring only a shelf life expects.
 func (d *Declaration) StaleFrom() (time.Time, bool) {

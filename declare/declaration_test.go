@@ -30,7 +30,7 @@ func TestWeightAndTrustDefaults(t *testing.T) {
 		}
 	}
 	if declare.DefaultSemanticWeight != 0.5 || declare.DefaultTrustScore != 0.5 {
-		t.Error("SPEC §2 defaults are 0.5")
+		t.Error("the documented defaults are 0.5")
 	}
 
 	// The difference between absent and zero survives decoding.

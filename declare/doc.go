@@ -1,7 +1,7 @@
 // Package declare owns memory declarations: the blocks of text an agent host
 // offers to its model, with the metadata contextasm ranks and filters them by.
 //
-// A [Declaration] is one JSON object (SPEC §2). Files hold one declaration a
+// A [Declaration] is one JSON object (docs/declarations.md). Files hold one declaration a
 // line (JSONL); blank lines and lines starting with '#' are ignored.
 // [LoadFile] and [Config.Load] validate every line and report every problem
 // of a file at once, each naming the file, line, request_id and field; a file

@@ -4,7 +4,7 @@
 // break_on_violation constraints its answer broke, and per-block heat
 // counters. It also owns the learned state (trust and heat) and its file,
 // written with an atomic replace so that a crash never leaves a torn or lost
-// state file (SPEC §5.3).
+// state file (docs/feedback.md).
 //
 // The functions here are pure: [Evaluate] takes the blocks that were in the
 // context and the response, and returns a [Result]; package contextasm

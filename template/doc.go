@@ -1,6 +1,6 @@
 // Package template owns Dynamic Context Templates: the sections a rendered
 // context is made of, which memory types each takes, its token cap, how its
-// blocks are written, and the overall budget (SPEC §3).
+// blocks are written, and the overall budget (docs/templates.md).
 //
 // [LoadFile] and [Parse] read a template's JSON, report every problem at once
 // (each naming the file and the field, e.g. "sections[1].render"), fill in

@@ -156,7 +156,7 @@ func TestFingerprintChanges(t *testing.T) {
 			s[0], s[1] = s[1], s[0]
 		}},
 	}
-	seen := map[string]string{baseFP: "the SPEC example"}
+	seen := map[string]string{baseFP: "the example template"}
 	for _, c := range changes {
 		m := specBase()
 		c.change(m)

@@ -25,7 +25,7 @@ func TestProtected(t *testing.T) {
 		notWant []string
 	}{
 		{
-			"SPEC example",
+			"the example template",
 			[]string{"【硬性规则】{content}【/硬性规则】", "【用户背景】{content}【/用户背景】", "{content}"},
 			nil,
 			[]string{"【硬性规则】", "【/硬性规则】", "【用户背景】", "【/用户背景】"},

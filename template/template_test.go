@@ -92,7 +92,7 @@ func TestLoadSpecExample(t *testing.T) {
 func TestDefaultsConstants(t *testing.T) {
 	if template.DefaultVersion != "1.2" || template.DefaultEncoding != "o200k_base" || template.DefaultSeparator != "\n" ||
 		template.DefaultFill != template.FillStop || template.DefaultOrder != template.OrderRank || template.DefaultMinPartialTokens != 32 {
-		t.Error("the defaults differ from SPEC §3")
+		t.Error("the defaults differ from docs/templates.md")
 	}
 }
 
@@ -528,7 +528,7 @@ func TestSectionFor(t *testing.T) {
 		t.Errorf("tie: ByPriority = %d, %d; want 0, 1", tie.ByPriority(0), tie.ByPriority(1))
 	}
 
-	// The SPEC example routes each type to the section that lists it.
+	// The example template routes each type to the section that lists it.
 	spec := mustLoad(t, "spec_example.json")
 	for mt, want := range map[declare.MemoryType]int{declare.Constraint: 0, declare.Context: 1, declare.External: 1, declare.History: 2} {
 		if i, ok := spec.SectionFor(mt); !ok || i != want {

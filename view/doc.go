@@ -2,7 +2,7 @@
 // answer to "why did the agent forget X?".
 //
 // It works on [contextasm.Dump] values, the JSON shape of `contextasm
-// render --format json` (SPEC §7), so it can explain an assembly that
+// render --format json` (docs/dump.md), so it can explain an assembly that
 // just ran (res.Dump()) as well as one read back from a file:
 //
 //   - [WriteReport] writes a report for a terminal: the budget, each

@@ -51,7 +51,7 @@ func ReasonHelp(r outcome.Reason) string {
 }
 
 // reasonOrder is the order reasons are grouped and listed in: the order
-// decisions are made (SPEC §4.1, §4.3), then notices and source problems.
+// decisions are made (docs/assembly.md), then notices and source problems.
 var reasonOrder = []outcome.Reason{
 	outcome.ReasonExpired, outcome.ReasonOutOfScope, outcome.ReasonAccessDenied,
 	outcome.ReasonAudience, outcome.ReasonNoSection,

@@ -194,8 +194,8 @@ const blocks = decls.map((d, i) => {
 
 // ---------------------------------------------------------------- the mirror
 //
-// What contextasm does before it counts anything (SPEC §4.1, §4.2, README
-// "The score"), so that each peer gets the same eligible blocks, in the
+// What contextasm does before it counts anything (docs/assembly.md,
+// eligibility and the score), so that each peer gets the same eligible blocks, in the
 // same sections, with priorities that follow contextasm's ranking:
 // eligibility (expired, out_of_scope, access_denied for a request without
 // roles, audience, no_section), routing to the most important section that

@@ -70,7 +70,7 @@ go build -o "$tmp/genworkload" ./bench/genworkload
 
 # The workload's request: its "now" and the session and user its blocks are
 # for (bench/workload.go); render.mjs assumes the same by default. Pass them
-# to contextasm bench where it takes them (SPEC §7 lists only --now).
+# to contextasm bench where it takes them (see docs/cli.md).
 now=2026-11-30T09:00:00Z
 bench_flags=()
 if [ -z "$ca_json" ]; then

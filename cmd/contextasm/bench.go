@@ -19,7 +19,7 @@ import (
 	"github.com/contextasm/contextasm/outcome"
 )
 
-// benchReport is `bench --format json` (SPEC §7).
+// benchReport is `bench --format json` (see docs/cli.md).
 type benchReport struct {
 	Encoding string        `json:"encoding"`
 	Blocks   int           `json:"blocks"`

@@ -458,3 +458,40 @@ func contextFor(ctx context.Context, now time.Time) (*contextasm.Result, error) 
 	return eng.Assemble(ctx, contextasm.Request{Template: tpl, Now: now,
 		SessionID: "sess-4711", UserID: "u-ana", Roles: []string{"loan-agent"}})
 }
+
+// TestNothingPointsOutside checks that no file of the repository cites a
+// document outside it: formats and decisions are documented under docs/.
+func TestNothingPointsOutside(t *testing.T) {
+	bad := regexp.MustCompile(`\.\./shared|SPEC\.md|SPEC[ ]§`) // written so this line does not match
+	err := filepath.WalkDir(repoRoot, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != repoRoot && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if info, err := d.Info(); err != nil || info.Size() > 4<<20 {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if !bad.Match(b) {
+			return nil
+		}
+		rel, _ := filepath.Rel(repoRoot, path)
+		for i, line := range strings.Split(string(b), "\n") {
+			if m := bad.FindString(line); m != "" {
+				t.Errorf("%s:%d cites %q, a document outside the repository: say it, or point into docs/", filepath.ToSlash(rel), i+1, m)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -93,7 +93,7 @@ func writeFeedback(w io.Writer, fb *feedback.Result, format string) error {
 	return nil
 }
 
-// heatRow is one line of `heat --format json` (SPEC §7).
+// heatRow is one line of `heat --format json` (see docs/feedback.md).
 type heatRow struct {
 	RequestID    string `json:"request_id"`
 	Included     int64  `json:"included"`

@@ -32,7 +32,7 @@ import (
 	"github.com/contextasm/contextasm/view"
 )
 
-// Exit codes (SPEC §7).
+// Exit codes (see docs/cli.md).
 const (
 	exitOK        = 0
 	exitFailure   = 1

@@ -1,7 +1,7 @@
 // Package mcpsource collects memory blocks from outside the host: the
 // resources of MCP servers (through the official Go SDK, over stdio or
 // streamable HTTP) and the text files of local directories. It is the
-// "source" side of SPEC §6 and §10: sources feed the engine's in-process
+// "source" side of the engine: sources feed the engine's in-process
 // store asynchronously, and assembly only ever reads that store, so it never
 // waits on a network.
 //

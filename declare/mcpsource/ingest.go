@@ -79,7 +79,7 @@ func makeID(prefix, rest string) string {
 }
 
 // Ingest turns a listed resource r of server s and the result rr of reading
-// it into a declaration (SPEC §6): request_id [RequestID], memory type
+// it into a declaration (docs/sources.md): request_id [RequestID], memory type
 // s.MemoryType (external by default), scope global, priority, audience and
 // last_modified from r's annotations, provenance source_id s.Name,
 // source_format the MIME type, uri r.URI. The declaration is valid for
