@@ -84,7 +84,7 @@ type Declaration struct {
 	Scope             Scope      `json:"scope" validate:"required,oneof=session user global"`
 	SessionID         string     `json:"session_id,omitempty" validate:"required_if=Scope session"`
 	UserID            string     `json:"user_id,omitempty" validate:"required_if=Scope user"`
-	Content           string     `json:"content" validate:"required"`
+	Content           string     `json:"content" validate:"required_unless=Role assistant"`
 	SemanticWeight    *float64   `json:"semantic_weight,omitempty" validate:"omitnil,gte=0,lte=1"`
 	TrustScore        *float64   `json:"trust_score,omitempty" validate:"omitnil,gte=0,lte=0.99"`
 	Priority          *float64   `json:"priority,omitempty" validate:"omitnil,gte=0,lte=1"`
@@ -97,6 +97,15 @@ type Declaration struct {
 	Provenance        Provenance `json:"provenance,omitzero"`
 	BreakOnViolation  bool       `json:"break_on_violation,omitempty"`
 	ViolationPatterns []string   `json:"violation_patterns,omitempty"`
+
+	// Role, ToolCalls, ToolCallID and Group are a history block's place in
+	// a chat (docs/chat.md): who speaks it (empty means RoleUser), the tool
+	// calls an assistant turn makes, the call a tool result answers, and
+	// the group it is kept or dropped with. Other memory types have none.
+	Role       Role       `json:"role,omitempty" validate:"omitempty,oneof=user assistant tool"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+	Group      string     `json:"group,omitempty"`
 
 	// Untrusted marks a block from a source the host does not control, such
 	// as an MCP server not marked trusted: its priority is a ranking hint and

@@ -7,6 +7,13 @@
 // of a file at once, each naming the file, line, request_id and field; a file
 // loads whole or not at all.
 //
+// History blocks may carry their place in a chat (docs/chat.md): a role
+// (user, assistant or tool), an assistant turn's tool calls, the call a
+// tool result answers, and a group they are kept or dropped with. A tool
+// result must answer a call declared in the same session: [Config.Load]
+// checks it within a file, [Config.LoadFiles] across files, and the engine
+// against its store.
+//
 // Validation uses one long-lived go-playground validator for the field
 // rules, plus the checks a struct tag cannot express (UTF-8, content size,
 // regular expressions, time windows).

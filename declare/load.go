@@ -34,11 +34,25 @@ func (c Config) LoadFile(name string) ([]Declaration, error) {
 func Load(r io.Reader, name string) ([]Declaration, error) { return Config{}.Load(r, name) }
 
 // Load reads JSONL declarations from r under c's limits; name is used in
-// problems. It loads everything or nothing.
+// problems. It loads everything or nothing. The file is taken as a whole
+// set: a tool result must answer a call declared in it (use LoadFiles for
+// calls and results spread over several files).
 func (c Config) Load(r io.Reader, name string) ([]Declaration, error) {
+	decls, lines, probs, err := c.load(r, name)
+	if err != nil {
+		return nil, err
+	}
+	probs = checkCalls(probs, decls, repeat(name, len(decls)), lines)
+	if len(probs) > 0 {
+		return nil, &ValidationError{Problems: probs}
+	}
+	return decls, nil
+}
+
+// load reads JSONL declarations from r, returning those without problems,
+// the line of each, and every problem.
+func (c Config) load(r io.Reader, name string) (decls []Declaration, lines []int, probs []Problem, err error) {
 	var (
-		decls    []Declaration
-		probs    []Problem
 		firstSaw = make(map[string]int)
 		// A line holds at most the content limit, JSON-escaped (\uXXXX is
 		// six bytes a byte at worst), plus the other fields.
@@ -48,7 +62,7 @@ func (c Config) Load(r io.Reader, name string) ([]Declaration, error) {
 	for lineNo := 1; ; lineNo++ {
 		line, tooLong, err := readLine(br, maxLine)
 		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("declare: reading %s: %w", name, err)
+			return nil, nil, nil, fmt.Errorf("declare: reading %s: %w", name, err)
 		}
 		if tooLong {
 			probs = append(probs, Problem{File: name, Line: lineNo, Message: fmt.Sprintf("line is longer than %d bytes", maxLine)})
@@ -73,7 +87,7 @@ func (c Config) Load(r io.Reader, name string) ([]Declaration, error) {
 				firstSaw[id] = lineNo
 			}
 			if ok && len(probs) == start {
-				decls = append(decls, d)
+				decls, lines = append(decls, d), append(lines, lineNo)
 			}
 			for i := start; i < len(probs); i++ {
 				probs[i].File, probs[i].Line = name, lineNo
@@ -83,10 +97,7 @@ func (c Config) Load(r io.Reader, name string) ([]Declaration, error) {
 			break
 		}
 	}
-	if len(probs) > 0 {
-		return nil, &ValidationError{Problems: probs}
-	}
-	return decls, nil
+	return decls, lines, probs, nil
 }
 
 // parseLine decodes and validates one non-blank line into d, appending its

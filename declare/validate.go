@@ -167,6 +167,7 @@ func (c Config) problems(d *Declaration, dst []Problem) []Problem {
 			add(fmt.Sprintf("violation_patterns[%d]", i), "invalid RE2 expression: %v", err)
 		}
 	}
+	dst = chatProblems(d, dst)
 	for i := start; i < len(dst); i++ {
 		if validRequestID(d.RequestID) {
 			dst[i].RequestID = d.RequestID
@@ -188,6 +189,8 @@ func fieldPath(fe validator.FieldError) string {
 func ruleMessage(fe validator.FieldError) string {
 	switch fe.Tag() {
 	case "required":
+		return "is required"
+	case "required_unless": // content, unless an assistant turn (chatProblems)
 		return "is required"
 	case "required_if":
 		return "is required when " + strings.Replace(fe.Param(), "Scope", "scope is", 1)

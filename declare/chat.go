@@ -1,0 +1,206 @@
+package declare
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+
+	"github.com/contextasm/contextasm/chat"
+)
+
+// Role says who speaks a history block when a context is rendered as chat
+// messages (package chat). A history block without one is RoleUser; other
+// memory types have no role.
+type Role = chat.Role
+
+// The roles.
+const (
+	RoleUser      = chat.RoleUser
+	RoleAssistant = chat.RoleAssistant
+	RoleTool      = chat.RoleTool // a tool's result, answering one call
+)
+
+// ChatRole returns the block's role in a chat: its Role, or RoleUser for a
+// history block that names none. Other memory types have no role ("").
+func (d *Declaration) ChatRole() Role {
+	if d.MemoryType != History {
+		return ""
+	}
+	if d.Role == "" {
+		return RoleUser
+	}
+	return d.Role
+}
+
+// ToolCall is one call of a tool that an assistant turn makes:
+// {"id","name","arguments"}, where arguments is a JSON object written as a
+// string ("{}" for none). Its id and name follow the rules both the OpenAI
+// and the Anthropic APIs accept, so a declaration renders for either: 1 to
+// chat.MaxToolCallIDLen and 1 to chat.MaxToolNameLen characters of
+// [A-Za-z0-9_-].
+type ToolCall = chat.ToolCall
+
+// chatProblems appends the problems of d's chat fields (role, tool_calls,
+// tool_call_id, group) that a struct tag cannot express.
+func chatProblems(d *Declaration, dst []Problem) []Problem {
+	add := func(field, format string, args ...any) {
+		dst = append(dst, Problem{Field: field, Message: fmt.Sprintf(format, args...)})
+	}
+	if d.MemoryType != History && d.MemoryType.Valid() {
+		for _, f := range [...]struct {
+			name string
+			set  bool
+		}{{"role", d.Role != ""}, {"tool_calls", len(d.ToolCalls) > 0}, {"tool_call_id", d.ToolCallID != ""}, {"group", d.Group != ""}} {
+			if f.set {
+				add(f.name, "applies to history blocks only (memory_type is %q)", d.MemoryType)
+			}
+		}
+		return dst
+	}
+	role := d.Role
+	if role == "" {
+		role = RoleUser
+	}
+	if len(d.ToolCalls) > 0 && role != RoleAssistant {
+		add("tool_calls", "needs role \"assistant\" (role is %q)", role)
+	}
+	if d.ToolCallID != "" && role != RoleTool {
+		add("tool_call_id", "needs role \"tool\" (role is %q)", role)
+	}
+	if role == RoleTool && d.ToolCallID == "" {
+		add("tool_call_id", "is required when role is tool (the id of the call the block answers)")
+	}
+	if (len(d.ToolCalls) > 0 || role == RoleTool) && d.Scope.valid() && d.Scope != ScopeSession {
+		add("scope", "must be session for a tool call or result (a tool exchange belongs to one session; scope is %q)", d.Scope)
+	}
+	if role == RoleAssistant && d.Content == "" && len(d.ToolCalls) == 0 {
+		add("content", "is required (an assistant turn without tool_calls needs content)")
+	}
+	if d.MemoryType == History && d.Content != "" && strings.TrimFunc(d.Content, unicode.IsSpace) == "" {
+		add("content", "is only white space (a chat message needs text)")
+	}
+	seen := make(map[string]int, len(d.ToolCalls))
+	for i, c := range d.ToolCalls {
+		f := fmt.Sprintf("tool_calls[%d]", i)
+		if !chat.ValidID(c.ID) {
+			add(f+".id", "must be 1 to %d characters of A-Z, a-z, 0-9, '_' and '-' (got %q)", chat.MaxToolCallIDLen, c.ID)
+		} else if j, dup := seen[c.ID]; dup {
+			add(f+".id", "repeats the id of tool_calls[%d] (%q)", j, c.ID)
+		} else {
+			seen[c.ID] = i
+		}
+		if !chat.ValidToolName(c.Name) {
+			add(f+".name", "must be 1 to %d characters of A-Z, a-z, 0-9, '_' and '-' (got %q)", chat.MaxToolNameLen, c.Name)
+		}
+		if !chat.ValidArguments(c.Arguments) {
+			add(f+".arguments", "must be a JSON object written as a string, such as \"{}\" (got %q)", clip(c.Arguments))
+		}
+	}
+	if d.ToolCallID != "" && !chat.ValidID(d.ToolCallID) {
+		add("tool_call_id", "must be 1 to %d characters of A-Z, a-z, 0-9, '_' and '-' (got %q)", chat.MaxToolCallIDLen, d.ToolCallID)
+	}
+	if d.Group != "" && !validRequestID(d.Group) {
+		add("group", "must be 1 to %d printable characters without whitespace", MaxRequestIDLen)
+	}
+	return dst
+}
+
+// valid reports whether s is one of the scopes.
+func (s Scope) valid() bool { return s == ScopeSession || s == ScopeUser || s == ScopeGlobal }
+
+// clip shortens a long value quoted in a problem.
+func clip(s string) string {
+	const max = 60
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// callKey identifies a tool call within its session.
+type callKey struct{ session, id string }
+
+// CallIndex knows which tool calls and results a set of declarations holds,
+// by session, so that results can be checked against calls across files
+// or across Engine.Declare calls.
+type CallIndex struct {
+	calls   map[callKey]string // call → request_id of the assistant block
+	results map[callKey]string // call → request_id of the tool block
+}
+
+// Add indexes d's calls and result, and returns the problems that d
+// brings: a call id already declared in its session by another block, or a
+// call already answered by another tool block. Blocks with problems of
+// their own should not be added.
+func (x *CallIndex) Add(d *Declaration) []Problem {
+	if d.MemoryType != History || d.Scope != ScopeSession {
+		return nil
+	}
+	if x.calls == nil {
+		x.calls, x.results = make(map[callKey]string), make(map[callKey]string)
+	}
+	var probs []Problem
+	for i, c := range d.ToolCalls {
+		k := callKey{d.SessionID, c.ID}
+		if other, ok := x.calls[k]; ok && other != d.RequestID {
+			probs = append(probs, Problem{RequestID: d.RequestID, Field: fmt.Sprintf("tool_calls[%d].id", i),
+				Message: fmt.Sprintf("call %q is already declared in session %q by %q", c.ID, d.SessionID, other)})
+			continue
+		}
+		x.calls[k] = d.RequestID
+	}
+	if d.ChatRole() == RoleTool && d.ToolCallID != "" {
+		k := callKey{d.SessionID, d.ToolCallID}
+		if other, ok := x.results[k]; ok && other != d.RequestID {
+			probs = append(probs, Problem{RequestID: d.RequestID, Field: "tool_call_id",
+				Message: fmt.Sprintf("call %q of session %q is already answered by %q", d.ToolCallID, d.SessionID, other)})
+		} else {
+			x.results[k] = d.RequestID
+		}
+	}
+	return probs
+}
+
+// Answers reports whether the call a tool block d answers is indexed, and
+// returns the problem to report when it is not. It returns true for blocks
+// that are not tool results.
+func (x *CallIndex) Answers(d *Declaration) (Problem, bool) {
+	if d.ChatRole() != RoleTool || d.ToolCallID == "" {
+		return Problem{}, true
+	}
+	if _, ok := x.calls[callKey{d.SessionID, d.ToolCallID}]; ok {
+		return Problem{}, true
+	}
+	return Problem{RequestID: d.RequestID, Field: "tool_call_id",
+		Message: fmt.Sprintf("names call %q, which no assistant block of session %q declares", d.ToolCallID, d.SessionID)}, false
+}
+
+// checkCalls appends to dst the tool-call problems of a set of
+// declarations (from one file, or from several: files[i] and lines[i]
+// locate decls[i]). Unanswered results are reported only when the set is
+// complete: with other problems, the call may be on a line that failed.
+func checkCalls(dst []Problem, decls []Declaration, files []string, lines []int) []Problem {
+	complete := len(dst) == 0
+	var x CallIndex
+	at := func(p Problem, i int) Problem {
+		p.File, p.Line = files[i], lines[i]
+		return p
+	}
+	for i := range decls {
+		for _, p := range x.Add(&decls[i]) {
+			dst = append(dst, at(p, i))
+		}
+	}
+	for i := range decls {
+		if p, ok := x.Answers(&decls[i]); !ok && complete {
+			dst = append(dst, at(p, i))
+		}
+	}
+	return dst
+}
