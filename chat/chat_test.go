@@ -86,7 +86,7 @@ func TestAnthropicMerges(t *testing.T) {
 		Messages []struct {
 			Role    string
 			Content []struct {
-				Type, Text, ID, ToolUseID string `json:"type"`
+				Type string `json:"type"`
 			}
 		}
 	}
