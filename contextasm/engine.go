@@ -228,6 +228,9 @@ func (e *Engine) Declare(decls ...declare.Declaration) error {
 
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if err := checkToolCalls(e.current().blocks, decls); err != nil {
+		return err
+	}
 	incoming := make([]*assemble.Block, len(decls))
 	e.learnMu.Lock()
 	for i := range decls {
@@ -367,6 +370,7 @@ func toBlock(d *declare.Declaration) *assemble.Block {
 		ForAssistant: d.ForAssistant(),
 	}
 	b.SourceLocation, b.URI = d.Provenance.SourceLocation, d.Provenance.URI
+	b.Role, b.ToolCalls, b.ToolCallID, b.Group = d.ChatRole(), slices.Clone(d.ToolCalls), d.ToolCallID, d.Group
 	if d.Priority != nil {
 		b.Priority, b.HasPriority = *d.Priority, true
 	}

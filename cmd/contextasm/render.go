@@ -137,27 +137,13 @@ func loadInputs(tplPath string, memPaths []string, budget int) (*inputs, error) 
 			}
 		}
 	}
+	// The files are one set: a tool result may answer a call of another
+	// file, and a request_id may not be declared in two.
 	var all []declare.Declaration
-	firstFile := make(map[string]string)
-	var dupes []declare.Problem
-	for _, p := range memPaths {
-		decls, err := declare.LoadFile(p)
-		if err != nil {
+	if len(memPaths) > 0 {
+		if all, err = declare.LoadFiles(memPaths...); err != nil {
 			errs = append(errs, err)
-			continue
 		}
-		for _, d := range decls {
-			if f, ok := firstFile[d.RequestID]; ok {
-				dupes = append(dupes, declare.Problem{File: p, RequestID: d.RequestID, Field: "request_id",
-					Message: "also declared in " + f})
-				continue
-			}
-			firstFile[d.RequestID] = p
-			all = append(all, d)
-		}
-	}
-	if len(dupes) > 0 {
-		errs = append(errs, &declare.ValidationError{Problems: dupes})
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)

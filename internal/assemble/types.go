@@ -51,6 +51,14 @@ type Block struct {
 	// results carry for people reading a dump; assembly does not read them.
 	SourceLocation string
 	URI            string
+
+	// Role, ToolCalls, ToolCallID and Group are a history block's place in
+	// a chat (declare.Declaration): Role is "" for other memory types and
+	// RoleUser for history that names none.
+	Role       declare.Role
+	ToolCalls  []declare.ToolCall
+	ToolCallID string
+	Group      string
 }
 
 // staleness reports whether b is stale at now and how far through its
