@@ -1,0 +1,62 @@
+package hftok
+
+import (
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// corpusText is the whole corpus as one text, the input of the counting
+// benchmarks (bench/README.md reports them beside the JS reference).
+func corpusText(tb testing.TB) string {
+	var b strings.Builder
+	for _, c := range corpus(tb) {
+		b.WriteString(c.Text)
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func BenchmarkCount(b *testing.B) {
+	text := corpusText(b)
+	for _, fam := range families {
+		b.Run(fam, func(b *testing.B) {
+			tok := loadFamily(b, fam)
+			b.SetBytes(int64(len(text)))
+			b.ReportAllocs()
+			for b.Loop() {
+				tok.Count(text)
+			}
+		})
+	}
+}
+
+// BenchmarkLoad reports the time to load each vocabulary and the heap it
+// holds once loaded (heap-MB).
+func BenchmarkLoad(b *testing.B) {
+	for _, fam := range families {
+		b.Run(fam, func(b *testing.B) {
+			p := familyFile(b, fam)
+			data, err := os.ReadFile(p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var heap uint64
+			for b.Loop() {
+				var before, after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				tok, err := Parse(data, p)
+				if err != nil {
+					b.Fatal(err)
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				heap = after.HeapAlloc - before.HeapAlloc
+				runtime.KeepAlive(tok)
+			}
+			b.ReportMetric(float64(heap)/(1<<20), "heap-MB")
+		})
+	}
+}
