@@ -1,9 +1,14 @@
 // Package view shows people why an assembly decided what it did: the
 // answer to "why did the agent forget X?".
 //
-// It works on [contextasm.Dump] values, the JSON shape of `contextasm
-// render --format json` (docs/dump.md), so it can explain an assembly that
-// just ran (res.Dump()) as well as one read back from a file:
+// It works on [outcome.Dump] values, the JSON shape of `contextasm render
+// --format json` (docs/dump.md), so it can explain an assembly that just ran
+// (res.Dump()) as well as one read back from a file. It depends on that wire
+// format only, not on the engine. One function arranges a dump into the
+// explanation every view shows (each block's rank, status and reasons, the
+// exclusions grouped by reason, the percentages, what each reason means);
+// the writers only lay it out, so the report and the page cannot drift
+// apart:
 //
 //   - [WriteReport] writes a report for a terminal: the budget, each
 //     section's bar (used tokens against its cap, and its share of the

@@ -159,11 +159,10 @@ func buildHTML(d *outcome.Dump, p *page) *htmlData {
 	m := analyse(d)
 	h := &htmlData{
 		D: d, CSP: p.csp, CSS: p.css, JS: p.js,
-		BudgetPct: percent(d.TotalTokens, d.Budget),
-		Free:      d.Budget - d.TotalTokens,
+		BudgetPct: m.budgetPct,
+		Free:      m.free,
 		Rest:      d.Budget - m.used,
 	}
-	reasons := make(map[string]int)
 	n := 0
 	newRow := func() *htmlRow {
 		n++
@@ -174,7 +173,7 @@ func buildHTML(d *outcome.Dump, p *page) *htmlData {
 		hs := htmlSection{
 			Anchor: "s" + strconv.Itoa(si+1), Color: si % 8, Name: s.Name, Priority: s.Priority,
 			Max: s.MaxTokens, Used: s.UsedTokens,
-			CapPct: percent(s.UsedTokens, s.MaxTokens), BudgetPct: percent(s.UsedTokens, d.Budget),
+			CapPct: s.CapPct, BudgetPct: s.BudgetPct,
 			BudgetWidth: pct(s.UsedTokens, d.Budget),
 		}
 		all := 0
@@ -187,20 +186,12 @@ func buildHTML(d *outcome.Dump, p *page) *htmlData {
 			hr := newRow()
 			hr.Section, hr.Rank, hr.ID, hr.MemoryType = s.Name, r.Rank, r.RequestID, string(r.MemoryType)
 			hr.Status, hr.Reason, hr.ReasonHelp = r.Status, string(r.Reason), ReasonHelp(r.Reason)
-			hr.Tokens, hr.Score = r.Tokens, strconv.FormatFloat(r.Score, 'f', 4, 64)
+			hr.Tokens, hr.Score = r.Tokens, r.ScoreText
 			hr.Width = pct(r.Tokens, hs.Scale)
-			keys := []string{}
-			if r.Reason != "" {
-				keys = append(keys, string(r.Reason))
-			}
 			for _, nt := range r.Notes {
 				hr.Notes = append(hr.Notes, note{nt, ReasonHelp(outcome.Reason(nt))})
-				keys = append(keys, nt)
 			}
-			for _, k := range keys {
-				reasons[k]++
-			}
-			hr.Reasons = strings.Join(keys, " ")
+			hr.Reasons = strings.Join(r.Why, " ")
 			for _, kv := range []keyValue{{"source", r.SourceID}, {"location", r.SourceLocation}, {"uri", r.URI}} {
 				if kv.Value != "" {
 					hr.Provenance = append(hr.Provenance, kv)
@@ -232,15 +223,14 @@ func buildHTML(d *outcome.Dump, p *page) *htmlData {
 	for _, g := range m.groups {
 		if !notBlock(g.Kind) {
 			for _, id := range g.IDs {
-				h.Other = append(h.Other, otherEvent{Kind: string(g.Kind), Reason: string(g.Reason), Help: ReasonHelp(g.Reason), ID: id})
+				h.Other = append(h.Other, otherEvent{Kind: string(g.Kind), Reason: string(g.Reason), Help: g.Help, ID: id})
 			}
 			continue
 		}
 		for _, id := range g.IDs {
 			hr := newRow()
-			hr.ID, hr.Status, hr.Reason, hr.ReasonHelp = id, statusExcluded, string(g.Reason), ReasonHelp(g.Reason)
+			hr.ID, hr.Status, hr.Reason, hr.ReasonHelp = id, statusExcluded, string(g.Reason), g.Help
 			hr.Reasons = string(g.Reason)
-			reasons[hr.Reasons]++
 			h.Excluded = append(h.Excluded, hr)
 			h.LeftOut = append(h.LeftOut, hr)
 		}
@@ -249,13 +239,10 @@ func buildHTML(d *outcome.Dump, p *page) *htmlData {
 	for _, st := range statuses {
 		h.Counts = append(h.Counts, statusCount{st, m.counts[st]})
 	}
-	keys := make([]outcome.Reason, 0, len(reasons))
-	for k := range reasons {
-		keys = append(keys, outcome.Reason(k))
-	}
-	slices.SortFunc(keys, compareForLegend)
-	for _, k := range keys {
-		h.Reasons = append(h.Reasons, reasonCount{string(k), reasons[string(k)]})
+	for _, e := range m.legend {
+		if n := e.Rows + e.Excluded; n > 0 {
+			h.Reasons = append(h.Reasons, reasonCount{string(e.Reason), n})
+		}
 	}
 	h.Segments = segments(d.Text, inText)
 	h.HasJoiner = strings.Contains(d.Text, delimit.Joiner)

@@ -3,6 +3,7 @@ package view
 import (
 	"cmp"
 	"slices"
+	"strconv"
 
 	"github.com/contextasm/contextasm/outcome"
 )
@@ -79,12 +80,17 @@ type row struct {
 	Rank   int      // 1-based position in the section's rank order
 	Status string   // kept, cut or dropped
 	Notes  []string // "required", and notices such as stale and escaped
+	Why    []string // the reason, then the notes
+	// ScoreText is the score with four decimals.
+	ScoreText string
 }
 
 // sectionView is one section with its rows.
 type sectionView struct {
 	outcome.SectionResult
-	Rows []row
+	Rows      []row
+	CapPct    int // used tokens, % of the section's cap
+	BudgetPct int // used tokens, % of the budget
 }
 
 // group is the events of one reason that no section row shows: blocks
@@ -93,15 +99,30 @@ type sectionView struct {
 type group struct {
 	Kind   outcome.Kind
 	Reason outcome.Reason
+	Help   string
 	IDs    []string // sorted
 }
 
-// model is a dump arranged for the views.
+// legendEntry is one reason or note the views show, with what it means and
+// how often it occurs.
+type legendEntry struct {
+	Reason   outcome.Reason
+	Help     string // "" for a reason this version does not know
+	Rows     int    // section rows with it as reason or note
+	Excluded int    // blocks excluded (or never delivered) for it
+}
+
+// model is the one explanation of a dump that every view lays out: the
+// terminal report and the HTML page format it, each in its own way, and
+// compute nothing of their own, so they cannot tell different stories.
 type model struct {
-	sections []sectionView
-	groups   []group // excluded first, then source, then anything else
-	counts   map[string]int
-	used     int // sum of the sections' used tokens
+	sections  []sectionView
+	groups    []group // excluded first, then source, then anything else
+	counts    map[string]int
+	used      int // sum of the sections' used tokens
+	budgetPct int // total tokens, % of the budget
+	free      int // budget minus total tokens
+	legend    []legendEntry
 }
 
 // kindOrder is the order of event groups in the views.
@@ -110,7 +131,7 @@ var kindOrder = []outcome.Kind{outcome.KindExcluded, outcome.KindSource, outcome
 // analyse arranges d for the views. It trusts nothing in d: names and ids
 // may be anything, events may name blocks no section has.
 func analyse(d *outcome.Dump) *model {
-	m := &model{counts: make(map[string]int)}
+	m := &model{counts: make(map[string]int), budgetPct: percent(d.TotalTokens, d.Budget), free: d.Budget - d.TotalTokens}
 	type key struct{ section, id string }
 	where := make(map[key][2]int) // section and row index of each block
 	byID := make(map[string][2]int)
@@ -162,8 +183,42 @@ func analyse(d *outcome.Dump) *model {
 	}
 	for _, g := range groups {
 		slices.Sort(g.IDs)
+		g.Help = ReasonHelp(g.Reason)
 		m.groups = append(m.groups, *g)
 	}
+	legend := make(map[outcome.Reason]*legendEntry)
+	entry := func(r outcome.Reason) *legendEntry {
+		e := legend[r]
+		if e == nil {
+			e = &legendEntry{Reason: r, Help: ReasonHelp(r)}
+			legend[r] = e
+		}
+		return e
+	}
+	for si := range m.sections {
+		s := &m.sections[si]
+		s.CapPct, s.BudgetPct = percent(s.UsedTokens, s.MaxTokens), percent(s.UsedTokens, d.Budget)
+		for ri := range s.Rows {
+			r := &s.Rows[ri]
+			r.ScoreText = strconv.FormatFloat(r.Score, 'f', 4, 64)
+			if r.Reason != "" {
+				r.Why = append(r.Why, string(r.Reason))
+			}
+			r.Why = append(r.Why, r.Notes...)
+			for _, w := range r.Why {
+				entry(outcome.Reason(w)).Rows++
+			}
+		}
+	}
+	for _, g := range m.groups {
+		if notBlock(g.Kind) {
+			entry(g.Reason).Excluded += len(g.IDs)
+		}
+	}
+	for _, e := range legend {
+		m.legend = append(m.legend, *e)
+	}
+	slices.SortFunc(m.legend, func(a, b legendEntry) int { return compareForLegend(a.Reason, b.Reason) })
 	slices.SortFunc(m.groups, func(a, b group) int {
 		ka, kb := slices.Index(kindOrder, a.Kind), slices.Index(kindOrder, b.Kind)
 		if ka < 0 {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -128,8 +127,7 @@ func WriteReport(w io.Writer, d *outcome.Dump, opt ReportOptions) error {
 	t.line(sgrDim, "now "+clean(d.Now)+" · protocol v"+clean(d.ProtocolVersion)+" · render "+short(d.RenderHash))
 	t.blank()
 
-	free := d.Budget - d.TotalTokens
-	t.add(sgrBold, "Budget  ").add("", fmt.Sprintf("%d of %d tokens (%d%%) · %d free", d.TotalTokens, d.Budget, percent(d.TotalTokens, d.Budget), free)).end()
+	t.add(sgrBold, "Budget  ").add("", fmt.Sprintf("%d of %d tokens (%d%%) · %d free", d.TotalTokens, d.Budget, m.budgetPct, m.free)).end()
 	t.add("", "        ").bar(sgrCyan, d.TotalTokens, d.Budget, t.width-8).end()
 	t.add(sgrBold, "Blocks  ")
 	for i, st := range statuses {
@@ -156,7 +154,7 @@ func WriteReport(w io.Writer, d *outcome.Dump, opt ReportOptions) error {
 	stats := make([]string, len(m.sections))
 	statsW := 0
 	for i, s := range m.sections {
-		stats[i] = fmt.Sprintf("  %d/%d tok (%d%% of cap) · %d%% of budget", s.UsedTokens, s.MaxTokens, percent(s.UsedTokens, s.MaxTokens), percent(s.UsedTokens, d.Budget))
+		stats[i] = fmt.Sprintf("  %d/%d tok (%d%% of cap) · %d%% of budget", s.UsedTokens, s.MaxTokens, s.CapPct, s.BudgetPct)
 		statsW = max(statsW, textWidth(stats[i]))
 	}
 	for i, s := range m.sections {
@@ -170,7 +168,7 @@ func WriteReport(w io.Writer, d *outcome.Dump, opt ReportOptions) error {
 		for _, r := range s.Rows {
 			t.add("", "  "+padLeft(strconv.Itoa(r.Rank), rankW)+"  ")
 			t.add(statusColor[r.Status], pad(r.Status, 7))
-			t.add("", "  "+padLeft(tokensText(r.Tokens), 6)+"  "+strconv.FormatFloat(r.Score, 'f', 4, 64)+"  ")
+			t.add("", "  "+padLeft(tokensText(r.Tokens), 6)+"  "+r.ScoreText+"  ")
 			t.add("", pad(ellipsis(clean(r.RequestID), idW), idW)+"  ")
 			t.add(statusColor[r.Status], why(r)).end()
 		}
@@ -197,8 +195,8 @@ func WriteReport(w io.Writer, d *outcome.Dump, opt ReportOptions) error {
 			t.add(sgrBold, title).add("", fmt.Sprintf(": %d", n)).end()
 		}
 		head := clean(string(g.Reason))
-		if help := ReasonHelp(g.Reason); help != "" {
-			head += " · " + help
+		if g.Help != "" {
+			head += " · " + g.Help
 		}
 		for j, l := range wrap(head, t.width-2, t.width-4) {
 			if j == 0 {
@@ -212,37 +210,28 @@ func WriteReport(w io.Writer, d *outcome.Dump, opt ReportOptions) error {
 		}
 	}
 
-	// What the reasons on the rows mean.
-	var seen []outcome.Reason
-	for _, s := range m.sections {
-		for _, r := range s.Rows {
-			if r.Reason != "" && !slices.Contains(seen, r.Reason) {
-				seen = append(seen, r.Reason)
-			}
-			for _, n := range r.Notes {
-				if !slices.Contains(seen, outcome.Reason(n)) {
-					seen = append(seen, outcome.Reason(n))
-				}
-			}
+	// What the reasons on the rows mean (the groups say theirs inline).
+	keyW := 0
+	for _, e := range m.legend {
+		if e.Rows > 0 {
+			keyW = max(keyW, textWidth(clean(string(e.Reason))))
 		}
 	}
-	if len(seen) > 0 {
+	if keyW > 0 {
 		t.blank()
 		t.line(sgrBold, "What the reasons mean")
-		keyW := 0
-		for _, r := range seen {
-			keyW = max(keyW, textWidth(clean(string(r))))
-		}
-		slices.SortFunc(seen, compareForLegend)
-		for _, r := range seen {
-			help := ReasonHelp(r)
+		for _, e := range m.legend {
+			if e.Rows == 0 {
+				continue
+			}
+			help := e.Help
 			if help == "" {
 				help = "(not a reason this version knows)"
 			}
 			for j, l := range wrap(help, t.width-4-keyW, t.width-4-keyW) {
 				key := ""
 				if j == 0 {
-					key = clean(string(r))
+					key = clean(string(e.Reason))
 				}
 				t.line("", "  "+pad(key, keyW)+"  "+l)
 			}
@@ -256,12 +245,9 @@ func WriteReport(w io.Writer, d *outcome.Dump, opt ReportOptions) error {
 
 // why is a row's last column: its reason, then its notes.
 func why(r row) string {
-	parts := make([]string, 0, 1+len(r.Notes))
-	if r.Reason != "" {
-		parts = append(parts, clean(string(r.Reason)))
-	}
-	for _, n := range r.Notes {
-		parts = append(parts, clean(n))
+	parts := make([]string, len(r.Why))
+	for i, w := range r.Why {
+		parts[i] = clean(w)
 	}
 	return strings.Join(parts, ", ")
 }
