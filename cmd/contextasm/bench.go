@@ -81,6 +81,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	user := fs.String("user", "", "user id of the request")
 	fs.Var(&roles, "role", "a role the request holds; repeatable")
 	format := fs.String("format", "text", "output format: text or json")
+	turns := fs.Int("turns", 0, "simulate a conversation of this many calls and report its prompt-cache figures instead of timings")
 	var sources sourceOptions // collected once, before measuring (sources.go)
 	sources.register(fs)
 	if err := parse(fs, args, 0); err != nil {
@@ -91,6 +92,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *format != "text" && *format != "json" {
 		return usagef("bench: --format must be text or json (got %q)", *format)
+	}
+	if *turns < 0 {
+		return usagef("bench: --turns must not be negative (got %d)", *turns)
 	}
 	if *runs < 1 {
 		return usagef("bench: --runs must be at least 1 (got %d)", *runs)
@@ -125,6 +129,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			}
 			list = append(list, b)
 		}
+	}
+	if *turns > 0 {
+		return benchConversation(ctx, stdout, *format, in, list, *turns, contextasm.Request{Now: now, SessionID: *session, UserID: *user, Roles: roles})
 	}
 	// The encoder is built once per process, outside every measurement:
 	// "cold" means an empty token-count cache, not an unloaded encoder.
