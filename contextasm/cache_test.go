@@ -60,7 +60,8 @@ func TestCacheWarmAssembleCallsNoTokenizer(t *testing.T) {
 func TestCacheCountsOnlyNewTexts(t *testing.T) {
 	newTurn := declare.Declaration{
 		RequestID: "turn-new", MemoryType: declare.History, Scope: declare.ScopeSession,
-		SessionID: "sess-4711", SemanticWeight: ptr(0.95), Content: "AGENT: Paying part of the card down would lower your ratio.",
+		SessionID: "sess-4711", SemanticWeight: ptr(0.95), LastModified: &demoNow,
+		Content: "AGENT: Paying part of the card down would lower your ratio.",
 	}
 	demoTpl, demoDecls := loadDemo(t)
 	tests := []struct {

@@ -95,6 +95,15 @@ func TestDeterministicAcrossDeclarationOrder(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, 0x5eed))
 		shuffled := slices.Clone(decls)
 		rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+		// The one order that shows: history blocks of the same instant
+		// rank later-declared first (the newer turn), so tie-turn-y stays
+		// declared before tie-turn-x. TestHistoryTieFollowsDeclaration
+		// checks the other way round.
+		y := slices.IndexFunc(shuffled, func(d declare.Declaration) bool { return d.RequestID == "tie-turn-y" })
+		x := slices.IndexFunc(shuffled, func(d declare.Declaration) bool { return d.RequestID == "tie-turn-x" })
+		if x < y {
+			shuffled[x], shuffled[y] = shuffled[y], shuffled[x]
+		}
 
 		// Declare in a few calls of random size, into a fresh Engine.
 		eng := newEngine(t, contextasm.Config{})
@@ -107,6 +116,37 @@ func TestDeterministicAcrossDeclarationOrder(t *testing.T) {
 		}
 		got := outcomeOf(t, assemble(t, eng, req))
 		compareOutcomes(t, fmt.Sprintf("seed %d", seed), got, base)
+	}
+}
+
+// TestHistoryTieFollowsDeclaration: two history blocks of the same
+// instant and weight rank later-declared first, whatever their ids.
+func TestHistoryTieFollowsDeclaration(t *testing.T) {
+	tpl, decls := determinismInputs(t)
+	req := demoRequest(tpl)
+	ranks := func(decls []declare.Declaration) (x, y int) {
+		res := assemble(t, newEngine(t, contextasm.Config{}, decls...), req)
+		for _, s := range res.Sections {
+			for i, b := range s.Blocks {
+				switch b.RequestID {
+				case "tie-turn-x":
+					x = i
+				case "tie-turn-y":
+					y = i
+				}
+			}
+		}
+		return x, y
+	}
+	x, y := ranks(decls) // the file declares y, then x
+	if x >= y {
+		t.Errorf("x declared after y ranks #%d, y #%d; want x first", x+1, y+1)
+	}
+	flipped := slices.Clone(decls)
+	i := slices.IndexFunc(flipped, func(d declare.Declaration) bool { return d.RequestID == "tie-turn-y" })
+	flipped[i], flipped[i+1] = flipped[i+1], flipped[i]
+	if x, y := ranks(flipped); y >= x {
+		t.Errorf("y declared after x ranks #%d, x #%d; want y first", y+1, x+1)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/contextasm/contextasm/outcome"
 )
@@ -30,7 +31,8 @@ type Counter interface {
 
 // Scoring sets the weights of the score that ranks blocks inside a section:
 //
-//	base  = (P·priority + S·semantic_weight + T·trust) / (P + S + T)
+//	base  = (P·priority + S·semantic_weight + T·trust) / (P + S + T)                    most blocks
+//	base  = (P·priority + S·semantic_weight + T·trust + R·recency) / (P + S + T + R)    history blocks
 //	score = base · (1 − StalePenalty · (1 + s) / 2)   for a stale block
 //	score = base                                      otherwise
 //
@@ -38,6 +40,25 @@ type Counter interface {
 // none) and s ∈ [0, 1] is how far the block is through its stale window
 // (0 when it just became stale, 1 at valid_until). A stale block thus loses
 // between half of StalePenalty and all of it. The score lies in [0, 1].
+//
+// Recency is what makes a conversation keep its newest turns: for a block
+// of memory type history,
+//
+//	recency = H / (H + age)      age = now − last_modified (0 if in the future)
+//	recency = 0                  for a block without last_modified
+//
+// with H = RecencyHalfAge: 1 for a turn of this instant, ½ for one H old,
+// falling ever more slowly after. With the defaults (R = 1, H = 1 h) and
+// equal weights, history ranks strictly newest first; blocks of equal
+// score are ordered newer last_modified first, then later declaration,
+// and only then by request_id, so a tie never falls to text order when
+// the times differ. Weights override recency where they differ by more
+// than recency does: a history block ranks above a newer one when
+// S·Δsemantic_weight + T·Δtrust + P·Δpriority > R·Δrecency. With the
+// defaults, a turn with a semantic_weight 0.1 higher outranks turns up to
+// about 2 minutes newer when it is recent itself, and a day-old turn
+// outranks turns up to about 12 hours newer. To rank history by weights alone, make R tiny (1e-9); to make
+// recency all but absolute, make it large.
 //
 // Each field left zero takes its value from [DefaultScoring], so
 // Scoring{StalePenalty: 0.2} keeps every default weight. The weights are
@@ -50,12 +71,17 @@ type Scoring struct {
 	Trust           float64 // T
 	DefaultPriority float64 // priority of a block that declares none
 	StalePenalty    float64 // in [0, 1]
+	Recency         float64 // R, for history blocks only
+	// RecencyHalfAge is H: the age at which a history block's recency is
+	// one half.
+	RecencyHalfAge time.Duration
 }
 
 // DefaultScoring returns the default weights: MCP priority weighs most,
 // then the declared semantic weight, then learned trust; a block without a
 // priority counts as 0.5, and staleness costs a quarter to a half of the
-// score.
+// score. History blocks weigh recency as much as the three others
+// together, with a half-age of one hour.
 func DefaultScoring() Scoring {
 	return Scoring{
 		Priority:        0.4,
@@ -63,6 +89,8 @@ func DefaultScoring() Scoring {
 		Trust:           0.25,
 		DefaultPriority: 0.5,
 		StalePenalty:    0.5,
+		Recency:         1,
+		RecencyHalfAge:  time.Hour,
 	}
 }
 
@@ -75,10 +103,14 @@ func (s Scoring) WithDefaults() Scoring {
 		{&s.Trust, &d.Trust},
 		{&s.DefaultPriority, &d.DefaultPriority},
 		{&s.StalePenalty, &d.StalePenalty},
+		{&s.Recency, &d.Recency},
 	} {
 		if *f.v == 0 {
 			*f.v = *f.def
 		}
+	}
+	if s.RecencyHalfAge <= 0 {
+		s.RecencyHalfAge = d.RecencyHalfAge
 	}
 	return s
 }

@@ -72,8 +72,8 @@ func ExampleWriteReport() {
 	// HISTORY · priority 2 · 2 blocks
 	//   ███████▊░░░░░░░░░░░░░░░░░░░░░░░  5/20 tok (25% of cap) · 3% of budget
 	//   #  status   tokens  score   block         why
-	//   1  dropped      26  0.5000  turn-1        section_cap
-	//   2  kept          5  0.5000  turn-2
+	//   1  kept          5  0.2500  turn-2
+	//   2  dropped       -  0.2500  turn-1        section_cap
 	//
 	// Excluded before ranking: 1
 	//   out_of_scope · belongs to another session or user

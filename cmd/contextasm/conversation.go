@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/contextasm/contextasm/internal/bpe"
+	"github.com/contextasm/contextasm/outcome"
 	"io"
 	"math/rand/v2"
 	"slices"
@@ -260,7 +261,7 @@ func keptDocs(res *contextasm.Result) []string {
 	var ids []string
 	for _, s := range res.Sections {
 		for _, b := range s.Blocks {
-			if b.Status != truncate.Dropped && (b.MemoryType == declare.Context || b.MemoryType == declare.External) {
+			if b.Status != outcome.StatusDropped && (b.MemoryType == string(declare.Context) || b.MemoryType == string(declare.External)) {
 				ids = append(ids, b.RequestID)
 			}
 		}
@@ -280,10 +281,10 @@ func (c *conversation) measure(prev, res *contextasm.Result, newest string) conv
 	call.newestMissing = true
 	for _, s := range res.Sections {
 		for _, b := range s.Blocks {
-			if b.Required && b.Status != truncate.Kept {
+			if b.Required && b.Status != outcome.StatusKept {
 				call.reqMissing = true
 			}
-			if b.RequestID == newest && b.Status != truncate.Dropped {
+			if b.RequestID == newest && b.Status != outcome.StatusDropped {
 				call.newestMissing = false
 			}
 		}

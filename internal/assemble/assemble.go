@@ -111,7 +111,7 @@ func (a *Assembler) AssembleRefs(tpl *template.Template, blocks []*Block, req Re
 		if stale {
 			out.Events = append(out.Events, outcome.Event{Kind: outcome.KindNotice, Section: tpl.Section(si).Name(), RequestID: b.ID, Reason: outcome.ReasonStale})
 		}
-		a.ranked[si] = append(a.ranked[si], Ranked{Index: int32(i), Required: b.Required, Score: score(sc, b, frac, stale), ID: b.ID})
+		a.ranked[si] = append(a.ranked[si], Ranked{Index: int32(i), Required: b.Required, Score: score(sc, b, req.Now, frac, stale), ID: b.ID})
 	}
 
 	byID := a.SortedByID || slices.IsSortedFunc(blocks, func(x, y *Block) int { return strings.Compare(x.ID, y.ID) })
@@ -125,6 +125,7 @@ func (a *Assembler) AssembleRefs(tpl *template.Template, blocks []*Block, req Re
 				a.cands[si] = append(a.cands[si], candidate{Ranked: r})
 			}
 		}
+		breakTies(a.cands[si], blocks)
 		misses = a.fill(tpl.Section(si), blocks, c, out, misses)
 	}
 	if len(misses) > 0 {

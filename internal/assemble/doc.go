@@ -17,7 +17,9 @@
 //     no_section exclusions, each an event; stale blocks stay, with a
 //     stale event.
 //  2. Ranking inside each section: required blocks first, then [truncate.Scoring]
-//     score descending, then request_id ascending.
+//     score descending (for history blocks the score weighs recency), then,
+//     among history blocks of equal score, newer last_modified and later
+//     declaration first; then request_id ascending.
 //  3. Filling each section in rank order under its max_tokens, counting a
 //     block's rendered text plus the separator before it. fill "stop" ends
 //     the section at the first misfit, without counting what follows;

@@ -1,6 +1,8 @@
 package assemble
 
 import (
+	"cmp"
+	"github.com/contextasm/contextasm/declare"
 	"slices"
 	"strings"
 	"time"
@@ -12,25 +14,83 @@ import (
 // default (see [truncate.Scoring]).
 func Score(s truncate.Scoring, b *Block, now time.Time) float64 {
 	frac, stale := b.staleness(now)
-	return score(s.WithDefaults(), b, frac, stale)
+	return score(s.WithDefaults(), b, now, frac, stale)
 }
 
 // score is Score for a Scoring already defaulted and a staleness already
 // known: the Assembler has both at hand for every block.
-func score(s truncate.Scoring, b *Block, frac float64, stale bool) float64 {
+func score(s truncate.Scoring, b *Block, now time.Time, frac float64, stale bool) float64 {
 	p := s.DefaultPriority
 	if b.HasPriority {
 		p = b.Priority
 	}
 	sum := s.Priority + s.SemanticWeight + s.Trust
+	num := s.Priority*p + s.SemanticWeight*b.Weight + s.Trust*b.Trust
+	if b.Type == declare.History {
+		sum += s.Recency
+		num += s.Recency * recency(b.LastModified, now, s.RecencyHalfAge)
+	}
 	if sum <= 0 {
 		return 0
 	}
-	score := (s.Priority*p + s.SemanticWeight*b.Weight + s.Trust*b.Trust) / sum
+	score := num / sum
 	if stale {
 		score *= 1 - s.StalePenalty*(1+frac)/2
 	}
 	return score
+}
+
+// recency is H / (H + age): 1 now (or in the future), ½ at age H, and 0
+// for a block of unknown age.
+func recency(lastModified, now time.Time, h time.Duration) float64 {
+	if lastModified.IsZero() {
+		return 0
+	}
+	age := now.Sub(lastModified)
+	if age <= 0 {
+		return 1
+	}
+	return float64(h) / (float64(h) + float64(age))
+}
+
+// compareTie orders two blocks of equal rank (required and score): history
+// blocks first, newer last_modified first, then later declared; then, and
+// for every other block, request_id ascending. A total order, so the
+// result of a sort does not depend on the sort.
+func compareTie(a, b *Block) int {
+	ha, hb := a.Type == declare.History, b.Type == declare.History
+	switch {
+	case ha != hb:
+		if ha {
+			return -1
+		}
+		return 1
+	case ha:
+		if c := b.LastModified.Compare(a.LastModified); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.Seq, a.Seq); c != 0 {
+			return c
+		}
+	}
+	return strings.Compare(a.ID, b.ID)
+}
+
+// breakTies reorders each run of candidates of equal rank that holds a
+// history block by compareTie (runs without one are already in request_id
+// order). Ties are rare once history has recency, so this is one pass.
+func breakTies(cands []candidate, blocks []*Block) {
+	for i := 0; i < len(cands); {
+		j, history := i+1, blocks[cands[i].Index].Type == declare.History
+		for j < len(cands) && cands[j].Required == cands[i].Required && cands[j].Score == cands[i].Score {
+			history = history || blocks[cands[j].Index].Type == declare.History
+			j++
+		}
+		if j-i > 1 && history {
+			slices.SortFunc(cands[i:j], func(x, y candidate) int { return compareTie(blocks[x.Index], blocks[y.Index]) })
+		}
+		i = j
+	}
 }
 
 // Ranked is one block's place in a section's ranking: a flat value so that
