@@ -71,15 +71,12 @@ var (
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bench", stderr)
-	tplPath := fs.String("t", "", "template file (JSON)")
-	var memories, roles stringsFlag
-	fs.Var(&memories, "m", "memories file (JSONL); repeatable")
+	var inf inputFlags
+	var reqf requestFlags
+	inf.register(fs)
 	budgets := fs.String("budgets", "", "comma-separated budgets to try (default: the template's)")
 	runs := fs.Int("runs", 5, "runs per measurement; times are medians")
-	nowFlag := fs.String("now", "", "the instant to judge expiry at (RFC 3339; default: the current time)")
-	session := fs.String("session", "", "session id of the request")
-	user := fs.String("user", "", "user id of the request")
-	fs.Var(&roles, "role", "a role the request holds; repeatable")
+	reqf.register(fs)
 	format := fs.String("format", "text", "output format: text or json")
 	turns := fs.Int("turns", 0, "simulate a conversation of this many calls and report its prompt-cache figures instead of timings")
 	var sources sourceOptions // collected once, before measuring (sources.go)
@@ -87,7 +84,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
-	if *tplPath == "" || (len(memories) == 0 && !sources.any()) {
+	if inf.template == "" || (len(inf.memories) == 0 && !sources.any()) {
 		return usagef("bench: -t TEMPLATE and at least one -m MEMORIES (or a source: --mcp, --mcp-url, --files) are required")
 	}
 	if *format != "text" && *format != "json" {
@@ -99,15 +96,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *runs < 1 {
 		return usagef("bench: --runs must be at least 1 (got %d)", *runs)
 	}
-	now := time.Now().UTC()
-	if *nowFlag != "" {
-		t, err := time.Parse(time.RFC3339Nano, *nowFlag)
-		if err != nil {
-			return usagef("bench: --now %q is not an RFC 3339 time", *nowFlag)
-		}
-		now = t
+	now, err := reqf.instant("bench")
+	if err != nil {
+		return err
 	}
-	in, err := loadInputs(*tplPath, memories, 0)
+	in, err := loadInputs(inf.template, inf.memories, 0)
 	if err != nil {
 		return err
 	}
@@ -145,7 +138,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err != nil {
 			return err
 		}
-		req := contextasm.Request{Template: tpl, Now: now, SessionID: *session, UserID: *user, Roles: roles}
+		req := reqf.request(tpl, now)
 		r, err := benchBudget(ctx, tok, in.decls, req, *runs)
 		if err != nil {
 			return fmt.Errorf("bench: budget %d: %w", b, err)

@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
@@ -21,28 +20,20 @@ import (
 
 // renderOptions are render's flags.
 type renderOptions struct {
-	template string
-	memories stringsFlag
-	budget   int
-	now      string
-	session  string
-	user     string
-	roles    stringsFlag
-	audit    string
-	state    string
-	format   string
-	output   string
-	sources  sourceOptions
+	inputFlags
+	requestFlags
+	budget  int
+	audit   string
+	state   string
+	format  string
+	output  string
+	sources sourceOptions
 }
 
 func (o *renderOptions) register(fs *flag.FlagSet) {
-	fs.StringVar(&o.template, "t", "", "template file (JSON)")
-	fs.Var(&o.memories, "m", "memories file (JSONL); repeatable")
+	o.inputFlags.register(fs)
 	fs.IntVar(&o.budget, "budget", 0, "override the template's budget, in tokens")
-	fs.StringVar(&o.now, "now", "", "the instant to judge expiry and staleness at (RFC 3339; default: the current time)")
-	fs.StringVar(&o.session, "session", "", "session id")
-	fs.StringVar(&o.user, "user", "", "user id")
-	fs.Var(&o.roles, "role", "a role the request holds; repeatable")
+	o.requestFlags.register(fs)
 	fs.StringVar(&o.audit, "audit", "", "append the assembly's audit record to this JSONL file")
 	fs.StringVar(&o.state, "state", "", "learned-state file (trust, heat): read for ranking, updated with this render's heat")
 	fs.StringVar(&o.format, "format", "text", "output format: text, json, report (why each block is in or out) or html (the same as one page)")
@@ -63,13 +54,9 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if !validFormat(o.format) {
 		return usagef("render: --format must be text, json, report or html (got %q)", o.format)
 	}
-	now := time.Now().UTC()
-	if o.now != "" {
-		t, err := time.Parse(time.RFC3339Nano, o.now)
-		if err != nil {
-			return usagef("render: --now %q is not an RFC 3339 time", o.now)
-		}
-		now = t
+	now, err := o.instant("render")
+	if err != nil {
+		return err
 	}
 	in, err := loadInputs(o.template, o.memories, o.budget)
 	if err != nil {
@@ -92,9 +79,7 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		defer auditFile.Close()
 		cfg.Audit = slog.New(slog.NewJSONHandler(auditFile, nil))
 	}
-	res, err := assemble(ctx, cfg, in, contextasm.Request{
-		Template: in.tpl, Now: now, SessionID: o.session, UserID: o.user, Roles: o.roles,
-	})
+	res, err := assemble(ctx, cfg, in, o.request(in.tpl, now))
 	if err != nil {
 		return err
 	}

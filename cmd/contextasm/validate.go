@@ -11,21 +11,20 @@ import (
 
 func runValidate(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("validate", stderr)
-	tplPath := fs.String("t", "", "template file (JSON)")
-	var memories stringsFlag
-	fs.Var(&memories, "m", "memories file (JSONL); repeatable")
+	var inf inputFlags
+	inf.register(fs)
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
-	if *tplPath == "" && len(memories) == 0 {
+	if inf.template == "" && len(inf.memories) == 0 {
 		return usagef("validate: give -t TEMPLATE, -m MEMORIES, or both")
 	}
-	in, err := loadOptional(*tplPath, memories)
+	in, err := loadOptional(inf.template, inf.memories)
 	if err != nil {
 		return err
 	}
 	if in.tpl != nil {
-		fmt.Fprintf(stdout, "ok: template %s: %d sections, budget %d, %s, %s\n", *tplPath, in.tpl.NumSections(), in.tpl.Budget(), in.tpl.Encoding(), in.tpl.Fingerprint())
+		fmt.Fprintf(stdout, "ok: template %s: %d sections, budget %d, %s, %s\n", inf.template, in.tpl.NumSections(), in.tpl.Budget(), in.tpl.Encoding(), in.tpl.Fingerprint())
 		// Blocks no section takes are legal, but worth a word.
 		for _, d := range in.decls {
 			if _, ok := in.tpl.SectionFor(d.MemoryType); !ok {
@@ -33,8 +32,8 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
-	if len(memories) > 0 {
-		fmt.Fprintf(stdout, "ok: %d declarations in %d file(s)\n", len(in.decls), len(memories))
+	if len(inf.memories) > 0 {
+		fmt.Fprintf(stdout, "ok: %d declarations in %d file(s)\n", len(in.decls), len(inf.memories))
 	}
 	return nil
 }

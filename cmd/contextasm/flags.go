@@ -1,0 +1,56 @@
+package main
+
+import (
+	"flag"
+	"time"
+
+	"github.com/contextasm/contextasm/contextasm"
+	"github.com/contextasm/contextasm/template"
+)
+
+// The flags several commands share are defined here once, so that their
+// names, help and checks cannot differ between commands.
+
+// inputFlags name what to assemble: a template and memories files.
+type inputFlags struct {
+	template string
+	memories stringsFlag
+}
+
+func (f *inputFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.template, "t", "", "template file (JSON)")
+	fs.Var(&f.memories, "m", "memories file (JSONL); repeatable")
+}
+
+// requestFlags say who asks and when: the request an assembly is for.
+type requestFlags struct {
+	now     string
+	session string
+	user    string
+	roles   stringsFlag
+}
+
+func (f *requestFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.now, "now", "", "the instant to judge expiry and staleness at (RFC 3339; default: the current time)")
+	fs.StringVar(&f.session, "session", "", "session id of the request")
+	fs.StringVar(&f.user, "user", "", "user id of the request")
+	fs.Var(&f.roles, "role", "a role the request holds; repeatable")
+}
+
+// instant returns --now, or the current time when it is not given. cmd
+// prefixes the error.
+func (f *requestFlags) instant(cmd string) (time.Time, error) {
+	if f.now == "" {
+		return time.Now().UTC(), nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, f.now)
+	if err != nil {
+		return time.Time{}, usagef("%s: --now %q is not an RFC 3339 time", cmd, f.now)
+	}
+	return t, nil
+}
+
+// request returns the engine request the flags describe.
+func (f *requestFlags) request(tpl *template.Template, now time.Time) contextasm.Request {
+	return contextasm.Request{Template: tpl, Now: now, SessionID: f.session, UserID: f.user, Roles: f.roles}
+}
