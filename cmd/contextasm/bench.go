@@ -124,7 +124,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	if *turns > 0 {
-		return benchConversation(ctx, stdout, *format, in, list, *turns, contextasm.Request{Now: now, SessionID: *session, UserID: *user, Roles: roles})
+		return benchConversation(ctx, stdout, *format, in, list, *turns, reqf.request(nil, now))
 	}
 	// The encoder is built once per process, outside every measurement:
 	// "cold" means an empty token-count cache, not an unloaded encoder.
