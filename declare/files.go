@@ -1,57 +1,59 @@
 package declare
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"slices"
 )
 
-// LoadFiles reads several JSONL files of declarations as one set, with the
-// default limits; see [Config.LoadFiles].
+// LoadFiles reads JSONL files of declarations with the default limits, as
+// one set: see [Config.LoadFiles].
 func LoadFiles(names ...string) ([]Declaration, error) { return Config{}.LoadFiles(names...) }
 
-// LoadFiles reads several JSONL files of declarations as one set, under c's
-// limits: it reports every problem of every file, a request_id declared in
-// two files, and the tool-call problems of the whole set (a tool result may
-// answer a call declared in another file, on any line). It returns the
-// declarations of all files in order, or a *ValidationError and none.
-// A file that cannot be read is an error wrapping the os error.
+// LoadFiles reads JSONL files of declarations under c's limits, as one set,
+// in order. It reports every problem of every file and, across files, a
+// request_id declared twice (naming both places), a file given twice
+// (once), and the tool-call problems of the whole set (a tool result may
+// answer a call declared in another file, on any line). MaxBlocks bounds
+// the declarations of all the files together. It returns every
+// declaration, or nothing with an error: a *ValidationError for problems
+// in the files, joined with any error opening or reading them.
 func (c Config) LoadFiles(names ...string) ([]Declaration, error) {
+	l := c.newLoader()
 	var (
-		all   []Declaration
-		files []string
-		lines []int
-		probs []Problem
-		first = make(map[string]int) // request_id → index in all
+		errs  []error
+		stats = make([]os.FileInfo, len(names))
 	)
-	for _, name := range names {
+	for i, name := range names {
+		if l.full {
+			break
+		}
 		f, err := os.Open(name)
 		if err != nil {
-			return nil, fmt.Errorf("declare: %w", err)
+			errs = append(errs, fmt.Errorf("declare: %w", err))
+			continue
 		}
-		decls, at, fileProbs, err := c.load(f, name)
-		f.Close()
-		if err != nil {
-			return nil, err
-		}
-		probs = append(probs, fileProbs...)
-		for i := range decls {
-			id := decls[i].RequestID
-			if j, dup := first[id]; dup {
-				probs = append(probs, Problem{File: name, Line: at[i], RequestID: id, Field: "request_id",
-					Message: fmt.Sprintf("also declared in %s:%d", files[j], lines[j])})
+		if stats[i], err = f.Stat(); err == nil {
+			if j := slices.IndexFunc(stats[:i], func(fi os.FileInfo) bool { return fi != nil && os.SameFile(fi, stats[i]) }); j >= 0 {
+				f.Close()
+				l.probs = append(l.probs, Problem{File: name,
+					Message: fmt.Sprintf("the same file as %s, given twice; give each file once", names[j])})
 				continue
 			}
-			first[id] = len(all)
-			all, files, lines = append(all, decls[i]), append(files, name), append(lines, at[i])
+		}
+		err = l.read(f, name)
+		f.Close()
+		if err != nil {
+			errs = append(errs, err)
 		}
 	}
-	probs = checkCalls(probs, all, files, lines)
-	if len(probs) > 0 {
-		return nil, &ValidationError{Problems: probs}
+	decls, err := l.result()
+	if err != nil {
+		errs = append(errs, err)
 	}
-	return all, nil
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return decls, nil
 }
-
-// repeat returns n copies of s.
-func repeat(s string, n int) []string { return slices.Repeat([]string{s}, n) }

@@ -226,7 +226,32 @@ func TestLoadProblems(t *testing.T) {
 		{"unknown field", `{"request_id":"a","wieght":0.4,` + ok + `}`,
 			[]wantProblem{{1, "a", "wieght", "unknown field"}}},
 		{"unknown field inside provenance", `{"request_id":"a","provenance":{"sourceid":"crm"},` + ok + `}`,
-			[]wantProblem{{1, "a", "provenance", "sourceid"}}},
+			[]wantProblem{{1, "a", "provenance.sourceid", `unknown field (did you mean "source_id"?)`}}},
+		{"a misspelt field suggests the right one", `{"request_id":"a","sematic_weight":0.4,` + ok + `}`,
+			[]wantProblem{{1, "a", "sematic_weight", `unknown field (did you mean "semantic_weight"?)`}}},
+		{"a word of a field's name", `{"request_id":"a","trust":0.4,` + ok + `}`,
+			[]wantProblem{{1, "a", "trust", `unknown field (did you mean "trust_score"?)`}}},
+		{"a nested field at the top suggests its place", `{"request_id":"a","source_id":"crm",` + ok + `}`,
+			[]wantProblem{{1, "a", "source_id", `unknown field (did you mean "provenance.source_id"?)`}}},
+		{"a transposition is near", `{"request_id":"a","wieght":0.4,` + ok + `}`,
+			[]wantProblem{{1, "a", "wieght", `unknown field (did you mean "semantic_weight"?)`}}},
+		// encoding/json matches keys without regard to case and keeps the
+		// last of a repeated key, so each of these would have loaded with
+		// scope global.
+		{"a case variant cannot override a field", `{"request_id":"a","scope":"session","session_id":"s","memory_type":"context","content":"x","SCOPE":"global"}`,
+			[]wantProblem{{1, "a", "SCOPE", `case-sensitive (did you mean "scope"?)`}}},
+		{"a case variant alone is refused", `{"request_id":"a","memory_type":"context","SCOPE":"global","content":"x"}`,
+			[]wantProblem{{1, "a", "SCOPE", `did you mean "scope"`}}},
+		{"a folded variant is refused", `{"request_id":"a","memory_type":"context","ſcope":"global","scope":"session","session_id":"s","content":"x"}`,
+			[]wantProblem{{1, "a", "ſcope", `did you mean "scope"`}}},
+		{"a repeated key is refused", `{"request_id":"a","scope":"session","session_id":"s","memory_type":"context","content":"x","scope":"global"}`,
+			[]wantProblem{{1, "a", "scope", "given twice"}}},
+		{"a repeated key through an escape is refused", `{"request_id":"a","scope":"session","session_id":"s","memory_type":"context","content":"x","\u0073cope":"global"}`,
+			[]wantProblem{{1, "a", "scope", "given twice"}}},
+		{"a repeated key inside provenance", `{"request_id":"a","provenance":{"uri":"x","uri":"y"},` + ok + `}`,
+			[]wantProblem{{1, "a", "provenance.uri", "given twice"}}},
+		{"a repeated request_id key names the first", `{"request_id":"a","request_id":"b",` + ok + `}`,
+			[]wantProblem{{1, "a", "request_id", "given twice"}}},
 		{"string for a number", `{"request_id":"a","semantic_weight":"high",` + ok + `}`,
 			[]wantProblem{{1, "a", "semantic_weight", "want number, got JSON string"}}},
 		{"string for a boolean", `{"request_id":"a","required":"yes",` + ok + `}`,
@@ -291,7 +316,7 @@ func TestLoadProblems(t *testing.T) {
 			[]wantProblem{{1, "", "", "UTF-8"}}},
 		{"a repeated key with a bad first value is not half-loaded",
 			`{"request_id":"a","valid_until":"soon","valid_until":1,` + ok + `}`,
-			[]wantProblem{{1, "a", "", "soon"}}},
+			[]wantProblem{{1, "a", "valid_until", "given twice"}}},
 		{"duplicate request_id names the first line", line(`"request_id":"a"`) + "\n# comment\n" + line(`"request_id":"a"`),
 			[]wantProblem{{3, "a", "request_id", "first declared on line 1"}}},
 		{"every later copy is reported", line(`"request_id":"a"`) + "\n" + line(`"request_id":"a"`) + "\n" + line(`"request_id":"a"`),
@@ -383,7 +408,11 @@ func TestLoadInvalidFixture(t *testing.T) {
 		{13, "refresh-me", "stale_after", "valid_until or last_modified"},
 		{14, "roles-audience", "audience[1]", `"model"`},
 		{14, "roles-audience", "roles[1]", ""},
-		{15, "trunc-1", "", "not closed"},
+		{15, "scope-override", "SCOPE", "case-sensitive"},
+		{16, "twice", "scope", "given twice"},
+		{17, "misplaced", "source_id", `did you mean "provenance.source_id"`},
+		{17, "misplaced", "sematic_weight", `did you mean "semantic_weight"`},
+		{18, "trunc-1", "", "not closed"},
 	})
 }
 
@@ -421,7 +450,8 @@ func longLimit(t *testing.T, c declare.Config) int {
 	if len(probs) != 1 {
 		t.Fatalf("one over-long line gave %d problems: %v", len(probs), err)
 	}
-	if _, err := fmt.Sscanf(probs[0].Message, "line is longer than %d bytes", &n); err != nil {
+	var size int
+	if _, err := fmt.Sscanf(probs[0].Message, "line is %d bytes, more than a declaration can take (%d)", &size, &n); err != nil {
 		t.Fatalf("unexpected message %q", probs[0].Message)
 	}
 	return n
@@ -444,7 +474,7 @@ func TestLoadLongLines(t *testing.T) {
 	probs := problemsOf(t, err)
 	var long []int
 	for _, p := range probs {
-		if strings.Contains(p.Message, "longer than") {
+		if strings.Contains(p.Message, "more than a declaration can take") {
 			long = append(long, p.Line)
 		}
 	}
@@ -515,7 +545,7 @@ func TestLoadLongLineIsNotBuffered(t *testing.T) {
 	_, err := c.Load(r, "m.jsonl")
 	runtime.ReadMemStats(&after)
 	probs := problemsOf(t, err)
-	if len(probs) < 2 || !strings.Contains(probs[0].Message, "longer than") || probs[0].Line != 1 ||
+	if len(probs) < 2 || !strings.Contains(probs[0].Message, "more than a declaration can take") || probs[0].Line != 1 ||
 		slices.ContainsFunc(probs[1:], func(p declare.Problem) bool { return p.Line != 2 }) {
 		t.Errorf("want one over-long problem on line 1, then line 2's problems:\n%v", err)
 	}

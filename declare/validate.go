@@ -68,7 +68,15 @@ type Config struct {
 	// MaxContentBytes is the largest content accepted, in bytes.
 	// Zero means DefaultMaxContentBytes (1 MiB).
 	MaxContentBytes int
+	// MaxBlocks is the most declarations one Load or LoadFiles reads; at
+	// the next one it stops reading and fails, so that a huge file cannot
+	// exhaust memory before the engine's own bound applies. Zero means
+	// DefaultMaxBlocks (1,000,000, the engine's default store bound).
+	MaxBlocks int
 }
+
+// DefaultMaxBlocks is the loader's bound when Config.MaxBlocks is zero.
+const DefaultMaxBlocks = 1_000_000
 
 func (c Config) maxContent() int {
 	if c.MaxContentBytes <= 0 {
@@ -76,6 +84,18 @@ func (c Config) maxContent() int {
 	}
 	return c.MaxContentBytes
 }
+
+func (c Config) maxBlocks() int {
+	if c.MaxBlocks <= 0 {
+		return DefaultMaxBlocks
+	}
+	return c.MaxBlocks
+}
+
+// maxLine is the longest declaration line read: the content limit,
+// JSON-escaped (\uXXXX is six bytes a byte at worst), plus the other
+// fields.
+func (c Config) maxLine() int { return 6*c.maxContent() + 64<<10 }
 
 // The validator caches struct metadata and is safe for concurrent use, so
 // one is built for the life of the process rather than per call.

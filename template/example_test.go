@@ -35,9 +35,9 @@ func ExampleParse() {
 }`), "docs.json")
 	fmt.Println(err)
 	// Output:
-	// template: docs.json: budget: must be a positive number of tokens (got 0)
-	// template: docs.json: sections[0].memory_types[1]: unknown memory type "memo" (want constraint, context, history or external)
-	// template: docs.json: sections[0].render: unknown placeholder {title} (want {content}, {request_id}, {memory_type} or {source_id})
+	// template: docs.json:2: budget: must be a positive number of tokens (got 0)
+	// template: docs.json:4: sections[0].memory_types[1]: unknown memory type "memo" (want constraint, context, history or external)
+	// template: docs.json:5: sections[0].render: unknown placeholder {title} (want {content}, {request_id}, {memory_type} or {source_id})
 }
 
 func ExampleSection_AppendRender() {

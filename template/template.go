@@ -1,12 +1,9 @@
 package template
 
 import (
-	"bytes"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strings"
@@ -139,49 +136,14 @@ func LoadFile(name string) (*Template, error) {
 }
 
 // Parse validates and compiles a template's JSON; name is used in problems.
-func Parse(data []byte, name string) (*Template, error) {
-	var def Definition
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&def); err != nil {
-		return nil, &ValidationError{Problems: []Problem{decodeProblem(err, data, name)}}
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, &ValidationError{Problems: []Problem{{File: name, Message: "unexpected data after the template object"}}}
-	}
-	return compile(def, name)
-}
+// It reports every problem at once: a key given twice, in another case or
+// unknown (with the nearest field), a value of the wrong type and every
+// rule broken, each with its field's path and line. A UTF-8 byte-order mark
+// is accepted.
+func Parse(data []byte, name string) (*Template, error) { return parse(data, name) }
 
 // Compile validates and compiles a template built in Go.
 func Compile(def Definition) (*Template, error) { return compile(def, "") }
-
-func decodeProblem(err error, data []byte, name string) Problem {
-	p := Problem{File: name, Message: strings.TrimPrefix(err.Error(), "json: ")}
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &syn):
-		p.Line = lineOf(data, syn.Offset)
-		p.Message = "invalid JSON: " + syn.Error()
-	case errors.As(err, &typ):
-		p.Line = lineOf(data, typ.Offset)
-		p.Field = typ.Field
-		p.Message = fmt.Sprintf("wrong type: got JSON %s", typ.Value)
-	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
-		p.Message = "invalid JSON: the template is incomplete"
-	case strings.HasPrefix(p.Message, "unknown field "):
-		p.Field = strings.Trim(strings.TrimPrefix(p.Message, "unknown field "), `"`)
-		p.Message = "unknown field"
-	}
-	return p
-}
-
-func lineOf(data []byte, offset int64) int {
-	if offset > int64(len(data)) {
-		offset = int64(len(data))
-	}
-	return 1 + bytes.Count(data[:offset], []byte("\n"))
-}
 
 // withDefaults returns a deep copy of def with every default filled in.
 func withDefaults(def Definition) Definition {

@@ -218,7 +218,7 @@ func TestParseErrors(t *testing.T) {
 			if p.File != "t.json" || p.Field != tt.field || !strings.Contains(p.Message, tt.msg) {
 				t.Errorf("problem = %+v\nwant file t.json, field %q, message containing %q", p, tt.field, tt.msg)
 			}
-			if want := "template: t.json: " + tt.field + ": "; !strings.HasPrefix(err.Error(), want) {
+			if want := "template: t.json:1: " + tt.field + ": "; !strings.HasPrefix(err.Error(), want) {
 				t.Errorf("Error() = %q, want it to start with %q", err, want)
 			}
 		})
@@ -236,32 +236,32 @@ func TestParseJSONErrors(t *testing.T) {
 		{
 			"unknown top-level field",
 			`{"budget": 10, "bugdet": 10, "sections": [` + okSection + `]}`,
-			template.Problem{File: "t.json", Field: "bugdet", Message: "unknown field"},
+			template.Problem{File: "t.json", Line: 1, Field: "bugdet", Message: `unknown field (did you mean "budget"?)`},
 		},
 		{
 			"unknown section field",
 			`{"budget": 10, "sections": [{"name": "A", "priority": 1, "colour": "red", "memory_types": ["context"], "max_tokens": 10, "render": "{content}"}]}`,
-			template.Problem{File: "t.json", Field: "colour", Message: "unknown field"},
+			template.Problem{File: "t.json", Line: 1, Field: "sections[0].colour", Message: "unknown field"},
 		},
 		{
 			"wrong type at the top",
 			"{\n  \"budget\": \"4096\",\n  \"sections\": [" + okSection + "]\n}",
-			template.Problem{File: "t.json", Line: 2, Field: "budget", Message: "wrong type: got JSON string"},
+			template.Problem{File: "t.json", Line: 2, Field: "budget", Message: "wrong type: want integer, got JSON string"},
 		},
 		{
 			"wrong type in a section",
 			"{\"budget\": 10,\n \"sections\": [\n" + `{"name": "A", "priority": 1.5, "memory_types": ["context"], "max_tokens": 10, "render": "{content}"}]}`,
-			template.Problem{File: "t.json", Line: 3, Field: "sections.priority", Message: "wrong type: got JSON number 1.5"},
+			template.Problem{File: "t.json", Line: 3, Field: "sections[0].priority", Message: "wrong type: want integer, got JSON number 1.5"},
 		},
 		{
 			"wrong type: partial as a string",
 			`{"budget": 10, "sections": [{"name": "A", "priority": 1, "memory_types": ["context"], "max_tokens": 10, "render": "{content}", "partial": "yes"}]}`,
-			template.Problem{File: "t.json", Line: 1, Field: "sections.partial", Message: "wrong type: got JSON string"},
+			template.Problem{File: "t.json", Line: 1, Field: "sections[0].partial", Message: "wrong type: want boolean, got JSON string"},
 		},
 		{
 			"not an object",
 			`[` + okSection + `]`,
-			template.Problem{File: "t.json", Line: 1, Message: "wrong type: got JSON array"},
+			template.Problem{File: "t.json", Line: 1, Message: "wrong type: want object, got JSON array"},
 		},
 		{
 			"syntax error, with its line",
@@ -337,22 +337,22 @@ func TestParseReportsAllProblems(t *testing.T) {
 }`
 	_, err := template.Parse([]byte(src), "many.json")
 	want := []template.Problem{
-		{Field: "template_version", Message: `must be a label of 1 to 64 printable characters, such as "2.0" or "2026-11-checkout" (got "2.0\t")`},
-		{Field: "budget", Message: "must be a positive number of tokens (got 0)"},
-		{Field: "encoding", Message: `must be one of o200k_base, cl100k_base (got "gpt2")`},
-		{Field: "sections[0].name", Message: "is required"},
-		{Field: "sections[0].priority", Message: "must be 1 or more; 1 is the most important (got 0)"},
-		{Field: "sections[0].memory_types[0]", Message: `unknown memory type "bogus" (want constraint, context, history or external)`},
-		{Field: "sections[0].memory_types[2]", Message: `memory type "context" listed twice`},
-		{Field: "sections[0].max_tokens", Message: "must be a positive number of tokens (got -1)"},
-		{Field: "sections[0].fill", Message: `must be stop or skip (got "x")`},
-		{Field: "sections[0].order", Message: `must be rank, declared or time (got "y")`},
-		{Field: "sections[0].min_partial_tokens", Message: "must not be negative (got -2)"},
-		{Field: "sections[0].render", Message: "unknown placeholder {title} (want {content}, {request_id}, {memory_type} or {source_id})"},
-		{Field: "sections[2].name", Message: `duplicate section name "B" (also sections[1])`},
-		{Field: "sections[2].memory_types", Message: "a section must take at least one memory type"},
-		{Field: "sections[2].max_tokens", Message: "must be a positive number of tokens (got 0)"},
-		{Field: "sections[2].render", Message: "must contain {content} exactly once (found 2)"},
+		{Line: 2, Field: "template_version", Message: `must be a label of 1 to 64 printable characters, such as "2.0" or "2026-11-checkout" (got "2.0\t")`},
+		{Line: 3, Field: "budget", Message: "must be a positive number of tokens (got 0)"},
+		{Line: 4, Field: "encoding", Message: `must be one of o200k_base, cl100k_base (got "gpt2")`},
+		{Line: 6, Field: "sections[0].name", Message: "is required"},
+		{Line: 6, Field: "sections[0].priority", Message: "must be 1 or more; 1 is the most important (got 0)"},
+		{Line: 6, Field: "sections[0].memory_types[0]", Message: `unknown memory type "bogus" (want constraint, context, history or external)`},
+		{Line: 6, Field: "sections[0].memory_types[2]", Message: `memory type "context" listed twice`},
+		{Line: 6, Field: "sections[0].max_tokens", Message: "must be a positive number of tokens (got -1)"},
+		{Line: 7, Field: "sections[0].fill", Message: `must be stop or skip (got "x")`},
+		{Line: 7, Field: "sections[0].order", Message: `must be rank, declared or time (got "y")`},
+		{Line: 7, Field: "sections[0].min_partial_tokens", Message: "must not be negative (got -2)"},
+		{Line: 7, Field: "sections[0].render", Message: "unknown placeholder {title} (want {content}, {request_id}, {memory_type} or {source_id})"},
+		{Line: 9, Field: "sections[2].name", Message: `duplicate section name "B" (also sections[1])`},
+		{Line: 9, Field: "sections[2].memory_types", Message: "a section must take at least one memory type"},
+		{Line: 9, Field: "sections[2].max_tokens", Message: "must be a positive number of tokens (got 0)"},
+		{Line: 9, Field: "sections[2].render", Message: "must contain {content} exactly once (found 2)"},
 	}
 	for i := range want {
 		want[i].File = "many.json"

@@ -139,6 +139,11 @@ func TestExitCodes(t *testing.T) {
 	tiny := writeFile(t, dir, "tiny.json", `{"budget": 40, "sections": [{"name": "R", "priority": 1, "memory_types": ["constraint"], "max_tokens": 30, "render": "{content}"}]}`)
 	bigRequired := writeFile(t, dir, "req.jsonl", `{"request_id":"r1","memory_type":"constraint","scope":"global","required":true,"content":"`+strings.Repeat("word ", 60)+`"}`+"\n")
 	badMem := writeFile(t, dir, "bad.jsonl", "{\"request_id\":\"a\",\"memory_type\":\"nope\",\"scope\":\"global\",\"content\":\"x\"}\n# ok\n{\"request_id\":\"b\",\"memory_type\":\"history\",\"scope\":\"session\",\"content\":\"y\",\"semantic_weight\":2}\n")
+	mlData, err := os.ReadFile(mlMemories)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyOfML := writeFile(t, dir, "copy.jsonl", string(mlData))
 	badTpl := writeFile(t, dir, "bad.json", `{"budget": 0, "sections": [{"name": "A", "priority": 1, "memory_types": ["context"], "max_tokens": 10, "render": "{title}"}]}`)
 	tests := []struct {
 		name      string
@@ -158,13 +163,16 @@ func TestExitCodes(t *testing.T) {
 		{"render required too big", []string{"render", "-t", tiny, "-m", bigRequired, "--now", "2026-01-01T00:00:00Z"}, exitBudget, []string{"budget too small", `"r1"`, "max_tokens 30"}, ""},
 		{"validate ok", []string{"validate", "-t", mlTemplate, "-m", mlMemories}, exitOK, nil, "ok: 10 declarations"},
 		{"validate lists every problem", []string{"validate", "-t", badTpl, "-m", badMem}, exitUsage, []string{
-			"bad.json: budget: must be a positive number",
-			"bad.json: sections[0].render: unknown placeholder {title}",
+			"bad.json:1: budget: must be a positive number",
+			"bad.json:1: sections[0].render: unknown placeholder {title}",
 			`bad.jsonl:1: request_id "a": memory_type: must be one of`,
 			`bad.jsonl:3: request_id "b": semantic_weight: must be between 0 and 1 (got 2)`,
 			`bad.jsonl:3: request_id "b": session_id: is required when scope is session`,
 		}, ""},
-		{"validate duplicate across files", []string{"validate", "-m", mlMemories, "-m", mlMemories}, exitUsage, []string{`request_id "zh-rule-privacy": request_id: also declared in`}, ""},
+		{"validate duplicate across files", []string{"validate", "-m", mlMemories, "-m", copyOfML}, exitUsage,
+			[]string{copyOfML + `:2: request_id "zh-rule-privacy": request_id: also declared in ` + mlMemories + ":2\n"}, ""},
+		{"validate the same file twice", []string{"validate", "-m", mlMemories, "-m", mlMemories}, exitUsage,
+			[]string{mlMemories + ": the same file as " + mlMemories + ", given twice; give each file once\n"}, ""},
 		{"verify without file", []string{"verify", "-t", mlTemplate}, exitUsage, []string{"want 1 argument"}, ""},
 	}
 	for _, tt := range tests {

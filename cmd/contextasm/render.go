@@ -104,8 +104,7 @@ type inputs struct {
 }
 
 // loadInputs loads the template and every memories file, reporting every
-// problem of every file (not only the first), and rejects a request_id
-// declared in two files: layering files silently would hide mistakes.
+// problem of every file (not only the first).
 func loadInputs(tplPath string, memPaths []string, budget int) (*inputs, error) {
 	var (
 		errs []error
@@ -123,10 +122,11 @@ func loadInputs(tplPath string, memPaths []string, budget int) (*inputs, error) 
 		}
 	}
 	// The files are one set: a tool result may answer a call of another
-	// file, and a request_id may not be declared in two.
+	// file, and a request_id may not be declared in two. Loading stops at
+	// the engine's block bound rather than after reading everything.
 	var all []declare.Declaration
 	if len(memPaths) > 0 {
-		if all, err = declare.LoadFiles(memPaths...); err != nil {
+		if all, err = (declare.Config{MaxBlocks: contextasm.DefaultMaxBlocks}).LoadFiles(memPaths...); err != nil {
 			errs = append(errs, err)
 		}
 	}

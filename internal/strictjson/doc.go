@@ -16,6 +16,11 @@
 // values or check their types; callers decode with encoding/json once the
 // keys are clean.
 //
+// The rest helps name what encoding/json would only call an "invalid
+// character": [Text] recognises a byte-order mark and UTF-16 or UTF-32
+// text, [DecodeMessage] phrases a type error in JSON's terms, and
+// [Offsets] places every value of a document, for line numbers.
+//
 // Packages declare and template use it; it has no state and is safe for
 // concurrent use.
 //

@@ -169,13 +169,19 @@ func (s *Schema) Check(data []byte) []Problem {
 	return sc.probs
 }
 
-// Offset returns the byte offset of the value at path ("budget",
-// "sections[1].max_tokens") in the JSON document data, and whether it was
-// found. With a key given twice, the first is found.
-func Offset(data []byte, path string) (int, bool) {
-	sc := scanner{data: data, track: true, want: path, found: -1}
+// Offsets returns the byte offset of every value in the JSON document data
+// by its path ("budget", "sections[1].max_tokens"); the root's path is "".
+// With a key given twice, the first counts. It is for placing problems, so
+// it allocates freely.
+func Offsets(data []byte) map[string]int {
+	sc := scanner{data: data, track: true, offsets: make(map[string]int)}
 	sc.value(anyNode, 0)
-	return sc.found, sc.found >= 0
+	return sc.offsets
+}
+
+func hasKey(m map[string]int, k string) bool {
+	_, ok := m[k]
+	return ok
 }
 
 // maxDepth is encoding/json's nesting limit.
@@ -190,11 +196,10 @@ type scanner struct {
 	bad   bool
 	probs []Problem
 
-	track bool
-	stack []step // path to the current value, when tracking
-	next  int    // the next of probs to find, when tracking
-	want  string // for Offset: the path sought
-	found int
+	track   bool
+	stack   []step         // path to the current value, when tracking
+	next    int            // the next of probs to find, when tracking
+	offsets map[string]int // for Offsets
 }
 
 // step is one element of a path: an object key (raw bytes, and the
@@ -245,8 +250,10 @@ func (sc *scanner) ws() {
 // value scans one value of shape n.
 func (sc *scanner) value(n *node, depth int) {
 	sc.ws()
-	if sc.want != "" && sc.found < 0 && len(sc.stack) > 0 && sc.path() == sc.want {
-		sc.found = sc.i
+	if sc.offsets != nil {
+		if p := sc.path(); !hasKey(sc.offsets, p) {
+			sc.offsets[p] = sc.i
+		}
 	}
 	if sc.i >= len(sc.data) || depth > maxDepth {
 		sc.bad = true
@@ -461,7 +468,8 @@ func (sc *scanner) child(n *node, st *step) (*node, Kind, string) {
 // nearest finds the field of struct n that key most likely meant: one
 // equal up to case (a KindCase problem), else a field of a nested struct
 // with that name ("source_id" → "provenance.source_id"), else the field
-// closest by edit distance, within two edits and a third of its length.
+// closest by edit distance, within two edits and a third of its length, a
+// word of a name counting as the name one edit away.
 func nearest(n *node, key string) (Kind, string) {
 	for _, name := range n.order {
 		if strings.EqualFold(name, key) {
@@ -484,11 +492,21 @@ func nearest(n *node, key string) (Kind, string) {
 			}
 		}
 	}
+	// By edit distance to a whole name, or, one edit worse, to one word of
+	// a name ("wieght" → "semantic_weight").
 	lower := strings.ToLower(key)
 	best, bestD := "", 3
 	for _, c := range cands {
 		if d := distance(lower, c.leaf, bestD); d < bestD && 3*d <= len(c.leaf) {
 			best, bestD = c.path, d
+		}
+		for w := range strings.SplitSeq(c.leaf, "_") {
+			if len(w) < 4 || w == c.leaf {
+				continue
+			}
+			if d := distance(lower, w, 2) + 1; d < bestD {
+				best, bestD = c.path, d
+			}
 		}
 	}
 	return KindUnknown, best

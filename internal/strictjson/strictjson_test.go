@@ -38,8 +38,10 @@ type doc struct {
 	At             *stamp            `json:"at"`
 	Ignored        string            `json:"-"`
 	NoTag          string
-	private        string //nolint:unused // must not be a field
+	private        string // must not be a field
 }
+
+var _ = doc{private: "unexported fields are no JSON fields"}
 
 var schema = strictjson.For(reflect.TypeFor[doc]())
 
@@ -138,23 +140,25 @@ func TestMessage(t *testing.T) {
 	}
 }
 
-func TestOffset(t *testing.T) {
-	in := "{\n  \"budget\": 5,\n  \"sections\": [\n    {\"name\": \"a\"},\n    {\"name\": \"b\", \"max_tokens\": -1}\n  ]\n}"
+func TestOffsets(t *testing.T) {
+	in := "{\n  \"budget\": 5,\n  \"sections\": [\n    {\"name\": \"a\"},\n    {\"name\": \"b\", \"max_tokens\": -1, \"max_tokens\": 2}\n  ]\n}"
+	offs := strictjson.Offsets([]byte(in))
 	for _, tt := range []struct {
 		path string
 		want string // the text at the offset
 		ok   bool
 	}{
+		{"", "{", true},
 		{"budget", "5,", true},
 		{"sections", "[", true},
 		{"sections[1]", `{"name": "b"`, true},
-		{"sections[1].max_tokens", "-1}", true},
+		{"sections[1].max_tokens", "-1,", true}, // the first of a repeated key
 		{"sections[2]", "", false},
 		{"encoding", "", false},
 	} {
-		off, ok := strictjson.Offset([]byte(in), tt.path)
+		off, ok := offs[tt.path]
 		if ok != tt.ok || ok && !strings.HasPrefix(in[off:], tt.want) {
-			t.Errorf("Offset(%q) = %d, %v (%q)", tt.path, off, ok, in[max(off, 0):])
+			t.Errorf("Offsets()[%q] = %d, %v (%q)", tt.path, off, ok, in[max(off, 0):])
 		}
 	}
 }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package declare_test
+
+const raceEnabled = false
