@@ -20,6 +20,7 @@ import (
 	"github.com/contextasm/contextasm/feedback"
 	"github.com/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/internal/bpe"
+	"github.com/contextasm/contextasm/internal/replica"
 	"github.com/contextasm/contextasm/template"
 	"github.com/contextasm/contextasm/truncate"
 )
@@ -72,21 +73,18 @@ type Config struct {
 	// Audit, when set, receives one record per assembly (see [Audit]), and
 	// one more, with model_response_hash, per Feedback.
 	Audit *slog.Logger
-	// State, when set, holds the learned state (trust and heat): New loads
-	// it, Feedback saves it, and SaveState saves it on demand. Nil keeps
-	// learned state in memory only. feedback.FileStore is the default
-	// implementation: one JSON file replaced atomically.
+	// State, when set, holds the learned state (trust, heat, sessions'
+	// decisions), shared with every Engine using the same store: New loads
+	// it, and a background goroutine sends this Engine's deltas and takes
+	// in others' (see StateOptions; Close stops it). Nil keeps learned
+	// state in memory only. feedback.FileStore is the embedded default:
+	// one JSON file, locked and replaced atomically.
 	State StateStore
+	// StateOptions tunes the sharing of learned state through State.
+	StateOptions StateOptions
 	// Policy moves trust on feedback; each zero field takes its value from
 	// feedback.DefaultPolicy().
 	Policy feedback.Policy
-}
-
-// StateStore loads and saves learned state. It is the seam for a shared
-// state backend; feedback.FileStore is the embedded default.
-type StateStore interface {
-	Load() (*feedback.State, error)
-	Save(*feedback.State) error
 }
 
 // Engine holds declared memory and assembles contexts from it. It is safe
@@ -114,9 +112,13 @@ type Engine struct {
 
 	sources sourceEvents
 
-	saveMu  sync.Mutex      // orders saves of the learned state
-	learnMu sync.Mutex      // guards learned
-	learned *feedback.State // trust and heat, by request_id
+	learnMu sync.Mutex       // guards learned and rep
+	learned *feedback.State  // trust, heat and sessions: rep's view
+	rep     *replica.Replica // the learned state, and the deltas not yet stored
+	sync    *stateSync       // nil without Config.State
+	// declTrust keeps the declared trust of blocks whose trust the learned
+	// state overrides; guarded by mu.
+	declTrust map[string]float64
 }
 
 // New returns an Engine configured by cfg.
@@ -159,20 +161,24 @@ func New(cfg Config) (*Engine, error) {
 		counts:     counts,
 		tokenizers: make(map[string]Counter, 2),
 		cells:      make(map[string]*heatCell),
+		declTrust:  make(map[string]float64),
 	}
 	e.pool.New = func() any { return &assemble.Assembler{Scoring: cfg.Scoring, Memo: e.memo, SortedByID: true} }
-	e.learned = feedback.NewState()
-	if cfg.State != nil {
-		st, err := cfg.State.Load()
-		if err != nil {
-			return nil, fmt.Errorf("contextasm: loading learned state: %w", err)
-		}
-		e.learned = st
+	opts, err := cfg.StateOptions.normal()
+	if err != nil {
+		return nil, err
 	}
+	e.cfg.StateOptions = opts
 	if cfg.Counter == nil {
 		if _, err := e.tokenizer(cfg.Encoding); err != nil {
 			return nil, err
 		}
+	}
+	if cfg.State == nil {
+		e.rep = replica.New("local", false)
+		e.learned = e.rep.View()
+	} else if err := e.startState(opts); err != nil {
+		return nil, err
 	}
 	return e, nil
 }
@@ -200,7 +206,15 @@ func (e *Engine) tokenizer(encoding string) (Counter, error) {
 // order). It applies all of them or, on any problem, none: the error is a
 // *declare.ValidationError listing every problem, each naming the
 // declaration's request_id and field.
-func (e *Engine) Declare(decls ...declare.Declaration) error {
+//
+// With a Config.State that shares global blocks (GlobalAnnouncer), the
+// global-scoped declarations are announced to the other Engines; it fails
+// with ErrStateQueueFull, applying nothing, when the queue is full.
+func (e *Engine) Declare(decls ...declare.Declaration) error { return e.declare(decls, true) }
+
+// declare is Declare; announce says whether global blocks are announced
+// (not when they came from an announcement).
+func (e *Engine) declare(decls []declare.Declaration, announce bool) error {
 	var probs []declare.Problem
 	seen := make(map[string]int, len(decls))
 	for i := range decls {
@@ -231,13 +245,27 @@ func (e *Engine) Declare(decls ...declare.Declaration) error {
 	if err := checkToolCalls(e.current().blocks, decls); err != nil {
 		return err
 	}
+	var global []declare.Declaration
+	if announce && e.sync != nil && e.sync.ann != nil {
+		if global = globals(decls); len(global) > 0 {
+			e.learnMu.Lock()
+			ok := e.sync.room(len(global))
+			e.learnMu.Unlock()
+			if !ok {
+				return fmt.Errorf("%w: %d global blocks not announced", ErrStateQueueFull, len(global))
+			}
+		}
+	}
 	incoming := make([]*assemble.Block, len(decls))
 	e.learnMu.Lock()
 	for i := range decls {
 		incoming[i] = toBlock(&decls[i])
 		// Learned trust outlives re-declaration: it is what feedback taught.
 		if t, ok := e.learned.Trust[decls[i].RequestID]; ok {
+			e.declTrust[decls[i].RequestID] = incoming[i].Trust
 			incoming[i].Trust = t
+		} else {
+			delete(e.declTrust, decls[i].RequestID)
 		}
 		// Number new blocks in argument order before sorting by ID: that is
 		// their declaration order (order "declared"). Replacements take
@@ -277,6 +305,11 @@ func (e *Engine) Declare(decls ...declare.Declaration) error {
 		return fmt.Errorf("%w: %d blocks would exceed Config.MaxBlocks (%d); forget some first", ErrStoreFull, len(merged), e.cfg.MaxBlocks)
 	}
 	e.publish(merged, cells)
+	if len(global) > 0 {
+		e.learnMu.Lock()
+		e.sync.queueAnnouncement(global, nil)
+		e.learnMu.Unlock()
+	}
 	return nil
 }
 
@@ -287,7 +320,7 @@ func (e *Engine) publish(blocks []*assemble.Block, cells []*heatCell) {
 	if cells == nil {
 		cells = make([]*heatCell, len(blocks))
 	}
-	snap := &snapshot{blocks: blocks, cells: cells}
+	snap := &snapshot{blocks: blocks, cells: cells, state: e.stateVersion()}
 	e.learnMu.Lock()
 	for i := range blocks {
 		if cells[i] != nil {
@@ -296,12 +329,7 @@ func (e *Engine) publish(blocks []*assemble.Block, cells []*heatCell) {
 		id := blocks[i].ID
 		c, ok := e.cells[id]
 		if !ok {
-			c = new(heatCell)
-			// Counts learned by earlier processes continue.
-			h := e.learned.Heat[id]
-			c.included.Store(h.Included)
-			c.dropped.Store(h.Dropped)
-			c.cut.Store(h.Cut)
+			c = new(heatCell) // counts renders not yet in the learned state
 			e.cells[id] = c
 		}
 		snap.cells[i] = c
@@ -311,8 +339,13 @@ func (e *Engine) publish(blocks []*assemble.Block, cells []*heatCell) {
 }
 
 // Forget removes the blocks with the given request_ids; unknown ids are
-// ignored. It returns how many blocks it removed.
-func (e *Engine) Forget(ids ...string) int {
+// ignored. It returns how many blocks it removed. Forgotten global blocks
+// are announced like declared ones (see Declare).
+func (e *Engine) Forget(ids ...string) int { return e.forget(ids, true, false) }
+
+// forget is Forget; announce says whether forgotten global blocks are
+// announced, onlyGlobal whether only global blocks are forgotten.
+func (e *Engine) forget(ids []string, announce, onlyGlobal bool) int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	drop := make(map[string]bool, len(ids))
@@ -321,12 +354,21 @@ func (e *Engine) Forget(ids ...string) int {
 	}
 	old := e.blocks()
 	kept := make([]*assemble.Block, 0, len(old))
+	var global []string
 	for _, b := range old {
-		if !drop[b.ID] {
+		switch {
+		case !drop[b.ID], onlyGlobal && b.Scope != declare.ScopeGlobal:
 			kept = append(kept, b)
+		case b.Scope == declare.ScopeGlobal:
+			global = append(global, b.ID)
 		}
 	}
 	e.publish(kept, nil)
+	if announce && e.sync != nil && len(global) > 0 {
+		e.learnMu.Lock()
+		e.sync.queueAnnouncement(nil, global)
+		e.learnMu.Unlock()
+	}
 	return len(old) - len(kept)
 }
 
@@ -338,6 +380,7 @@ func (e *Engine) Len() int { return len(e.blocks()) }
 type snapshot struct {
 	blocks []*assemble.Block // never mutated: a change makes a new block
 	cells  []*heatCell
+	state  uint64 // the learned state's version the blocks' trust is from
 }
 
 // empty is the snapshot of an Engine nothing was declared to.
@@ -447,12 +490,15 @@ func (e *Engine) Assemble(ctx context.Context, req Request) (*Result, error) {
 		e.last.put(key, memo)
 	}
 	snap.recordHeat(memo.out.Sections)
+	e.markHeat()
 	out := memo.out
 	events := out.Events
 	if extra := e.sources.current(); len(extra) > 0 {
 		events = append(slices.Clip(events), extra...) // never into the memo's array
 	}
+	events = e.stateEvents(events)
 	res := newResult(tpl, req, memo, events)
+	res.StateVersion = snap.state
 	if e.cfg.Audit != nil {
 		res.Audit.Log(ctx, e.cfg.Audit)
 	}

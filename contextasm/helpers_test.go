@@ -57,6 +57,7 @@ func newEngine(t testing.TB, cfg contextasm.Config, decls ...declare.Declaration
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { eng.Close() })
 	if len(decls) > 0 {
 		if err := eng.Declare(decls...); err != nil {
 			t.Fatal(err)

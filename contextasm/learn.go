@@ -2,6 +2,7 @@ package contextasm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -82,9 +83,14 @@ func (m *outputMemo) put(k outputKey, v *assembled) {
 // Feedback reads the model's response to the context res rendered: which
 // blocks it cited and where, how their trust moves (later assemblies rank
 // with the new trust), and which break_on_violation constraints it broke.
-// It counts citations in the blocks' heat, logs the assembly's audit record
-// again with model_response_hash when Config.Audit is set, and saves the
-// learned state when Config.State is set. It does not modify res.
+// It counts citations in the blocks' heat, and logs the assembly's audit
+// record again with model_response_hash when Config.Audit is set. It does
+// not modify res.
+//
+// The trust and heat deltas apply to this Engine's learned state at once
+// and, with Config.State, are queued for the store, which applies them
+// after Feedback returns (Flush waits for it). When the queue is full the
+// error wraps ErrStateQueueFull and nothing was learned.
 //
 // When the response breaks a constraint, Feedback returns the result and an
 // error wrapping feedback.ErrConstraintViolation (a *feedback.ViolationError).
@@ -94,19 +100,30 @@ func (e *Engine) Feedback(ctx context.Context, res *Result, response string) (*f
 	}
 	blocks := e.blocks()
 	e.learnMu.Lock()
-	fb, err := learn(e.learned, res.Sections, response, e.cfg.Policy, func(id string) (*assemble.Block, bool) {
+	fb, batch, err := learn(e.learned, res.Sections, response, e.cfg.Policy, func(id string) (*assemble.Block, bool) {
 		i, ok := slices.BinarySearchFunc(blocks, id, func(b *assemble.Block, id string) int { return strings.Compare(b.ID, id) })
 		if !ok {
 			return nil, false
 		}
 		return blocks[i], true
 	})
+	var ids []string
+	if err == nil {
+		if s := e.sync; s != nil && !s.room(batch.Len()) {
+			err = fmt.Errorf("%w: %d deltas of this response not learned", ErrStateQueueFull, batch.Len())
+		} else {
+			ids = e.rep.Add(*batch)
+		}
+	}
 	e.learnMu.Unlock()
-	if err != nil {
+	if fb == nil {
 		return nil, err
 	}
-	if len(fb.TrustChanges) > 0 {
-		e.applyTrust(fb.TrustChanges)
+	if len(ids) > 0 {
+		e.refreshTrust(ids)
+	}
+	if e.sync != nil {
+		e.sync.wake()
 	}
 	if e.cfg.Audit != nil {
 		// The record after feedback: the assembly's, with the response's
@@ -116,35 +133,14 @@ func (e *Engine) Feedback(ctx context.Context, res *Result, response string) (*f
 		audit.ModelResponseHash = fb.ModelResponseHash
 		audit.Log(ctx, e.cfg.Audit)
 	}
-	if err := e.SaveState(); err != nil {
-		return fb, err
+	if err != nil {
+		return fb, errors.Join(err, fb.Err())
 	}
 	return fb, fb.Err()
 }
 
-// applyTrust publishes a new snapshot whose blocks carry the learned trust.
-func (e *Engine) applyTrust(changes []feedback.TrustChange) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	old := e.blocks()
-	next := slices.Clone(old)
-	changed := false
-	for _, c := range changes {
-		i, ok := slices.BinarySearchFunc(next, c.RequestID, func(b *assemble.Block, id string) int { return strings.Compare(b.ID, id) })
-		if ok {
-			// A new block: readers of the old snapshot keep theirs.
-			b := *next[i]
-			b.Trust = c.To
-			next[i] = &b
-			changed = true
-		}
-	}
-	if changed {
-		e.publish(next, slices.Clone(e.current().cells))
-	}
-}
-
-// State returns a copy of the learned state: trust and heat by request_id.
+// State returns a copy of the learned state: trust, heat and sessions,
+// with the heat of assemblies not yet sent to the store.
 func (e *Engine) State() *feedback.State {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -153,7 +149,7 @@ func (e *Engine) State() *feedback.State {
 	st := e.learned.Clone()
 	for id, c := range e.cells {
 		h, seen := st.Heat[id]
-		h.Included, h.Dropped, h.Cut = c.included.Load(), c.dropped.Load(), c.cut.Load()
+		h.Add(feedback.Heat{Included: c.included.Load(), Dropped: c.dropped.Load(), Cut: c.cut.Load()})
 		if seen || h != (feedback.Heat{}) {
 			st.Heat[id] = h
 		}
@@ -161,22 +157,16 @@ func (e *Engine) State() *feedback.State {
 	return st
 }
 
-// SaveState saves the learned state through Config.State (a no-op without
-// one). Assemble counts heat in memory only; a host calls SaveState when it
-// wants those counts on disk (Feedback saves by itself).
+// SaveState is Flush with StateOptions.Timeout: it sends the heat counted
+// so far and waits for the store to acknowledge everything queued (a
+// no-op without Config.State).
 func (e *Engine) SaveState() error {
-	if e.cfg.State == nil {
+	if e.sync == nil {
 		return nil
 	}
-	// Take the state and save it under one lock, so that concurrent saves
-	// land in the order their states were taken: a later save never
-	// writes an older state over a newer one.
-	e.saveMu.Lock()
-	defer e.saveMu.Unlock()
-	if err := e.cfg.State.Save(e.State()); err != nil {
-		return fmt.Errorf("contextasm: saving learned state: %w", err)
-	}
-	return nil
+	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.StateOptions.Timeout)
+	defer cancel()
+	return e.Flush(ctx)
 }
 
 // FeedbackDump is Feedback for a render dump, for a process other than the
@@ -185,18 +175,31 @@ func (e *Engine) SaveState() error {
 // dump's), applies the changes and citations to st, and returns the result,
 // with an error wrapping feedback.ErrConstraintViolation on a violation.
 func FeedbackDump(st *feedback.State, d *Dump, response string, p feedback.Policy) (*feedback.Result, error) {
-	fb, err := learn(st, d.Sections, response, p, nil)
-	if err != nil {
+	fb, b, err := FeedbackDeltas(st, d, response, p)
+	if fb == nil {
 		return nil, err
 	}
-	return fb, fb.Err()
+	st.Apply(b)
+	return fb, err
 }
 
-// learn evaluates response against the blocks sections put in the text and
-// applies the outcome to st. lookup, when set, finds a block's current
-// trust and compiled patterns; otherwise they come from the sections.
+// FeedbackDeltas is FeedbackDump without applying: it returns the batch of
+// deltas (Writer and Seq unset) a store is to apply, and leaves st alone.
+func FeedbackDeltas(st *feedback.State, d *Dump, response string, p feedback.Policy) (*feedback.Result, *feedback.Batch, error) {
+	fb, b, err := learn(st, d.Sections, response, p, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return fb, b, fb.Err()
+}
+
+// learn evaluates response against the blocks sections put in the text,
+// with the trust st holds, and returns the deltas to apply: for each block
+// cited, its policy gain and a citation in its heat. lookup, when set,
+// finds a block's current trust and compiled patterns; otherwise they come
+// from the sections.
 func learn(st *feedback.State, sections []SectionResult, response string, p feedback.Policy,
-	lookup func(id string) (*assemble.Block, bool)) (*feedback.Result, error) {
+	lookup func(id string) (*assemble.Block, bool)) (*feedback.Result, *feedback.Batch, error) {
 	var in []feedback.Block
 	for si := range sections {
 		for _, b := range sections[si].Blocks {
@@ -213,7 +216,7 @@ func learn(st *feedback.State, sections []SectionResult, response string, p feed
 				for _, src := range b.ViolationPatterns {
 					re, err := regexp.Compile(src)
 					if err != nil {
-						return nil, fmt.Errorf("%w: block %q: violation pattern %q: %v", ErrInvalid, b.RequestID, src, err)
+						return nil, nil, fmt.Errorf("%w: block %q: violation pattern %q: %v", ErrInvalid, b.RequestID, src, err)
 					}
 					fbb.Patterns = append(fbb.Patterns, re)
 				}
@@ -222,18 +225,30 @@ func learn(st *feedback.State, sections []SectionResult, response string, p feed
 		}
 	}
 	fb := feedback.Evaluate(in, response, p)
-	for _, c := range fb.TrustChanges {
-		st.Trust[c.RequestID] = c.To
+	trust := make(map[string]float64, len(in))
+	for _, b := range in {
+		trust[b.RequestID] = b.Trust
 	}
+	floor, ceiling := p.Bounds()
+	b := &feedback.Batch{}
 	for _, r := range fb.Refs {
-		h := st.Heat[r.RequestID]
-		h.Refs++
-		if r.Position == feedback.Start {
-			h.StartRefs++
+		// The gain, not the local result: the store adds it to the trust
+		// it holds, which other writers may have moved.
+		if g := p.Gain(r.Position); g != 0 {
+			b.Trust = append(b.Trust, feedback.TrustDelta{ID: r.RequestID, Base: trust[r.RequestID], Add: g, Floor: floor, Ceiling: ceiling})
 		}
-		st.Heat[r.RequestID] = h
+		h := feedback.Heat{Refs: 1}
+		if r.Position == feedback.Start {
+			h.StartRefs = 1
+		}
+		b.Heat = append(b.Heat, feedback.HeatDelta{ID: r.RequestID, Heat: h})
 	}
-	return fb, nil
+	check := *b
+	check.Writer, check.Seq = "check", 1
+	if err := check.Validate(); err != nil {
+		return nil, nil, fmt.Errorf("%w: feedback.Policy: %v", ErrInvalid, err)
+	}
+	return fb, b, nil
 }
 
 func lookupBlock(lookup func(string) (*assemble.Block, bool), id string) (*assemble.Block, bool) {

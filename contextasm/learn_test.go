@@ -138,6 +138,10 @@ func TestStatePersistsAcrossEngines(t *testing.T) {
 	if want.Trust["fact-b"] != 0.55 || want.Heat["fact-b"].Refs != 1 || want.Heat["fact-b"].Included != 1 {
 		t.Fatalf("state after one render and one citation: %+v", want)
 	}
+	// Feedback and heat reach the file in the background; Flush waits.
+	if err := eng.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	// A new engine on the same file starts where the old one stopped.
 	eng2 := newEngine(t, cfg, learnDecls()[1:]...)
 	if got := eng2.State(); got.Trust["fact-b"] != 0.55 || got.Heat["fact-b"] != want.Heat["fact-b"] {
@@ -231,8 +235,8 @@ func TestWarmReassemblyCountsHeat(t *testing.T) {
 	}
 }
 
-// Concurrent feedback saves in order: the file ends with the final state,
-// never an older one saved late.
+// Concurrent feedback loses nothing: once flushed, the file holds every
+// citation, and the trust they add up to.
 func TestConcurrentFeedbackSavesLatestState(t *testing.T) {
 	tpl := parseTemplate(t, learnTemplate)
 	path := filepath.Join(t.TempDir(), "state.json")
@@ -249,6 +253,9 @@ func TestConcurrentFeedbackSavesLatestState(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	if err := eng.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	saved, err := feedback.NewFileStore(path).Load()
 	if err != nil {
 		t.Fatal(err)

@@ -51,6 +51,10 @@ type Result struct {
 	Events []Event
 	// Audit is the assembly's audit record: ids and hashes, no content.
 	Audit Audit
+	// StateVersion is the version of the learned state (Config.State) the
+	// blocks' trust came from: the store's version the Engine's snapshot
+	// was at. Zero without a store.
+	StateVersion uint64
 }
 
 func newResult(tpl *template.Template, req Request, a *assembled, events []Event) *Result {
@@ -122,5 +126,6 @@ func (r *Result) Dump() Dump {
 		Sections:        r.Sections,
 		Events:          r.Events,
 		Text:            r.Text,
+		StateVersion:    r.StateVersion,
 	}
 }

@@ -17,7 +17,9 @@ type SessionState struct {
 	// Updated is the assembly time ("now") of the call that wrote it; idle
 	// session TTLs count from it.
 	Updated time.Time `json:"updated"`
-	// Data is the assembler's record of its decisions, as JSON.
+	// Data is the assembler's record of its decisions, as JSON. Stores
+	// keep it compact (json.Compact): white space between tokens is not
+	// kept.
 	Data json.RawMessage `json:"data,omitempty"`
 }
 

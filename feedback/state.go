@@ -5,10 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"math"
-	"os"
-	"path/filepath"
 )
 
 // StateVersion is the version of the state file this release reads and
@@ -55,40 +52,17 @@ func (s *State) Clone() *State {
 	return c
 }
 
-// FileStore keeps a State in one JSON file, replaced atomically on every
-// save: a temporary file in the same directory is written and fsynced, then
-// renamed over the old file, then the directory is fsynced. A crash at any
-// point leaves either the old file or the new one, never a torn one.
-type FileStore struct {
-	path string
-	// rename is os.Rename; tests replace it to inject a failure between
-	// writing the temporary file and renaming it.
-	rename func(oldpath, newpath string) error
-}
-
-// NewFileStore returns a store for the state file at path.
-func NewFileStore(path string) *FileStore {
-	return &FileStore{path: path, rename: os.Rename}
-}
-
-// Path returns the state file's path.
-func (s *FileStore) Path() string { return s.path }
-
-// Load reads the state. A missing file is an empty state (the first run);
-// an unreadable, malformed or unknown-version file is an error.
-func (s *FileStore) Load() (*State, error) {
-	data, err := os.ReadFile(s.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return NewState(), nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("feedback: reading state: %w", err)
-	}
-	return DecodeState(data, s.path)
-}
-
 // DecodeState parses a state file's bytes; name is used in errors.
 func DecodeState(data []byte, name string) (*State, error) {
+	f, err := decodeFile(data, name)
+	if err != nil {
+		return nil, err
+	}
+	return f.State, nil
+}
+
+// decodeFile parses a state file: the state and the store's bookkeeping.
+func decodeFile(data []byte, name string) (*stateFile, error) {
 	var probe struct {
 		Version *int `json:"version"`
 	}
@@ -101,12 +75,13 @@ func DecodeState(data []byte, name string) (*State, error) {
 	if *probe.Version != StateVersion {
 		return nil, fmt.Errorf("%w: state %s is version %d; this release reads version %d", ErrStateVersion, name, *probe.Version, StateVersion)
 	}
-	st := NewState()
+	f := &stateFile{State: NewState()}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(st); err != nil {
+	if err := dec.Decode(f); err != nil {
 		return nil, fmt.Errorf("feedback: state %s: %w", name, err)
 	}
+	st := f.State
 	if st.Trust == nil {
 		st.Trust = map[string]float64{}
 	}
@@ -114,7 +89,7 @@ func DecodeState(data []byte, name string) (*State, error) {
 		st.Heat = map[string]Heat{}
 	}
 	for id, t := range st.Trust {
-		if math.IsNaN(t) || t < 0 || t > 0.99 {
+		if math.IsNaN(t) || t < 0 || t > MaxTrust {
 			return nil, fmt.Errorf("feedback: state %s: trust of %q is %v, outside [0, 0.99]", name, id, t)
 		}
 	}
@@ -123,46 +98,29 @@ func DecodeState(data []byte, name string) (*State, error) {
 			return nil, fmt.Errorf("feedback: state %s: heat of %q has a negative counter", name, id)
 		}
 	}
-	return st, nil
+	for k, v := range st.Sessions {
+		if v == nil {
+			return nil, fmt.Errorf("feedback: state %s: session %q is null", name, k)
+		}
+		v.Data = compactJSON(v.Data) // the file is indented; stores hold it compact
+	}
+	if f.Epoch == "" && (f.Revision > 0 || len(st.Trust)+len(st.Heat)+len(st.Sessions) > 0) {
+		// A file of an earlier release: a name of its own, so that it is
+		// not mistaken for the empty state.
+		f.Epoch = "unnamed"
+	}
+	return f, nil
 }
 
-// Save replaces the state file with st, atomically.
-func (s *FileStore) Save(st *State) (err error) {
-	data, err := json.MarshalIndent(st, "", "  ")
-	if err != nil {
-		return fmt.Errorf("feedback: encoding state: %w", err)
+// compactJSON returns data without insignificant white space; data is
+// valid JSON or empty.
+func compactJSON(data []byte) json.RawMessage {
+	if len(data) == 0 {
+		return nil
 	}
-	data = append(data, '\n')
-	dir := filepath.Dir(s.path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(s.path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("feedback: saving state: %w", err)
+	var b bytes.Buffer
+	if err := json.Compact(&b, data); err != nil {
+		return data
 	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return fmt.Errorf("feedback: saving state: %w", err)
-	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("feedback: saving state: %w", err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("feedback: saving state: %w", err)
-	}
-	if err = s.rename(tmp.Name(), s.path); err != nil {
-		return fmt.Errorf("feedback: saving state: %w", err)
-	}
-	// The rename is durable only once the directory entry is on disk.
-	if d, derr := os.Open(dir); derr == nil {
-		derr = d.Sync()
-		d.Close()
-		if derr != nil {
-			return fmt.Errorf("feedback: saving state: syncing %s: %w", dir, derr)
-		}
-	}
-	return nil
+	return b.Bytes()
 }

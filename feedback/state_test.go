@@ -1,13 +1,21 @@
 package feedback
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
+
+func citeBatch(writer string, seq uint64, id string) *Batch {
+	return &Batch{Writer: writer, Seq: seq,
+		Trust: []TrustDelta{{ID: id, Base: 0.5, Add: 0.05, Ceiling: 0.99}},
+		Heat:  []HeatDelta{{ID: id, Heat: Heat{Refs: 1, StartRefs: 1}}}}
+}
 
 func TestStateRoundTrip(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.json")
@@ -16,33 +24,28 @@ func TestStateRoundTrip(t *testing.T) {
 	if err != nil || len(empty.Trust) != 0 || empty.Version != StateVersion {
 		t.Fatalf("missing file: %+v, %v", empty, err)
 	}
-	st := NewState()
-	st.Trust["a"] = 0.55
-	st.Trust["mcp:srv:file:///x"] = 0.99
-	st.Heat["a"] = Heat{Included: 3, Dropped: 1, Cut: 2, Refs: 4, StartRefs: 1}
-	if err := s.Save(st); err != nil {
+	b := citeBatch("w", 1, "a")
+	b.Trust = append(b.Trust, TrustDelta{ID: "mcp:srv:file:///x", Base: 0.98, Add: 0.05, Ceiling: 0.99})
+	b.Heat = append(b.Heat, HeatDelta{ID: "a", Heat: Heat{Included: 3, Dropped: 1, Cut: 2, Refs: 3}})
+	if _, err := s.Apply(context.Background(), b); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(got, st) {
-		t.Errorf("round trip: got %+v, want %+v", got, st)
+	want := NewState()
+	want.Apply(b)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("round trip: got %+v, want %+v", got, want)
 	}
-	// Saving the same state twice writes the same bytes.
-	b1, _ := os.ReadFile(path)
-	if err := s.Save(got); err != nil {
-		t.Fatal(err)
+	if got.Trust["a"] != 0.55 || got.Trust["mcp:srv:file:///x"] != 0.99 || got.Heat["a"] != (Heat{Included: 3, Dropped: 1, Cut: 2, Refs: 4, StartRefs: 1}) {
+		t.Errorf("state %+v", got)
 	}
-	b2, _ := os.ReadFile(path)
-	if string(b1) != string(b2) {
-		t.Error("state file is not deterministic")
-	}
-	// No temporary files are left behind.
+	// Only the state file and its lock are left in the directory.
 	entries, _ := os.ReadDir(filepath.Dir(path))
-	if len(entries) != 1 {
-		t.Errorf("directory holds %d entries, want only the state file", len(entries))
+	if len(entries) != 2 || entries[0].Name() != "state.json" || entries[1].Name() != "state.json.lock" {
+		t.Errorf("directory holds %v, want the state file and its lock", entries)
 	}
 }
 
@@ -58,31 +61,60 @@ func TestStateRejectsBadFiles(t *testing.T) {
 		{"trust out of range", `{"version": 1, "trust": {"a": 1.5}, "heat": {}}`, `trust of "a"`, false},
 		{"negative counter", `{"version": 1, "trust": {}, "heat": {"a": {"refs": -1}}}`, "negative", false},
 		{"unknown field", `{"version": 1, "trust": {}, "heat": {}, "extra": 1}`, "extra", false},
+		{"null session", `{"version": 1, "trust": {}, "heat": {}, "sessions": {"k": null}}`, `session "k"`, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "_")+".json")
 			os.WriteFile(path, []byte(tt.data), 0o644)
-			_, err := NewFileStore(path).Load()
-			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), path) {
-				t.Fatalf("Load = %v, want an error naming %s and %q", err, path, tt.want)
+			for _, op := range []string{"Load", "Apply"} {
+				var err error
+				if op == "Load" {
+					_, err = NewFileStore(path).Load()
+				} else {
+					_, err = NewFileStore(path).Apply(context.Background(), citeBatch("w", 1, "a"))
+				}
+				if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), path) {
+					t.Fatalf("%s = %v, want an error naming %s and %q", op, err, path, tt.want)
+				}
+				if errors.Is(err, ErrStateVersion) != tt.version {
+					t.Errorf("%s: errors.Is(ErrStateVersion) = %v, want %v", op, !tt.version, tt.version)
+				}
 			}
-			if errors.Is(err, ErrStateVersion) != tt.version {
-				t.Errorf("errors.Is(ErrStateVersion) = %v, want %v", !tt.version, tt.version)
+			if data, _ := os.ReadFile(path); string(data) != tt.data {
+				t.Errorf("a refused file was changed: %s", data)
 			}
 		})
 	}
 }
 
+// A state file written by an earlier release (no revision, epoch or
+// writers) is read, and the first Apply gives it an epoch.
+func TestStateFileOfEarlierRelease(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.json")
+	os.WriteFile(path, []byte(`{"version": 1, "trust": {"a": 0.6}, "heat": {"a": {"refs": 2}}}`), 0o644)
+	s := NewFileStore(path)
+	u, err := s.Changes(context.Background(), Version{}, "w")
+	if err != nil || u.Full == nil || u.Full.Trust["a"] != 0.6 || u.Version != (Version{Epoch: "unnamed"}) {
+		t.Fatalf("Changes = %+v, %v", u, err)
+	}
+	v, err := s.Apply(context.Background(), citeBatch("w", 1, "a"))
+	if err != nil || v != (Version{Epoch: "unnamed", N: 1}) {
+		t.Fatalf("Apply = %+v, %v", v, err)
+	}
+	st, _ := s.Load()
+	if st.Trust["a"] != 0.65 || st.Heat["a"].Refs != 3 {
+		t.Errorf("state %+v", st)
+	}
+}
+
 // A failure between writing the temporary file and renaming it leaves the
 // previous state intact and no temporary file behind.
-func TestSaveCrashBeforeRename(t *testing.T) {
+func TestApplyCrashBeforeRename(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "state.json")
 	s := NewFileStore(path)
-	old := NewState()
-	old.Trust["a"] = 0.6
-	if err := s.Save(old); err != nil {
+	if _, err := s.Apply(context.Background(), citeBatch("w", 1, "a")); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadFile(path)
@@ -91,26 +123,141 @@ func TestSaveCrashBeforeRename(t *testing.T) {
 	var tmpSeen string
 	s.rename = func(oldpath, newpath string) error {
 		data, err := os.ReadFile(oldpath)
-		if err != nil || !strings.Contains(string(data), `"a": 0.7`) {
+		if err != nil || !strings.Contains(string(data), `"a": 0.6`) {
 			t.Errorf("temporary file not fully written before rename: %q, %v", data, err)
 		}
 		tmpSeen = oldpath
 		return injected
 	}
-	next := old.Clone()
-	next.Trust["a"] = 0.7
-	if err := s.Save(next); !errors.Is(err, injected) {
-		t.Fatalf("Save = %v, want the injected error", err)
+	if _, err := s.Apply(context.Background(), citeBatch("w", 2, "a")); !errors.Is(err, injected) {
+		t.Fatalf("Apply = %v, want the injected error", err)
 	}
 	after, _ := os.ReadFile(path)
 	if string(after) != string(before) {
-		t.Errorf("state changed by a failed save:\n%s\nwant\n%s", after, before)
+		t.Errorf("state changed by a failed apply:\n%s\nwant\n%s", after, before)
 	}
 	if _, err := os.Stat(tmpSeen); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("temporary file %s left behind: %v", tmpSeen, err)
 	}
-	got, err := NewFileStore(path).Load()
-	if err != nil || got.Trust["a"] != 0.6 {
-		t.Errorf("reload after failed save: %+v, %v", got, err)
+	// The failed batch was not applied, so its resend is.
+	s.rename = os.Rename
+	if _, err := s.Apply(context.Background(), citeBatch("w", 2, "a")); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := NewFileStore(path).Load(); got.Trust["a"] != 0.6 || got.Heat["a"].Refs != 2 {
+		t.Errorf("after the resend: %+v", got)
+	}
+}
+
+// The state file keeps its mode; a new one is private.
+func TestApplyKeepsMode(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "state.json")
+	s := NewFileStore(path)
+	if _, err := s.Apply(context.Background(), citeBatch("w", 1, "a")); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Errorf("new state file mode %v, want 0600", fi.Mode().Perm())
+	}
+	if err := os.Chmod(path, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Apply(context.Background(), citeBatch("w", 2, "a")); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o640 {
+		t.Errorf("state file mode %v after Apply, want the 0640 it had", fi.Mode().Perm())
+	}
+}
+
+// A symbolic link is followed, not replaced; a FIFO or a directory is
+// refused.
+func TestApplyFollowsLinksAndRefusesOthers(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real.json")
+	link := filepath.Join(dir, "link.json")
+	if err := os.Symlink(real, link); err != nil {
+		t.Skip(err)
+	}
+	if _, err := NewFileStore(link).Apply(context.Background(), citeBatch("w", 1, "a")); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v, %v", fi, err)
+	}
+	if st, err := NewFileStore(real).Load(); err != nil || st.Trust["a"] != 0.55 {
+		t.Errorf("the link's target: %+v, %v", st, err)
+	}
+	sub := filepath.Join(dir, "dir.json")
+	os.Mkdir(sub, 0o755)
+	if _, err := NewFileStore(sub).Apply(context.Background(), citeBatch("w", 1, "a")); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("Apply to a directory: %v", err)
+	}
+}
+
+// Temporary files a killed writer left behind are removed by the next
+// Apply; other files are not touched.
+func TestApplyRemovesStaleTemps(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "state.json")
+	stale := filepath.Join(dir, ".state.json.tmp-12345")
+	other := filepath.Join(dir, ".other.json.tmp-12345")
+	for _, p := range []string{stale, other} {
+		if err := os.WriteFile(p, []byte(strings.Repeat("x", 1<<20)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := NewFileStore(path).Apply(context.Background(), citeBatch("w", 1, "a")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("stale temporary file still there: %v", err)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("another file's temporary file was removed: %v", err)
+	}
+}
+
+// A held lock makes Apply wait, and give up with ErrUnavailable when its
+// context ends.
+func TestApplyWaitsForTheLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.json")
+	release, err := lockFile(context.Background(), path+".lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := NewFileStore(path).Apply(ctx, citeBatch("w", 1, "a")); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("Apply under a held lock = %v, want ErrUnavailable", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := NewFileStore(path).Apply(context.Background(), citeBatch("w", 1, "a"))
+		done <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	release()
+	if err := <-done; err != nil {
+		t.Errorf("Apply after the lock was released: %v", err)
+	}
+}
+
+// Old writers are forgotten after DedupWindow.
+func TestWritersPruned(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.json")
+	s := NewFileStore(path)
+	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	s.now = func() time.Time { return now }
+	s.Apply(context.Background(), citeBatch("old", 1, "a"))
+	now = now.Add(DedupWindow + time.Minute)
+	s.Apply(context.Background(), citeBatch("new", 1, "a"))
+	f, _, err := s.read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := f.Writers["old"]; ok || f.Writers["new"].Seq != 1 {
+		t.Errorf("writers %v", f.Writers)
 	}
 }

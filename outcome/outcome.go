@@ -63,6 +63,10 @@ const (
 	ReasonBinary            Reason = "binary"
 	ReasonSourceUnavailable Reason = "source_unavailable"
 	ReasonOutsideRoot       Reason = "outside_root"
+	// ReasonStateUnavailable: the learned-state store could not be reached
+	// lately; the assembly ranked with the last snapshot of it. Its event
+	// is not about a block: its request_id is "learned-state".
+	ReasonStateUnavailable Reason = "state_unavailable"
 )
 
 // Kind groups reasons by what happened to the block.
@@ -74,7 +78,7 @@ const (
 	KindDropped  Kind = "dropped"  // eligible but did not fit: section_cap, budget
 	KindCut      Kind = "cut"      // kept in part: cut
 	KindNotice   Kind = "notice"   // kept or eligible, with something to know: stale, escaped
-	KindSource   Kind = "source"   // a source's problem: binary, source_unavailable, outside_root
+	KindSource   Kind = "source"   // a source's problem: binary, source_unavailable, outside_root, state_unavailable
 )
 
 // Event reports one decision about one block.
@@ -146,6 +150,9 @@ type Dump struct {
 	Sections        []SectionResult `json:"sections"`
 	Events          []Event         `json:"events"`
 	Text            string          `json:"text"`
+	// StateVersion is the version of the shared learned state the
+	// assembly ranked with; absent without a state store.
+	StateVersion uint64 `json:"state_version,omitempty"`
 }
 
 // Audit is the record of one assembly. It carries ids and hashes, never

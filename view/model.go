@@ -37,6 +37,7 @@ var reasonHelp = map[outcome.Reason]string{
 	outcome.ReasonBinary:            "binary content and no decoder: skipped",
 	outcome.ReasonSourceUnavailable: "its source could not be read",
 	outcome.ReasonOutsideRoot:       "outside its source's root directory: refused",
+	outcome.ReasonStateUnavailable:  "the learned state could not be reached: ranked with the last snapshot of it",
 }
 
 // noteRequired marks a required block among a row's notes.
@@ -59,6 +60,7 @@ var reasonOrder = []outcome.Reason{
 	outcome.ReasonSectionCap, outcome.ReasonCut, outcome.ReasonBudget,
 	outcome.ReasonStale, outcome.ReasonEscaped,
 	outcome.ReasonBinary, outcome.ReasonSourceUnavailable, outcome.ReasonOutsideRoot,
+	outcome.ReasonStateUnavailable,
 }
 
 // compareReasons orders reasons as reasonOrder does, unknown ones last by

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,9 +14,9 @@ import (
 	"github.com/contextasm/contextasm/feedback"
 )
 
-func runFeedback(args []string, stdout, stderr io.Writer) error {
+func runFeedback(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("feedback", stderr)
-	statePath := fs.String("state", "", "learned-state file (trust, heat); created if missing")
+	statePath := fs.String("state", "", "learned state (trust, heat): a file (created if missing)")
 	renderPath := fs.String("render", "", "the render's JSON dump (render --format json)")
 	responsePath := fs.String("response", "", "the model's response, as text")
 	format := fs.String("format", "text", "output format: text or json")
@@ -36,21 +37,29 @@ func runFeedback(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("feedback: %w", err)
 	}
-	store := feedback.NewFileStore(*statePath)
-	st, err := store.Load()
+	store, err := openState(*statePath)
 	if err != nil {
 		return err
 	}
-	fb, verr := contextasm.FeedbackDump(st, dump, string(response), feedback.Policy{})
+	defer store.Close()
+	// The current trust only names the change in the report; the store
+	// adds the deltas to whatever it holds when they arrive.
+	st, lerr := loadState(ctx, store)
+	if lerr != nil && !errors.Is(lerr, feedback.ErrUnavailable) {
+		return lerr
+	}
+	fb, batch, verr := contextasm.FeedbackDeltas(st, dump, string(response), feedback.Policy{})
 	if fb == nil {
 		return verr
 	}
 	// Learn even from a response that broke a rule: its citations count.
-	if err := store.Save(st); err != nil {
-		return err
-	}
+	n := batch.Len()
+	serr := storeBatch(ctx, store, batch)
 	if err := writeFeedback(stdout, fb, *format); err != nil {
 		return err
+	}
+	if serr != nil {
+		return errors.Join(notStored("feedback", n, serr), verr)
 	}
 	return verr
 }
@@ -104,7 +113,7 @@ type heatRow struct {
 	HotTruncated bool   `json:"hot_truncated"`
 }
 
-func runHeat(args []string, stdout, stderr io.Writer) error {
+func runHeat(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("heat", stderr)
 	statePath := fs.String("state", "", "learned-state file")
 	format := fs.String("format", "text", "output format: text or json")
@@ -117,12 +126,19 @@ func runHeat(args []string, stdout, stderr io.Writer) error {
 	if *format != "text" && *format != "json" {
 		return usagef("heat: --format must be text or json (got %q)", *format)
 	}
-	if _, err := os.Stat(*statePath); errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("heat: %w", err)
-	}
-	st, err := feedback.NewFileStore(*statePath).Load()
+	store, err := openState(*statePath)
 	if err != nil {
 		return err
+	}
+	defer store.Close()
+	if fs, ok := store.(fileStore); ok {
+		if _, err := os.Stat(fs.Path()); errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("heat: %w", err)
+		}
+	}
+	st, err := loadState(ctx, store)
+	if err != nil {
+		return fmt.Errorf("heat: %w", err)
 	}
 	ids := make([]string, 0, len(st.Heat))
 	for id := range st.Heat {

@@ -66,7 +66,8 @@ Commands:
   validate -t T.json -m M.jsonl [-m ...] check inputs, list all problems
   verify -t T.json [--budget N] RENDERED.txt
                                          check a rendering's header fingerprint
-  feedback --state S.json --render R.json --response OUT.txt [--format text|json]
+  feedback --state S.json --render R.json --response OUT.txt
+           [--format text|json]
                                          read the model's citations and violations,
                                          move trust, count heat
   bench -t T.json -m M.jsonl [--budgets 1024,2048,...] [--runs N] [--now RFC3339]
@@ -103,9 +104,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "verify":
 		err = runVerify(rest, stdout, stderr)
 	case "feedback":
-		err = runFeedback(rest, stdout, stderr)
+		err = runFeedback(ctx, rest, stdout, stderr)
 	case "heat":
-		err = runHeat(rest, stdout, stderr)
+		err = runHeat(ctx, rest, stdout, stderr)
 	case "bench":
 		err = runBench(ctx, rest, stdout, stderr)
 	case "diff":

@@ -35,7 +35,7 @@ func (o *renderOptions) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.budget, "budget", 0, "override the template's budget, in tokens")
 	o.requestFlags.register(fs)
 	fs.StringVar(&o.audit, "audit", "", "append the assembly's audit record to this JSONL file")
-	fs.StringVar(&o.state, "state", "", "learned-state file (trust, heat): read for ranking, updated with this render's heat")
+	fs.StringVar(&o.state, "state", "", "learned state (trust, heat): a file; read for ranking, updated with this render's heat")
 	fs.StringVar(&o.format, "format", "text", "output format: text, json, report (why each block is in or out) or html (the same as one page)")
 	fs.StringVar(&o.output, "o", "", "write the output to this file instead of stdout")
 	o.sources.register(fs)
@@ -68,7 +68,15 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	cfg := contextasm.Config{Encoding: in.tpl.Encoding()}
 	if o.state != "" {
-		cfg.State = feedback.NewFileStore(o.state)
+		store, err := openState(o.state)
+		if err != nil {
+			return err
+		}
+		defer store.Close()
+		cfg.State = store
+		// A one-shot render is no replica: its blocks stay its own.
+		cfg.StateOptions = contextasm.StateOptions{LocalGlobal: true, Timeout: stateTimeout}
+		in.warn = stderr
 	}
 	var auditFile *os.File
 	if o.audit != "" {
@@ -101,6 +109,8 @@ type inputs struct {
 	// sources, when set, collect into the engine before it assembles
 	// (--mcp, --mcp-url, --files; see sources.go).
 	sources *sourceOptions
+	// warn, when set, is told that the learned state could not be stored.
+	warn io.Writer
 }
 
 // loadInputs loads the template and every memories file, reporting every
@@ -154,12 +164,17 @@ func assemble(ctx context.Context, cfg contextasm.Config, in *inputs, req contex
 	}
 	res, err := eng.Assemble(ctx, req)
 	if err != nil {
+		eng.Close()
 		return nil, err
 	}
 	// What this render kept, cut and dropped counts in the learned state's
-	// heat (a no-op without --state).
-	if err := eng.SaveState(); err != nil {
-		return nil, err
+	// heat (a no-op without --state). A store out of reach does not stop
+	// the render: the result says state_unavailable.
+	if err := eng.Close(); err != nil {
+		if !errors.Is(err, feedback.ErrUnavailable) || in.warn == nil {
+			return nil, err
+		}
+		fmt.Fprintf(in.warn, "render: warning: this render's heat was not stored: %v\n", err)
 	}
 	return res, nil
 }

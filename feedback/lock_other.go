@@ -1,0 +1,19 @@
+//go:build !unix && !windows
+
+package feedback
+
+import (
+	"io/fs"
+	"os"
+)
+
+// tryLock cannot lock on this platform: one process per state file.
+func tryLock(*os.File) (bool, error) { return true, nil }
+
+func unlock(*os.File) {}
+
+func identify(fi fs.FileInfo) fileID {
+	return fileID{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+}
+
+func keepOwner(*os.File, fs.FileInfo) {}

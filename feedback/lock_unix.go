@@ -1,0 +1,51 @@
+//go:build unix
+
+package feedback
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// tryLock takes an exclusive flock on f without waiting.
+func tryLock(f *os.File) (bool, error) {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		switch {
+		case err == nil:
+			return true, nil
+		case errors.Is(err, syscall.EWOULDBLOCK):
+			return false, nil
+		case errors.Is(err, syscall.EINTR):
+			continue
+		}
+		return false, err
+	}
+}
+
+func unlock(f *os.File) { syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }
+
+// identify returns what tells this version of a file from another.
+func identify(fi fs.FileInfo) fileID {
+	id := fileID{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		id.dev, id.ino = uint64(st.Dev), uint64(st.Ino)
+	}
+	return id
+}
+
+// keepOwner gives f the owner and group of old, when the process may (it
+// runs as root, or only the group differs and it belongs to it); a state
+// file replaced by another user keeps whom it belonged to where possible.
+func keepOwner(f *os.File, old fs.FileInfo) {
+	st, ok := old.Sys().(*syscall.Stat_t)
+	if !ok {
+		return
+	}
+	if int(st.Uid) == os.Getuid() && int(st.Gid) == os.Getgid() {
+		return
+	}
+	f.Chown(int(st.Uid), int(st.Gid)) // best effort: an unprivileged writer cannot
+}
