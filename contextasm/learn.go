@@ -224,7 +224,10 @@ func learn(st *feedback.State, sections []SectionResult, response string, p feed
 			in = append(in, fbb)
 		}
 	}
-	fb := feedback.Evaluate(in, response, p)
+	fb, err := feedback.Evaluate(in, response, p)
+	if err != nil {
+		return nil, nil, err
+	}
 	trust := make(map[string]float64, len(in))
 	for _, b := range in {
 		trust[b.RequestID] = b.Trust

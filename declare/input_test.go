@@ -225,3 +225,45 @@ func TestLoadFilesAsOneSet(t *testing.T) {
 		t.Errorf("want the limit reached on b.jsonl:4, got:\n%v", err)
 	}
 }
+
+// Violation patterns are bounded in count, length and compiled size: a
+// pattern's matching costs a step per instruction per byte of response,
+// and five patterns of a thousand instructions took 75 s on a 1 MB
+// response.
+func TestViolationPatternBounds(t *testing.T) {
+	rule := func(patterns ...string) declare.Declaration {
+		d := base()
+		d.BreakOnViolation, d.ViolationPatterns = true, patterns
+		return d
+	}
+	many := make([]string, declare.MaxViolationPatterns+1)
+	for i := range many {
+		many[i] = fmt.Sprintf("word%d", i)
+	}
+	long := strings.Repeat("a", declare.MaxPatternBytes+1)
+	longest := "[" + strings.Repeat("a", declare.MaxPatternBytes-2) + "]" // a class: one instruction
+	tests := []struct {
+		name string
+		d    declare.Declaration
+		want []wantProblem
+	}{
+		{"at the limits", rule(append(many[:declare.MaxViolationPatterns-2:declare.MaxViolationPatterns-2], longest, `[a-z ]{997}x`)...), nil},
+		{"too many", rule(many...), []wantProblem{{0, "policy-kyc", "violation_patterns", "has 17 patterns, more than the limit of 16"}}},
+		{"too long", rule("ok", long), []wantProblem{{0, "policy-kyc", "violation_patterns[1]", "is 1025 bytes, more than the limit of 1024"}}},
+		{"too large compiled", rule(`[a-z ]{1000}x`), []wantProblem{{0, "policy-kyc", "violation_patterns[0]", "compiles to 1003 instructions, more than the limit of 1000"}}},
+		{"nested repetition", rule(`(?:[a-z ]{100}){10}x`), []wantProblem{{0, "policy-kyc", "violation_patterns[0]", "more than the limit of 1000"}}},
+		{"invalid is reported once", rule(`(`), []wantProblem{{0, "policy-kyc", "violation_patterns[0]", "invalid RE2"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := declare.Validate(&tt.d)
+			if tt.want == nil {
+				if err != nil {
+					t.Fatalf("Validate: %v", err)
+				}
+				return
+			}
+			checkProblems(t, problemsOf(t, err), "", tt.want)
+		})
+	}
+}

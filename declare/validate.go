@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-playground/validator/v10"
+
+	"github.com/contextasm/contextasm/internal/pattern"
 )
 
 // ErrInvalid is wrapped by every validation or load error of this package.
@@ -182,15 +184,51 @@ func (c Config) problems(d *Declaration, dst []Problem) []Problem {
 	if d.BreakOnViolation && len(d.ViolationPatterns) == 0 {
 		add("violation_patterns", "break_on_violation needs at least one pattern")
 	}
-	for i, p := range d.ViolationPatterns {
-		if _, err := regexp.Compile(p); err != nil {
-			add(fmt.Sprintf("violation_patterns[%d]", i), "invalid RE2 expression: %v", err)
-		}
-	}
+	dst = patternProblems(d.ViolationPatterns, dst)
 	dst = chatProblems(d, dst)
 	for i := start; i < len(dst); i++ {
 		if validRequestID(d.RequestID) {
 			dst[i].RequestID = d.RequestID
+		}
+	}
+	return dst
+}
+
+// Bounds of violation_patterns. Matching a pattern costs at most one step
+// per instruction of its compiled program per byte of response, so its
+// count and compiled size are bounded here, and package feedback bounds
+// the response they are matched against (docs/limits.md).
+const (
+	// MaxViolationPatterns is the most patterns one declaration may have.
+	MaxViolationPatterns = 16
+	// MaxPatternBytes is the longest pattern, in bytes.
+	MaxPatternBytes = 1024
+	// MaxPatternSize is the most instructions a pattern may compile to: a
+	// counted repetition multiplies what it repeats ("[a-z]{1000}" is over
+	// 1,000).
+	MaxPatternSize = 1000
+)
+
+// patternProblems appends the problems of a declaration's patterns.
+func patternProblems(patterns []string, dst []Problem) []Problem {
+	if n := len(patterns); n > MaxViolationPatterns {
+		dst = append(dst, Problem{Field: "violation_patterns",
+			Message: fmt.Sprintf("has %d patterns, more than the limit of %d", n, MaxViolationPatterns)})
+	}
+	for i, p := range patterns {
+		field := fmt.Sprintf("violation_patterns[%d]", i)
+		if len(p) > MaxPatternBytes {
+			dst = append(dst, Problem{Field: field, Message: fmt.Sprintf("is %d bytes, more than the limit of %d", len(p), MaxPatternBytes)})
+			continue
+		}
+		if _, err := regexp.Compile(p); err != nil {
+			dst = append(dst, Problem{Field: field, Message: fmt.Sprintf("invalid RE2 expression: %v", err)})
+			continue
+		}
+		if size, err := pattern.Size(p); err == nil && size > MaxPatternSize {
+			dst = append(dst, Problem{Field: field, Message: fmt.Sprintf(
+				"compiles to %d instructions, more than the limit of %d (matching costs a step per instruction per byte of response; a counted repetition such as {1000} multiplies what it repeats)",
+				size, MaxPatternSize)})
 		}
 	}
 	return dst

@@ -1,12 +1,15 @@
 package feedback
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/contextasm/contextasm/internal/pattern"
 )
 
 // ErrConstraintViolation means the model's response matched a violation
@@ -141,10 +144,82 @@ func HashResponse(response string) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-// Evaluate reads response against the blocks that were in its context.
-// Refs are one per cited block, in order of first citation; unknown refs
-// are ids cited but not in the context, each once, in order.
-func Evaluate(blocks []Block, response string, p Policy) *Result {
+// Bounds of checking violation patterns against a response (see
+// [Limits]).
+const (
+	// DefaultMaxResponseBytes is the longest response checked against
+	// violation patterns when Limits.MaxResponseBytes is zero.
+	DefaultMaxResponseBytes = 1 << 20
+	// DefaultMaxMatchWork bounds, when Limits.MaxMatchWork is zero, the
+	// compiled size of all the patterns checked times the response's
+	// length: at most that many matching steps, a few seconds at the very
+	// worst (BenchmarkEvaluateWorstCase measures it).
+	DefaultMaxMatchWork = 1 << 26
+)
+
+// ErrResponseTooLarge means a response is too long to check against the
+// violation patterns of its context within [Limits]; nothing was
+// evaluated or learned. It is wrapped with the figures.
+var ErrResponseTooLarge = errors.New("feedback: response too large to check against the violation patterns")
+
+// Limits bound the work of checking violation patterns. RE2 matching
+// never backtracks, but costs up to one step per instruction of a
+// pattern's compiled program per byte of response: five patterns of a
+// thousand instructions take over a minute on a 1 MB response. So a
+// response is checked only when it is at most MaxResponseBytes long and
+// the patterns' total compiled size times its length is at most
+// MaxMatchWork; otherwise Evaluate fails with ErrResponseTooLarge rather
+// than skip a check. Responses of contexts without patterns are not
+// bounded. Zero fields mean the defaults; negative ones are errors.
+type Limits struct {
+	MaxResponseBytes int   // DefaultMaxResponseBytes
+	MaxMatchWork     int64 // DefaultMaxMatchWork
+}
+
+// check returns an error when blocks' patterns may not be matched against
+// a response of n bytes.
+func (l Limits) check(blocks []Block, n int) error {
+	if l.MaxResponseBytes < 0 || l.MaxMatchWork < 0 {
+		return fmt.Errorf("feedback: negative Limits (%+v)", l)
+	}
+	maxBytes, maxWork := cmp.Or(l.MaxResponseBytes, DefaultMaxResponseBytes), cmp.Or(l.MaxMatchWork, DefaultMaxMatchWork)
+	var size int64
+	count := 0
+	for i := range blocks {
+		for _, re := range blocks[i].Patterns {
+			s, err := pattern.Size(re.String())
+			if err != nil {
+				return fmt.Errorf("feedback: block %q: pattern %q: %w", blocks[i].RequestID, re.String(), err)
+			}
+			size += int64(s)
+			count++
+		}
+	}
+	switch {
+	case count == 0:
+		return nil
+	case n > maxBytes:
+		return fmt.Errorf("%w: it is %d bytes, more than the %d checked (Limits.MaxResponseBytes)", ErrResponseTooLarge, n, maxBytes)
+	case size*int64(n) > maxWork:
+		return fmt.Errorf("%w: %d patterns of %d compiled instructions in all, over %d bytes, take up to %d matching steps, more than the limit of %d (Limits.MaxMatchWork)",
+			ErrResponseTooLarge, count, size, n, size*int64(n), maxWork)
+	}
+	return nil
+}
+
+// Evaluate reads response against the blocks that were in its context,
+// under the default [Limits]. Refs are one per cited block, in order of
+// first citation; unknown refs are ids cited but not in the context, each
+// once, in order.
+func Evaluate(blocks []Block, response string, p Policy) (*Result, error) {
+	return Limits{}.Evaluate(blocks, response, p)
+}
+
+// Evaluate is [Evaluate] under l.
+func (l Limits) Evaluate(blocks []Block, response string, p Policy) (*Result, error) {
+	if err := l.check(blocks, len(response)); err != nil {
+		return nil, err
+	}
 	res := &Result{
 		Refs:              []Ref{},
 		UnknownRefs:       []string{},
@@ -181,5 +256,5 @@ func Evaluate(blocks []Block, response string, p Policy) *Result {
 			}
 		}
 	}
-	return res
+	return res, nil
 }

@@ -42,7 +42,10 @@ func TestEvaluate(t *testing.T) {
 	}
 	resp := `<memory_ref id="ctx" type="context"/> The loan was declined because she is married. ` +
 		strings.Repeat("filler ", 20) + `<memory_ref id="hist"/> <memory_ref id="ghost"/> <memory_ref id="ctx"/> <memory_ref id="ghost"/>`
-	res := Evaluate(blocks, resp, Policy{})
+	res, err := Evaluate(blocks, resp, Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	wantRefs := []Ref{{RequestID: "ctx", Type: "context", Position: Start}, {RequestID: "hist", Position: End}}
 	if !slices.Equal(res.Refs, wantRefs) {
 		t.Errorf("refs = %+v, want %+v", res.Refs, wantRefs)
@@ -56,7 +59,7 @@ func TestEvaluate(t *testing.T) {
 	if want := []Violation{{RequestID: "rule", Pattern: `(?i)because she is married`}}; !slices.Equal(res.Violations, want) {
 		t.Errorf("violations = %+v", res.Violations)
 	}
-	err := res.Err()
+	err = res.Err()
 	var ve *ViolationError
 	if !errors.Is(err, ErrConstraintViolation) || !errors.As(err, &ve) || !strings.Contains(err.Error(), `CONSTRAINT_VIOLATION: block "rule"`) {
 		t.Errorf("Err() = %v", err)
@@ -64,7 +67,10 @@ func TestEvaluate(t *testing.T) {
 	if res.ModelResponseHash != HashResponse(resp) || !strings.HasPrefix(res.ModelResponseHash, "sha256:") || len(res.ModelResponseHash) != 7+64 {
 		t.Errorf("hash = %q", res.ModelResponseHash)
 	}
-	clean := Evaluate(blocks, "nothing to see", Policy{})
+	clean, err := Evaluate(blocks, "nothing to see", Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if clean.Err() != nil || len(clean.Refs) != 0 || clean.Refs == nil || clean.UnknownRefs == nil {
 		t.Errorf("clean response: %+v", clean)
 	}

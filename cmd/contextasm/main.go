@@ -154,7 +154,7 @@ func report(err error, stderr io.Writer) int {
 		return exitBudget
 	case errors.Is(err, feedback.ErrConstraintViolation):
 		return exitViolation
-	case errors.Is(err, feedback.ErrStateVersion):
+	case errors.Is(err, feedback.ErrStateVersion), errors.Is(err, feedback.ErrResponseTooLarge):
 		return exitUsage
 	}
 	return exitFailure
