@@ -72,6 +72,7 @@ func compareOutcomes(t testing.TB, what string, got, want observed) {
 func TestDeterministicAcrossDeclarationOrder(t *testing.T) {
 	tpl, decls := determinismInputs(t)
 	req := demoRequest(tpl)
+	req.ListHidden = true // so that the order of hidden exclusions is exercised too
 	base := outcomeOf(t, assemble(t, newEngine(t, contextasm.Config{}, decls...), req))
 
 	// The fixture must exercise what could vary: ties on score and time

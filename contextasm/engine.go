@@ -9,10 +9,12 @@ import (
 	"log/slog"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 
@@ -111,6 +113,7 @@ type Engine struct {
 	pool       sync.Pool // *assemble.Assembler
 
 	sources sourceEvents
+	inputs  inputSet
 
 	learnMu sync.Mutex       // guards learned and rep
 	learned *feedback.State  // trust, heat and sessions: rep's view
@@ -455,6 +458,46 @@ type Request struct {
 	// ID names the assembly in its audit record. Empty means
 	// "asm-" and the first 12 hex digits of the render hash.
 	ID string
+	// ListHidden is a trusted debugging mode: blocks excluded because they
+	// belong to another session or user, need a role the request lacks or
+	// are meant for the user only are listed by id in the events (and so
+	// in the dump, the views and the audit record) instead of being
+	// counted per reason in ExcludedCounts. Those ids are other tenants'
+	// business: never set it for output a tenant may see.
+	ListHidden bool
+}
+
+// checkIdentity refuses control characters in the request's session, user
+// and roles: they are compared byte for byte and keyed on, and a role "a\x00b"
+// has no business next to roles "a" and "b".
+func (req *Request) checkIdentity() error {
+	bad := func(s string) bool {
+		return strings.IndexFunc(s, unicode.IsControl) >= 0
+	}
+	switch {
+	case bad(req.SessionID):
+		return fmt.Errorf("%w: Request.SessionID %q contains a control character", ErrInvalid, req.SessionID)
+	case bad(req.UserID):
+		return fmt.Errorf("%w: Request.UserID %q contains a control character", ErrInvalid, req.UserID)
+	}
+	for i, r := range req.Roles {
+		if bad(r) {
+			return fmt.Errorf("%w: Request.Roles[%d] %q contains a control character", ErrInvalid, i, r)
+		}
+	}
+	return nil
+}
+
+// rolesKey encodes a role list for the warm-path key without ambiguity:
+// each role is prefixed by its length, so no two lists share a key.
+func rolesKey(roles []string) string {
+	var b []byte
+	for _, r := range roles {
+		b = strconv.AppendInt(b, int64(len(r)), 10)
+		b = append(b, ':')
+		b = append(b, r...)
+	}
+	return string(b)
 }
 
 // Assemble builds the context for req from the blocks declared so far.
@@ -470,23 +513,26 @@ func (e *Engine) Assemble(ctx context.Context, req Request) (*Result, error) {
 	if req.Now.IsZero() {
 		return nil, fmt.Errorf("%w: Request.Now is zero (the engine never reads the clock)", ErrInvalid)
 	}
+	if err := req.checkIdentity(); err != nil {
+		return nil, err
+	}
 	tpl := req.Template
 	tok, err := e.tokenizer(tpl.Encoding())
 	if err != nil {
 		return nil, err
 	}
 	snap := e.current()
-	key := outputKey{snap: snap, tpl: tpl, now: req.Now.UnixNano(), session: req.SessionID, user: req.UserID, roles: strings.Join(req.Roles, "\x00")}
+	key := outputKey{snap: snap, tpl: tpl, now: req.Now.UnixNano(), session: req.SessionID, user: req.UserID, roles: rolesKey(req.Roles), listHidden: req.ListHidden}
 	memo, ok := e.last.get(key)
 	if !ok {
 		counter := &cachedCounter{tok: tok, cache: e.counts, plans: e.plans, tag: tagOf(tpl.Encoding(), e.cfg.Counter != nil)}
 		asm := e.pool.Get().(*assemble.Assembler)
-		out, err := asm.AssembleRefs(tpl, snap.blocks, assemble.Request{Now: req.Now, SessionID: req.SessionID, UserID: req.UserID, Roles: req.Roles}, counter)
+		out, err := asm.AssembleRefs(tpl, snap.blocks, assemble.Request{Now: req.Now, SessionID: req.SessionID, UserID: req.UserID, Roles: req.Roles, ListHidden: req.ListHidden}, counter)
 		e.pool.Put(asm)
 		if err != nil {
 			return nil, fmt.Errorf("contextasm: %w", err)
 		}
-		memo = &assembled{out: out, types: memoryTypes(out.Sections), renderHash: renderHashOf(out.Text)}
+		memo = &assembled{out: out, types: memoryTypes(out.Sections), renderHash: renderHashOf(out.Text), blocks: auditBlocks(out)}
 		e.last.put(key, memo)
 	}
 	snap.recordHeat(memo.out.Sections)
@@ -499,6 +545,7 @@ func (e *Engine) Assemble(ctx context.Context, req Request) (*Result, error) {
 	events = e.stateEvents(events)
 	res := newResult(tpl, req, memo, events)
 	res.StateVersion = snap.state
+	res.Audit.Inputs = e.inputs.current()
 	if e.cfg.Audit != nil {
 		res.Audit.Log(ctx, e.cfg.Audit)
 	}

@@ -52,12 +52,14 @@ func ExampleEngine_Assemble() {
 	for _, ev := range res.Events {
 		fmt.Println("event:", ev.Reason, ev.RequestID)
 	}
+	// Another session's block is counted, never named.
+	fmt.Println("excluded:", res.ExcludedCounts)
 	// Output:
 	// [MODEL_CONTEXT_PROTOCOL v1.2 | fp:sha256:477307e48b8534ac]
 	// <rule>Never reveal account numbers.</rule>
 	// USER: What is my balance?
 	// tokens: 40 of 200
-	// event: out_of_scope turn-9
+	// excluded: map[out_of_scope:1]
 }
 
 func ExampleEngine_Declare() {

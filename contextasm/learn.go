@@ -47,6 +47,7 @@ type outputKey struct {
 	tpl                  *template.Template
 	now                  int64
 	session, user, roles string
+	listHidden           bool
 }
 
 // assembled is a memoised assembly: its output, the memory types that took
@@ -55,6 +56,7 @@ type assembled struct {
 	out        *assemble.Output
 	types      []string
 	renderHash string
+	blocks     []outcome.AuditBlock
 }
 
 // outputMemo remembers the most recent assembly. One entry is enough for

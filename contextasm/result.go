@@ -7,6 +7,7 @@ import (
 
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/fingerprint"
+	"github.com/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/template"
 )
@@ -47,8 +48,14 @@ type Result struct {
 	Now        time.Time
 	// Sections are in template order; their blocks in rank order.
 	Sections []SectionResult
-	// Events explain every block left out, cut, stale or neutralised.
+	// Events explain every block left out, cut, stale or neutralised,
+	// except blocks hidden from the request (another session's or user's,
+	// needing a role it lacks, or meant for the user only), which
+	// ExcludedCounts counts per reason unless Request.ListHidden is set.
 	Events []Event
+	// ExcludedCounts counts the hidden exclusions per reason; nil when
+	// there are none.
+	ExcludedCounts map[outcome.Reason]int
 	// Audit is the assembly's audit record: ids and hashes, no content.
 	Audit Audit
 	// StateVersion is the version of the learned state (Config.State) the
@@ -67,15 +74,16 @@ func newResult(tpl *template.Template, req Request, a *assembled, events []Event
 		events = []Event{}
 	}
 	return &Result{
-		Text:        out.Text,
-		TotalTokens: out.TotalTokens,
-		Fingerprint: tpl.Fingerprint(),
-		RenderHash:  renderHash,
-		Encoding:    tpl.Encoding(),
-		Budget:      tpl.Budget(),
-		Now:         req.Now,
-		Sections:    out.Sections,
-		Events:      events,
+		Text:           out.Text,
+		TotalTokens:    out.TotalTokens,
+		Fingerprint:    tpl.Fingerprint(),
+		RenderHash:     renderHash,
+		Encoding:       tpl.Encoding(),
+		Budget:         tpl.Budget(),
+		Now:            req.Now,
+		Sections:       out.Sections,
+		Events:         events,
+		ExcludedCounts: out.ExcludedCounts,
 		Audit: Audit{
 			RequestID:           id,
 			Fingerprint:         tpl.Fingerprint(),
@@ -83,7 +91,9 @@ func newResult(tpl *template.Template, req Request, a *assembled, events []Event
 			DeclaredMemoryTypes: a.types,
 			RenderedTokens:      out.TotalTokens,
 			Budget:              tpl.Budget(),
+			Blocks:              a.blocks,
 			Events:              events,
+			ExcludedCounts:      out.ExcludedCounts,
 		},
 	}
 }
@@ -125,7 +135,24 @@ func (r *Result) Dump() Dump {
 		Now:             r.Now.UTC().Format(time.RFC3339Nano),
 		Sections:        r.Sections,
 		Events:          r.Events,
+		ExcludedCounts:  r.ExcludedCounts,
 		Text:            r.Text,
 		StateVersion:    r.StateVersion,
 	}
+}
+
+// auditBlocks lists the blocks in out's text with the hash of each one's
+// span, for the audit record.
+func auditBlocks(out *assemble.Output) []outcome.AuditBlock {
+	blocks := []outcome.AuditBlock{}
+	for _, sec := range out.Sections {
+		for _, b := range sec.Blocks {
+			if b.Status == outcome.StatusDropped {
+				continue
+			}
+			sum := sha256.Sum256([]byte(out.Text[b.Offset : b.Offset+b.Length]))
+			blocks = append(blocks, outcome.AuditBlock{RequestID: b.RequestID, Status: b.Status, SHA256: hex.EncodeToString(sum[:])})
+		}
+	}
+	return blocks
 }

@@ -90,6 +90,16 @@ type Event struct {
 	Tokens    int    `json:"tokens"`
 }
 
+// Hidden reports whether blocks excluded for reason r belong to someone
+// else's view: another session's or user's block, one that needs a role the
+// request lacks, or one meant for the user only. Their ids are not listed
+// in an assembly's events (they would tell one tenant another's block
+// ids); they are counted per reason in ExcludedCounts instead, unless the
+// host asked for the full list in a trusted debugging mode.
+func Hidden(r Reason) bool {
+	return r == ReasonOutOfScope || r == ReasonAccessDenied || r == ReasonAudience
+}
+
 // BlockResult is one eligible block's outcome in its section.
 type BlockResult struct {
 	RequestID string `json:"request_id"`
@@ -149,7 +159,10 @@ type Dump struct {
 	Now             string          `json:"now"`
 	Sections        []SectionResult `json:"sections"`
 	Events          []Event         `json:"events"`
-	Text            string          `json:"text"`
+	// ExcludedCounts counts, per reason, the blocks excluded for a hidden
+	// reason (see [Hidden]), whose ids the events do not list.
+	ExcludedCounts map[Reason]int `json:"excluded_counts,omitempty"`
+	Text           string         `json:"text"`
 	// StateVersion is the version of the shared learned state the
 	// assembly ranked with; absent without a state store.
 	StateVersion uint64 `json:"state_version,omitempty"`
@@ -167,10 +180,41 @@ type Audit struct {
 	DeclaredMemoryTypes []string `json:"declared_memory_types"`
 	RenderedTokens      int      `json:"rendered_tokens"`
 	Budget              int      `json:"budget"`
-	Events              []Event  `json:"events"`
+	// Blocks are the blocks in the rendered text, sections in template
+	// order and blocks in rank order, each with the hash of exactly the
+	// text rendered for it: which version of a rule the model saw is
+	// answered from the record alone.
+	Blocks []AuditBlock `json:"blocks"`
+	// Inputs are the declaration files and source snapshots the engine
+	// had loaded, by name, with their hashes, as the host reported them.
+	Inputs []Input `json:"inputs,omitempty"`
+	Events []Event `json:"events"`
+	// ExcludedCounts counts the blocks excluded for a hidden reason, per
+	// reason (see [Hidden]).
+	ExcludedCounts map[Reason]int `json:"excluded_counts,omitempty"`
 	// ModelResponseHash is set in the record feedback logs: the hash of
 	// the model's response to this assembly.
 	ModelResponseHash string `json:"model_response_hash,omitempty"`
+}
+
+// AuditBlock is one block in a rendered text, as the audit record lists
+// it: no content, only a hash of it.
+type AuditBlock struct {
+	RequestID string `json:"request_id"`
+	// Status is kept, or cut for a block kept in part.
+	Status Status `json:"status"`
+	// SHA256 is the hex SHA-256 of the block's span in the rendered text:
+	// the render string filled in, neutralised, and cut if it was.
+	SHA256 string `json:"sha256"`
+}
+
+// Input is one declaration file or source snapshot an engine loaded.
+type Input struct {
+	// Name says what was loaded, e.g. "file:memories.jsonl" or
+	// "source:docs".
+	Name string `json:"name"`
+	// SHA256 is the hex SHA-256 of the bytes loaded.
+	SHA256 string `json:"sha256"`
 }
 
 // Log writes the record as one log entry ("contextasm.assembly") with the
@@ -184,7 +228,14 @@ func (a *Audit) Log(ctx context.Context, l *slog.Logger) {
 		slog.Any("declared_memory_types", a.DeclaredMemoryTypes),
 		slog.Int("rendered_tokens", a.RenderedTokens),
 		slog.Int("budget", a.Budget),
-		slog.Any("events", a.Events),
+		slog.Any("blocks", a.Blocks),
+	}
+	if len(a.Inputs) > 0 {
+		attrs = append(attrs, slog.Any("inputs", a.Inputs))
+	}
+	attrs = append(attrs, slog.Any("events", a.Events))
+	if len(a.ExcludedCounts) > 0 {
+		attrs = append(attrs, slog.Any("excluded_counts", a.ExcludedCounts))
 	}
 	if a.ModelResponseHash != "" {
 		attrs = append(attrs, slog.String("model_response_hash", a.ModelResponseHash))

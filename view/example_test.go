@@ -77,7 +77,7 @@ func ExampleWriteReport() {
 	//
 	// Excluded before ranking: 1
 	//   out_of_scope · belongs to another session or user
-	//     turn-9
+	//     1 block hidden from this request: counted, not named
 	//
 	// What the reasons mean
 	//   required     the host requires it: never dropped or cut

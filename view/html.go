@@ -227,7 +227,11 @@ func buildHTML(d *outcome.Dump, p *page) *htmlData {
 			}
 			continue
 		}
-		for _, id := range g.IDs {
+		ids := g.IDs
+		if g.Unnamed > 0 {
+			ids = append(slices.Clip(ids), unnamedText(g.Unnamed))
+		}
+		for _, id := range ids {
 			hr := newRow()
 			hr.ID, hr.Status, hr.Reason, hr.ReasonHelp = id, statusExcluded, string(g.Reason), g.Help
 			hr.Reasons = string(g.Reason)

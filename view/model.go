@@ -103,6 +103,17 @@ type group struct {
 	Reason outcome.Reason
 	Help   string
 	IDs    []string // sorted
+	// Unnamed is how many more blocks the group holds whose ids the dump
+	// does not name: hidden exclusions, counted per reason.
+	Unnamed int
+}
+
+// size is the number of blocks in the group.
+func (g *group) size() int { return len(g.IDs) + g.Unnamed }
+
+// unnamedText says how many blocks a group holds without naming them.
+func unnamedText(n int) string {
+	return plural(n, "block") + " hidden from this request: counted, not named"
 }
 
 // legendEntry is one reason or note the views show, with what it means and
@@ -183,6 +194,19 @@ func analyse(d *outcome.Dump) *model {
 			m.counts[statusExcluded]++
 		}
 	}
+	for r, n := range d.ExcludedCounts {
+		if n <= 0 {
+			continue
+		}
+		k := [2]string{string(outcome.KindExcluded), string(r)}
+		g := groups[k]
+		if g == nil {
+			g = &group{Kind: outcome.KindExcluded, Reason: r}
+			groups[k] = g
+		}
+		g.Unnamed += n
+		m.counts[statusExcluded] += n
+	}
 	for _, g := range groups {
 		slices.Sort(g.IDs)
 		g.Help = ReasonHelp(g.Reason)
@@ -214,7 +238,7 @@ func analyse(d *outcome.Dump) *model {
 	}
 	for _, g := range m.groups {
 		if notBlock(g.Kind) {
-			entry(g.Reason).Excluded += len(g.IDs)
+			entry(g.Reason).Excluded += g.size()
 		}
 	}
 	for _, e := range legend {

@@ -184,7 +184,7 @@ func WriteReport(w io.Writer, d *outcome.Dump, opt ReportOptions) error {
 			n := 0
 			for _, h := range m.groups[i:] {
 				if h.Kind == g.Kind {
-					n += len(h.IDs)
+					n += h.size()
 				}
 			}
 			title := titles[g.Kind]
@@ -207,6 +207,9 @@ func WriteReport(w io.Writer, d *outcome.Dump, opt ReportOptions) error {
 		}
 		for _, id := range g.IDs {
 			t.line("", "    "+ellipsis(clean(id), t.width-4))
+		}
+		if g.Unnamed > 0 {
+			t.line(sgrDim, "    "+ellipsis(unnamedText(g.Unnamed), t.width-4))
 		}
 	}
 

@@ -5,14 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/contextasm/contextasm/internal/bpe"
-	"github.com/contextasm/contextasm/outcome"
 	"io"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/contextasm/contextasm/internal/bpe"
+	"github.com/contextasm/contextasm/outcome"
 
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"

@@ -6,6 +6,8 @@ import (
 	"embed"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -109,9 +111,13 @@ func explain(w io.Writer, res *contextasm.Result) {
 			other = append(other, e)
 		}
 	}
-	if len(other) > 0 {
+	if len(other)+len(res.ExcludedCounts) > 0 {
 		fmt.Fprintln(w, "\nnot eligible, or worth a look:")
 		tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+		for _, r := range slices.Sorted(maps.Keys(res.ExcludedCounts)) {
+			// Blocks hidden from this request are counted, never named.
+			fmt.Fprintf(tw, "  %s\t%d not named\t%s\n", r, res.ExcludedCounts[r], view.ReasonHelp(r))
+		}
 		for _, e := range other {
 			fmt.Fprintf(tw, "  %s\t%s\t%s\n", e.Reason, e.RequestID, view.ReasonHelp(e.Reason))
 		}

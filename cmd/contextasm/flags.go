@@ -28,6 +28,9 @@ type requestFlags struct {
 	session string
 	user    string
 	roles   stringsFlag
+	// listHidden lists other tenants' excluded blocks by id (a trusted
+	// debugging mode; see contextasm.Request.ListHidden).
+	listHidden bool
 }
 
 func (f *requestFlags) register(fs *flag.FlagSet) {
@@ -35,6 +38,7 @@ func (f *requestFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.session, "session", "", "session id of the request")
 	fs.StringVar(&f.user, "user", "", "user id of the request")
 	fs.Var(&f.roles, "role", "a role the request holds; repeatable")
+	fs.BoolVar(&f.listHidden, "list-hidden", false, "trusted debugging: list blocks of other sessions, users and roles by id instead of counting them (never for output a tenant sees)")
 }
 
 // instant returns --now, or the current time when it is not given. cmd
@@ -52,5 +56,5 @@ func (f *requestFlags) instant(cmd string) (time.Time, error) {
 
 // request returns the engine request the flags describe.
 func (f *requestFlags) request(tpl *template.Template, now time.Time) contextasm.Request {
-	return contextasm.Request{Template: tpl, Now: now, SessionID: f.session, UserID: f.user, Roles: f.roles}
+	return contextasm.Request{Template: tpl, Now: now, SessionID: f.session, UserID: f.user, Roles: f.roles, ListHidden: f.listHidden}
 }

@@ -3,16 +3,20 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/internal/bpe"
 	"github.com/contextasm/contextasm/internal/goldenfile"
+	"github.com/contextasm/contextasm/outcome"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -70,9 +74,15 @@ func TestDemoShowsEveryDecision(t *testing.T) {
 	for _, e := range d.Events {
 		reasons[string(e.Reason)] = true
 	}
-	for _, want := range []string{"expired", "stale", "out_of_scope", "access_denied", "audience", "section_cap", "budget", "cut", "escaped"} {
+	for _, want := range []string{"expired", "stale", "section_cap", "budget", "cut", "escaped"} {
 		if !reasons[want] {
 			t.Errorf("demo has no %q event", want)
+		}
+	}
+	// Exclusions that would name another tenant's block are counted.
+	for _, want := range []outcome.Reason{outcome.ReasonOutOfScope, outcome.ReasonAccessDenied, outcome.ReasonAudience} {
+		if d.ExcludedCounts[want] == 0 || reasons[string(want)] {
+			t.Errorf("demo: %s counted %d times and listed %v; want counted, not listed", want, d.ExcludedCounts[want], reasons[string(want)])
 		}
 	}
 	tok, err := bpe.Load(d.Encoding)
@@ -207,5 +217,41 @@ func TestErrorsOnePerLine(t *testing.T) {
 		if !strings.Contains(l, "m.jsonl:") {
 			t.Errorf("line does not name the file and line: %q", l)
 		}
+	}
+}
+
+// TestRenderAuditNamesFiles: render --audit logs each -m file's SHA-256 and
+// each rendered block's hash, and no content (issue 16, item 14).
+func TestRenderAuditNamesFiles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	args := append([]string{"render", "--audit", path, "-o", filepath.Join(t.TempDir(), "out.txt")}, demoArgs...)
+	if code, _, stderr := runCLI(t, args...); code != 0 {
+		t.Fatalf("render: exit %d: %s", code, stderr)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		Blocks []outcome.AuditBlock `json:"blocks"`
+		Inputs []outcome.Input      `json:"inputs"`
+	}
+	if err := json.Unmarshal(data, &rec); err != nil {
+		t.Fatal(err)
+	}
+	mem, err := os.ReadFile("demo/memories.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(mem)
+	want := []outcome.Input{{Name: "file:demo/memories.jsonl", SHA256: hex.EncodeToString(sum[:])}}
+	if !slices.Equal(rec.Inputs, want) {
+		t.Errorf("inputs %+v, want %+v", rec.Inputs, want)
+	}
+	if len(rec.Blocks) == 0 || len(rec.Blocks[0].SHA256) != 64 {
+		t.Errorf("blocks %+v, want each with a SHA-256", rec.Blocks)
+	}
+	if strings.Contains(string(data), "Equal Credit Opportunity") {
+		t.Error("the audit line holds block content")
 	}
 }

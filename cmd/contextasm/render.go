@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -15,6 +17,7 @@ import (
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/feedback"
+	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/template"
 )
 
@@ -111,6 +114,8 @@ type inputs struct {
 	sources *sourceOptions
 	// warn, when set, is told that the learned state could not be stored.
 	warn io.Writer
+	// files are the memories files' SHA-256 hashes, for the audit record.
+	files []outcome.Input
 }
 
 // loadInputs loads the template and every memories file, reporting every
@@ -135,15 +140,27 @@ func loadInputs(tplPath string, memPaths []string, budget int) (*inputs, error) 
 	// file, and a request_id may not be declared in two. Loading stops at
 	// the engine's block bound rather than after reading everything.
 	var all []declare.Declaration
+	var files []outcome.Input
 	if len(memPaths) > 0 {
 		if all, err = (declare.Config{MaxBlocks: contextasm.DefaultMaxBlocks}).LoadFiles(memPaths...); err != nil {
 			errs = append(errs, err)
+		}
+		for _, p := range memPaths {
+			// The audit record names the version of each file: hashed as
+			// read right after loading it.
+			data, err := os.ReadFile(p)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			sum := sha256.Sum256(data)
+			files = append(files, outcome.Input{Name: "file:" + p, SHA256: hex.EncodeToString(sum[:])})
 		}
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	return &inputs{tpl: tpl, decls: all}, nil
+	return &inputs{tpl: tpl, decls: all, files: files}, nil
 }
 
 // assemble runs one assembly over the inputs.
@@ -154,6 +171,9 @@ func assemble(ctx context.Context, cfg contextasm.Config, in *inputs, req contex
 	}
 	if err := eng.Declare(in.decls...); err != nil {
 		return nil, err
+	}
+	for _, f := range in.files {
+		eng.SetInput(f.Name, f.SHA256)
 	}
 	if in.sources != nil {
 		stop, err := in.sources.start(ctx, eng)

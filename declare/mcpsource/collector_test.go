@@ -191,7 +191,8 @@ func TestAnnotationsEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := sink.eng.Assemble(t.Context(), contextasm.Request{Template: tpl, Now: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)})
+	// Listing hidden exclusions (a debugging mode) names the user-only block.
+	res, err := sink.eng.Assemble(t.Context(), contextasm.Request{Template: tpl, Now: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), ListHidden: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -98,9 +98,14 @@ func (a *Assembler) AssembleRefs(tpl *template.Template, blocks []*Block, req Re
 	out := &Output{Events: make([]outcome.Event, 0, len(blocks)+16)}
 	var misses []truncate.RequiredMiss
 
+	var hidden [3]int // out_of_scope, access_denied, audience
 	for i, b := range blocks {
 		si, reason := eligibility(b, tpl, &req)
 		if reason != "" {
+			if h := hiddenIndex(reason); h >= 0 && !req.ListHidden {
+				hidden[h]++
+				continue
+			}
 			out.Events = append(out.Events, outcome.Event{Kind: outcome.KindExcluded, RequestID: b.ID, Reason: reason})
 			if reason == outcome.ReasonNoSection && b.Required {
 				misses = append(misses, truncate.RequiredMiss{RequestID: b.ID, Reason: outcome.ReasonNoSection})
@@ -130,6 +135,14 @@ func (a *Assembler) AssembleRefs(tpl *template.Template, blocks []*Block, req Re
 	}
 	if len(misses) > 0 {
 		return nil, &truncate.RequiredError{Misses: misses}
+	}
+	for h, n := range hidden {
+		if n > 0 {
+			if out.ExcludedCounts == nil {
+				out.ExcludedCounts = make(map[outcome.Reason]int, len(hidden))
+			}
+			out.ExcludedCounts[hiddenReasons[h]] = n
+		}
 	}
 
 	if err := a.fitBudget(tpl, blocks, c, out); err != nil {
@@ -260,12 +273,30 @@ func (a *Assembler) sortRankKeys(keys []rankKey) []rankKey {
 	return src
 }
 
+// hiddenReasons are the reasons outcome.Hidden names, in the order of the
+// Assembler's counts.
+var hiddenReasons = [...]outcome.Reason{outcome.ReasonOutOfScope, outcome.ReasonAccessDenied, outcome.ReasonAudience}
+
+// hiddenIndex returns r's index in hiddenReasons, or -1.
+func hiddenIndex(r outcome.Reason) int {
+	switch r {
+	case outcome.ReasonOutOfScope:
+		return 0
+	case outcome.ReasonAccessDenied:
+		return 1
+	case outcome.ReasonAudience:
+		return 2
+	}
+	return -1
+}
+
 // eligibility returns the section b goes to, or why it cannot enter the
-// context.
+// context. Whose block it is comes first: a block of another session or
+// user, or one needing a role the request lacks, is out_of_scope or
+// access_denied even when it has also expired, so that no event about it
+// (which lists ids) tells the request it exists.
 func eligibility(b *Block, tpl *template.Template, req *Request) (int, outcome.Reason) {
 	switch {
-	case !b.ValidUntil.IsZero() && !req.Now.Before(b.ValidUntil):
-		return -1, outcome.ReasonExpired
 	case b.Scope == "session" && b.SessionID != req.SessionID,
 		b.Scope == "user" && b.UserID != req.UserID:
 		return -1, outcome.ReasonOutOfScope
@@ -273,6 +304,8 @@ func eligibility(b *Block, tpl *template.Template, req *Request) (int, outcome.R
 		return -1, outcome.ReasonAccessDenied
 	case !b.ForAssistant:
 		return -1, outcome.ReasonAudience
+	case !b.ValidUntil.IsZero() && !req.Now.Before(b.ValidUntil):
+		return -1, outcome.ReasonExpired
 	}
 	si, ok := tpl.SectionFor(b.Type)
 	if !ok {

@@ -201,6 +201,20 @@ func TestEvents(t *testing.T) {
 			out := mustAssemble(t, tpl, tt.blocks, req)
 
 			got := eventsOf(out, tt.id)
+			if tt.want != nil && outcome.Hidden(tt.want.Reason) {
+				// Counted, not named, unless the request lists hidden
+				// blocks for debugging.
+				if len(got) != 0 || out.ExcludedCounts[tt.want.Reason] != 1 {
+					t.Fatalf("events about %q = %+v, counts %v; want none and %s: 1", tt.id, got, out.ExcludedCounts, tt.want.Reason)
+				}
+				debug := req
+				debug.ListHidden = true
+				out = mustAssemble(t, tpl, tt.blocks, debug)
+				got = eventsOf(out, tt.id)
+				if out.ExcludedCounts != nil {
+					t.Errorf("ListHidden: counts %v, want none", out.ExcludedCounts)
+				}
+			}
 			if tt.want == nil {
 				if len(got) != 0 {
 					t.Fatalf("events about %q = %+v, want none", tt.id, got)
@@ -252,5 +266,18 @@ func TestEvents(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestHiddenBeforeExpired: another user's expired block is out_of_scope,
+// counted and not named, rather than listed as expired: the reason an
+// event gives must not tell a request that someone else's block exists.
+func TestHiddenBeforeExpired(t *testing.T) {
+	b := block("user-u-ana-secret", declare.Context, "hers")
+	b.Scope, b.UserID = declare.ScopeUser, "u-ana"
+	b.ValidUntil = now.Add(-time.Hour)
+	out := mustAssemble(t, mustParse(t, eventsTemplate), []assemble.Block{b}, assemble.Request{Now: now, UserID: "u-mallory"})
+	if len(out.Events) != 0 || out.ExcludedCounts[outcome.ReasonOutOfScope] != 1 || len(out.ExcludedCounts) != 1 {
+		t.Errorf("events %+v, counts %v; want none and out_of_scope: 1", out.Events, out.ExcludedCounts)
 	}
 }

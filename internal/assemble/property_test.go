@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -397,6 +398,7 @@ func checkSuccess(t *testing.T, describe func() string, w workload, real, tok tr
 			placed[br.RequestID] = place{si, j, br}
 		}
 	}
+	hidden := map[outcome.Reason]int{}
 	for _, b := range w.blocks {
 		var excl []outcome.Event
 		for _, e := range out.Events {
@@ -404,7 +406,17 @@ func checkSuccess(t *testing.T, describe func() string, w workload, real, tok tr
 				excl = append(excl, e)
 			}
 		}
-		if reason, ok := w.excluded[b.ID]; ok {
+		if reason, ok := w.excluded[b.ID]; ok && outcome.Hidden(reason) {
+			// Someone else's block: counted, never named.
+			hidden[reason]++
+			if len(excl) != 0 {
+				fail("%s: hidden exclusion listed as %+v", b.ID, excl)
+			}
+			if _, in := placed[b.ID]; in {
+				fail("excluded block %s has a result", b.ID)
+			}
+			continue
+		} else if ok {
 			want := outcome.Event{Kind: outcome.KindExcluded, RequestID: b.ID, Reason: reason}
 			if len(excl) != 1 || excl[0] != want {
 				fail("%s: exclusion events %+v, want [%+v]", b.ID, excl, want)
@@ -428,6 +440,12 @@ func checkSuccess(t *testing.T, describe func() string, w workload, real, tok tr
 		if got := slices.Contains(out.Events, want); got != stale {
 			fail("%s: stale notice %v, want %v", b.ID, got, stale)
 		}
+	}
+	if len(hidden) == 0 {
+		hidden = nil
+	}
+	if !maps.Equal(out.ExcludedCounts, hidden) {
+		fail("excluded counts %v, want %v", out.ExcludedCounts, hidden)
 	}
 
 	// Each status with its reason and its one event.

@@ -80,6 +80,10 @@ type Request struct {
 	SessionID string
 	UserID    string
 	Roles     []string
+	// ListHidden lists blocks excluded for a hidden reason (see
+	// outcome.Hidden) by id, as events, instead of counting them: a
+	// trusted debugging mode.
+	ListHidden bool
 }
 
 // Output is the result of one assembly.
@@ -88,6 +92,9 @@ type Output struct {
 	TotalTokens int // exact count of Text
 	Sections    []outcome.SectionResult
 	Events      []outcome.Event
+	// ExcludedCounts counts the blocks excluded for a hidden reason, per
+	// reason, when they are not listed; nil when there are none.
+	ExcludedCounts map[outcome.Reason]int
 }
 
 // Memo remembers the token counts of rendered blocks. Package contextasm
