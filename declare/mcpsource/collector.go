@@ -225,6 +225,8 @@ type ledger struct {
 
 	declared map[string]declare.Declaration
 	goodAt   map[string]time.Time // when each block's content was last read
+	size     map[string]int       // content bytes of each block declared or staged
+	total    int                  // their sum
 	problems map[string]outcome.Reason
 	down     bool
 
@@ -237,8 +239,8 @@ type ledger struct {
 func newLedger(sink Sink, key string, keepFor time.Duration) *ledger {
 	return &ledger{sink: sink, key: key, keepFor: keepFor, down: true,
 		declared: make(map[string]declare.Declaration), goodAt: make(map[string]time.Time),
-		problems: make(map[string]outcome.Reason),
-		stage:    make(map[string]declare.Declaration), forget: make(map[string]bool)}
+		problems: make(map[string]outcome.Reason), size: make(map[string]int),
+		stage: make(map[string]declare.Declaration), forget: make(map[string]bool)}
 }
 
 // put stages fresh content for d's block, read at readAt.
@@ -247,7 +249,24 @@ func (l *ledger) put(d declare.Declaration, readAt time.Time) {
 	l.stageDecl(d)
 }
 
+// fits reports whether content of n bytes for block id keeps the source
+// within max bytes.
+func (l *ledger) fits(id string, n, max int) bool {
+	return l.total-l.size[id]+n <= max
+}
+
+// setSize records the content bytes held for id (0: none).
+func (l *ledger) setSize(id string, n int) {
+	l.total += n - l.size[id]
+	if n == 0 {
+		delete(l.size, id)
+	} else {
+		l.size[id] = n
+	}
+}
+
 func (l *ledger) stageDecl(d declare.Declaration) {
+	l.setSize(d.RequestID, len(d.Content))
 	delete(l.forget, d.RequestID)
 	if old, ok := l.declared[d.RequestID]; ok && reflect.DeepEqual(old, d) {
 		delete(l.stage, d.RequestID)
@@ -258,6 +277,7 @@ func (l *ledger) stageDecl(d declare.Declaration) {
 
 // drop stages the removal of a block.
 func (l *ledger) drop(id string) {
+	l.setSize(id, 0)
 	delete(l.stage, id)
 	delete(l.goodAt, id)
 	if _, ok := l.declared[id]; ok {
@@ -335,6 +355,7 @@ func (l *ledger) flush(log *slog.Logger) {
 				if err := l.sink.Declare(d); err != nil {
 					log.Warn("block refused", "request_id", d.RequestID, "error", err)
 					l.problems[d.RequestID] = outcome.ReasonSourceUnavailable
+					l.setSize(d.RequestID, 0)
 					if _, ok := l.declared[d.RequestID]; ok {
 						l.forget[d.RequestID] = true
 					}

@@ -26,7 +26,16 @@ const (
 	DefaultMaxResources      = 1000
 	DefaultMaxPages          = 100
 	DefaultMaxFiles          = 10000
+	// DefaultMaxSourceBytes bounds the content all the blocks of one
+	// source hold together.
+	DefaultMaxSourceBytes = 64 << 20
 )
+
+// DefaultMaxResponseBytes returns the bound of one HTTP response from a
+// server whose blocks may hold maxContent bytes: room for that content
+// JSON-escaped (six bytes a byte at worst) and 1 MiB more; 7 MiB for the
+// default content limit.
+func DefaultMaxResponseBytes(maxContent int) int { return 6*maxContent + 1<<20 }
 
 // ErrConfig is wrapped by every error about an invalid [Config].
 var ErrConfig = errors.New("mcpsource: invalid configuration")
@@ -109,6 +118,21 @@ type Server struct {
 	// MaxContentBytes bounds a block's content (declare's 1 MiB default).
 	// A larger resource is not declared; it gets a source_unavailable event.
 	MaxContentBytes int
+	// MaxResponseBytes bounds the body of one HTTP response of a URL
+	// server, and each event of its notification stream, so that a server
+	// cannot make the process hold more (DefaultMaxResponseBytes of
+	// MaxContentBytes). A larger response ends the session like a
+	// transport failure, with an error naming the limit: the source's
+	// blocks keep their last good content (KeepFor), and a resource whose
+	// read was too large gets a source_unavailable event and is not read
+	// again until its listing changes or the server notifies an update.
+	// A stdio server's messages are bounded by the SDK at 16 MiB each.
+	MaxResponseBytes int
+	// MaxSourceBytes bounds the content all the server's blocks hold
+	// together (DefaultMaxSourceBytes). A read that would take the source
+	// past it is not declared: the block keeps its last good content
+	// (KeepFor) with a source_unavailable event.
+	MaxSourceBytes int
 }
 
 // Files configures one local directory whose regular text files become
@@ -125,6 +149,11 @@ type Files struct {
 	Trusted         bool
 	Roles           []string
 	MaxContentBytes int
+	// MaxSourceBytes bounds the content all the root's blocks hold
+	// together (DefaultMaxSourceBytes): a scan stops taking files once
+	// they would pass it, and the files it leaves get source_unavailable
+	// events.
+	MaxSourceBytes int
 	// ScanInterval is the period of re-scans (DefaultScanInterval);
 	// negative scans once.
 	ScanInterval time.Duration
@@ -151,6 +180,8 @@ func (s Server) withDefaults() Server {
 	setInt(&s.MaxResources, DefaultMaxResources)
 	setInt(&s.MaxPages, DefaultMaxPages)
 	setInt(&s.MaxContentBytes, declare.DefaultMaxContentBytes)
+	setInt(&s.MaxResponseBytes, DefaultMaxResponseBytes(s.MaxContentBytes))
+	setInt(&s.MaxSourceBytes, DefaultMaxSourceBytes)
 	return s
 }
 
@@ -162,6 +193,7 @@ func (f Files) withDefaults() Files {
 	setDur(&f.ScanInterval, DefaultScanInterval)
 	setInt(&f.MaxFiles, DefaultMaxFiles)
 	setInt(&f.MaxContentBytes, declare.DefaultMaxContentBytes)
+	setInt(&f.MaxSourceBytes, DefaultMaxSourceBytes)
 	return f
 }
 
@@ -218,6 +250,9 @@ func (c *Config) validate() error {
 		if p := s.DefaultPriority; p != nil && !(*p >= 0 && *p <= 1) {
 			bad("%s: DefaultPriority %v is not between 0 and 1", where, *p)
 		}
+		if s.MaxResponseBytes < 0 || s.MaxSourceBytes < 0 {
+			bad("%s: MaxResponseBytes and MaxSourceBytes must not be negative", where)
+		}
 	}
 	seen = make(map[string]bool)
 	for i, f := range c.Files {
@@ -234,6 +269,9 @@ func (c *Config) validate() error {
 		}
 		if f.MemoryType != "" && !f.MemoryType.Valid() {
 			bad("%s: MemoryType %q is not a memory type", where, f.MemoryType)
+		}
+		if f.MaxSourceBytes < 0 {
+			bad("%s: MaxSourceBytes must not be negative", where)
 		}
 	}
 	return errors.Join(errs...)

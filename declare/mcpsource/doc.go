@@ -46,6 +46,15 @@
 //     characters plus "~" and 16 hex digits of the URI's SHA-256
 //     ([RequestID]).
 //   - Only listed resources are collected; resource templates are not.
+//   - Bounds (docs/limits.md): a URL server's HTTP responses are cut at
+//     [Server.MaxResponseBytes] each (its notification stream, event by
+//     event), since the SDK reads a JSON response whole; a cut response
+//     ends the session, the resource keeps its last good content with a
+//     source_unavailable event, and it is not read again until it changes.
+//     Each source holds at most MaxSourceBytes of content. Queued update
+//     notifications are bounded by [Server.MaxResources] URIs and 1 MiB;
+//     past that they are coalesced into one full re-read, so a flood of
+//     unique URIs cannot grow memory.
 //
 // # Goroutines
 //

@@ -180,9 +180,10 @@ func (r *Root) readFile(root *os.Root, rel string) (declare.Declaration, error) 
 }
 
 // Scan reads every regular text file under the root, in lexical walk
-// order, up to MaxFiles files. It returns their blocks and the events of
-// the files it could not take: outside_root (a symlink leading out of the
-// root), binary, source_unavailable (too large, unreadable). Names starting
+// order, up to MaxFiles files and MaxSourceBytes of content. It returns
+// their blocks and the events of the files it could not take: outside_root
+// (a symlink leading out of the root), binary, source_unavailable (too
+// large, past MaxSourceBytes, unreadable). Names starting
 // with "." (hidden files and directories) are skipped, and so are empty
 // files, non-regular files, and symlinks to directories inside the root
 // (their files are read under their own path; following them could loop).
@@ -197,6 +198,7 @@ func (r *Root) Scan() ([]declare.Declaration, []outcome.Event, error) {
 		decls  []declare.Declaration
 		events []outcome.Event
 		files  int
+		held   int // content bytes in decls
 	)
 	event := func(rel string, reason outcome.Reason) {
 		events = append(events, outcome.Event{Kind: outcome.KindSource, RequestID: FileRequestID(r.cfg.Name, rel), Reason: reason})
@@ -236,8 +238,11 @@ func (r *Root) Scan() ([]declare.Declaration, []outcome.Event, error) {
 		files++
 		d, err := r.readFile(root, rel)
 		switch {
+		case err == nil && held+len(d.Content) > r.cfg.MaxSourceBytes:
+			event(rel, outcome.ReasonSourceUnavailable) // the root holds its MaxSourceBytes already
 		case err == nil:
 			decls = append(decls, d)
+			held += len(d.Content)
 		case errors.Is(err, ErrEmpty), errors.Is(err, fs.ErrInvalid):
 		case errors.Is(err, ErrOutsideRoot):
 			event(rel, outcome.ReasonOutsideRoot)

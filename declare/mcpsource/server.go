@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/contextasm/contextasm/outcome"
@@ -37,18 +40,33 @@ type mcpSource struct {
 	hasResources bool // the server offers resources at all
 	protocol     string
 
-	// The notification queue, filled by the SDK's goroutines.
-	mu      sync.Mutex
-	updated map[string]bool
-	relist  bool
-	wake    chan struct{} // capacity 1
+	// trips counts HTTP responses cut at MaxResponseBytes (limitClient).
+	trips atomic.Int64
+
+	// The notification queue, filled by the SDK's goroutines. It is
+	// bounded: past maxPending URIs (or maxPendingBytes of them) the
+	// updates are coalesced into one full re-read (resync), so a server
+	// flooding notifications with unique URIs cannot grow it.
+	mu           sync.Mutex
+	updated      map[string]bool
+	updatedBytes int
+	relist       bool
+	resync       bool
+	wake         chan struct{} // capacity 1
 }
+
+// maxPendingBytes bounds the URIs of queued updates, with Server.MaxResources
+// bounding their number.
+const maxPendingBytes = 1 << 20
 
 // entry is one listed resource.
 type entry struct {
 	res        *mcp.Resource
 	id         string
 	subscribed bool
+	// tooLarge: the last read's response passed MaxResponseBytes. It is
+	// not read again until its listing changes or an update is notified.
+	tooLarge bool
 }
 
 // run connects, syncs and serves the server until ctx ends, reconnecting
@@ -84,7 +102,7 @@ func (m *mcpSource) run(ctx context.Context) {
 // whether it got as far as a first successful sync.
 func (m *mcpSource) session(ctx context.Context) (up bool, err error) {
 	m.mu.Lock()
-	m.updated, m.relist = nil, false
+	m.updated, m.updatedBytes, m.relist, m.resync = nil, 0, false, false
 	m.mu.Unlock()
 
 	t, cmd, stderr, err := m.transport()
@@ -176,7 +194,8 @@ func (m *mcpSource) transport() (mcp.Transport, *exec.Cmd, *tailBuffer, error) {
 	case s.URL != "":
 		// Never wrapped in mcp.LoggingTransport: that stops the
 		// notification stream from opening (MCP.md bite #4).
-		return &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: s.HTTPClient}, nil, nil, nil
+		return &mcp.StreamableClientTransport{Endpoint: s.URL, MaxEventSize: s.MaxResponseBytes,
+			HTTPClient: limitClient(s.HTTPClient, int64(s.MaxResponseBytes), &m.trips)}, nil, nil, nil
 	}
 	tail := &tailBuffer{}
 	cmd := exec.Command(s.Command[0], s.Command[1:]...) // not CommandContext: the connect timeout must not kill a live server
@@ -219,7 +238,10 @@ func (m *mcpSource) sync(ctx context.Context, cs *mcp.ClientSession, readAll boo
 				return err
 			}
 		}
-		if readAll || changed {
+		if changed {
+			e.tooLarge = false
+		}
+		if (readAll || changed) && !e.tooLarge {
 			if err := m.read(ctx, cs, e); err != nil {
 				return err
 			}
@@ -251,9 +273,13 @@ func (m *mcpSource) list(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Res
 	params := &mcp.ListResourcesParams{}
 	for page := 1; ; page++ {
 		rctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
+		trips := m.trips.Load()
 		res, err := cs.ListResources(rctx, params)
 		cancel()
 		if err != nil {
+			if m.trips.Load() != trips {
+				return nil, fmt.Errorf("resources/list: %w (%d bytes): %w", errResponseTooLarge, m.cfg.MaxResponseBytes, err)
+			}
 			return nil, fmt.Errorf("resources/list: %w", err)
 		}
 		for _, r := range res.Resources {
@@ -320,8 +346,18 @@ func (m *mcpSource) subscribeTo(ctx context.Context, cs *mcp.ClientSession, e *e
 func (m *mcpSource) read(ctx context.Context, cs *mcp.ClientSession, e *entry) error {
 	led := m.st.led
 	rctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
+	trips := m.trips.Load()
 	rr, err := cs.ReadResource(rctx, &mcp.ReadResourceParams{URI: e.res.URI})
 	cancel()
+	if m.trips.Load() != trips {
+		// The response was cut: the session is broken, and this resource
+		// is not read again until it changes.
+		m.log.Warn("response too large", "uri", e.res.URI, "max_response_bytes", m.cfg.MaxResponseBytes)
+		e.tooLarge = true
+		led.hold(e.id)
+		led.problem(e.id, outcome.ReasonSourceUnavailable)
+		return fmt.Errorf("resources/read %s: %w (%d bytes)", e.res.URI, errResponseTooLarge, m.cfg.MaxResponseBytes)
+	}
 	if err != nil {
 		var werr *jsonrpc.Error
 		if !errors.As(err, &werr) {
@@ -338,6 +374,11 @@ func (m *mcpSource) read(ctx context.Context, cs *mcp.ClientSession, e *entry) e
 	}
 	d, blobs, err := Ingest(m.cfg, e.res, rr)
 	switch {
+	case err == nil && !led.fits(d.RequestID, len(d.Content), m.cfg.MaxSourceBytes):
+		m.log.Warn("source over its byte bound; block not updated", "uri", e.res.URI,
+			"bytes", len(d.Content), "max_source_bytes", m.cfg.MaxSourceBytes)
+		led.hold(e.id)
+		led.problem(e.id, outcome.ReasonSourceUnavailable)
 	case err == nil:
 		led.put(d, time.Now())
 		if blobs > 0 {
@@ -365,16 +406,24 @@ func (m *mcpSource) read(ctx context.Context, cs *mcp.ClientSession, e *entry) e
 // not listed are ignored: a list change announces new resources.
 func (m *mcpSource) drain(ctx context.Context, cs *mcp.ClientSession) error {
 	m.mu.Lock()
-	updated, relist := m.updated, m.relist
-	m.updated, m.relist = nil, false
+	updated, relist, resync := m.updated, m.relist, m.resync
+	m.updated, m.updatedBytes, m.relist, m.resync = nil, 0, false, false
 	m.mu.Unlock()
+	if resync {
+		// Too many updates to track one by one: read everything.
+		for _, e := range m.entries {
+			e.tooLarge = false
+		}
+		return m.sync(ctx, cs, true)
+	}
 	if relist {
 		if err := m.sync(ctx, cs, false); err != nil {
 			return err
 		}
 	}
-	for uri := range updated {
+	for _, uri := range slices.Sorted(maps.Keys(updated)) {
 		if e, ok := m.entries[uri]; ok {
+			e.tooLarge = false
 			if err := m.read(ctx, cs, e); err != nil {
 				return err
 			}
@@ -383,12 +432,23 @@ func (m *mcpSource) drain(ctx context.Context, cs *mcp.ClientSession) error {
 	return nil
 }
 
+// notifyUpdated queues a re-read of uri. Past MaxResources URIs or
+// maxPendingBytes of them, it drops the queue for one full re-read: an
+// update of a URI never listed is ignored anyway, and a flood of them
+// must not grow memory.
 func (m *mcpSource) notifyUpdated(uri string) {
 	m.mu.Lock()
-	if m.updated == nil {
-		m.updated = make(map[string]bool)
+	switch {
+	case m.resync, m.updated[uri]:
+	case len(m.updated) >= m.cfg.MaxResources || m.updatedBytes+len(uri) > maxPendingBytes:
+		m.updated, m.updatedBytes, m.resync = nil, 0, true
+	default:
+		if m.updated == nil {
+			m.updated = make(map[string]bool)
+		}
+		m.updated[uri] = true
+		m.updatedBytes += len(uri)
 	}
-	m.updated[uri] = true
 	m.mu.Unlock()
 	m.poke()
 }
