@@ -364,14 +364,3 @@ func validVersion(v string) bool {
 	}
 	return utf8.ValidString(v)
 }
-
-// protects reports whether a delimiter piece needs neutralising in content:
-// at least two characters, at least one neither letter, digit nor space.
-func protects(s string) bool {
-	if len([]rune(s)) < 2 {
-		return false
-	}
-	return strings.IndexFunc(s, func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsSpace(r)
-	}) >= 0
-}
