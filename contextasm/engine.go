@@ -55,8 +55,10 @@ type Counter = truncate.Counter
 // defaults.
 type Config struct {
 	// Encoding is loaded when the Engine is created, so the first assembly
-	// does not pay for it (about 0.4 s): "o200k_base" (the default) or
-	// "cl100k_base". Templates naming another encoding load it on first use.
+	// does not pay for it (about 0.4 s): "o200k_base" (the default),
+	// "cl100k_base", an approximate encoding ("approx:claude", which counts
+	// from o200k_base) or a tokenizer file (docs/tokenizers.md). Templates
+	// naming another encoding load it on first use.
 	Encoding string
 	// Counter, when set, counts tokens for every template instead of the
 	// built-in BPE tokenizers; its counts are cached like theirs.
@@ -87,6 +89,10 @@ type Config struct {
 	// Policy moves trust on feedback; each zero field takes its value from
 	// feedback.DefaultPolicy().
 	Policy feedback.Policy
+	// Usage seeds what approximate encodings ("approx:claude") learned from
+	// provider-reported usage (see Engine.ReportUsage and Engine.Usage);
+	// nil starts with none. The Engine keeps its own copy.
+	Usage feedback.UsageLog
 }
 
 // Engine holds declared memory and assembles contexts from it. It is safe
@@ -109,16 +115,19 @@ type Engine struct {
 	plans      *lru.Cache[countKey, bpe.CutPlan]
 	memo       blockMemo
 	tokMu      sync.Mutex
-	tokenizers map[string]Counter
-	pool       sync.Pool // *assemble.Assembler
+	tokenizers map[string]Counter // by encoding, or a file's identity
+	fileTags   map[string]byte    // count-cache tags of tokenizer files
+	pool       sync.Pool          // *assemble.Assembler
 
 	sources sourceEvents
 	inputs  inputSet
 
-	learnMu sync.Mutex       // guards learned and rep
-	learned *feedback.State  // trust, heat and sessions: rep's view
-	rep     *replica.Replica // the learned state, and the deltas not yet stored
-	sync    *stateSync       // nil without Config.State
+	learnMu sync.Mutex        // guards learned and rep
+	usageMu sync.Mutex        // guards usage
+	usage   feedback.UsageLog // reported usage of approximate encodings
+	learned *feedback.State   // trust, heat and sessions: rep's view
+	rep     *replica.Replica  // the learned state, and the deltas not yet stored
+	sync    *stateSync        // nil without Config.State
 	// declTrust keeps the declared trust of blocks whose trust the learned
 	// state overrides; guarded by mu.
 	declTrust map[string]float64
@@ -166,6 +175,7 @@ func New(cfg Config) (*Engine, error) {
 		cells:      make(map[string]*heatCell),
 		declTrust:  make(map[string]float64),
 	}
+	e.usage = cfg.Usage.Clone()
 	e.pool.New = func() any { return &assemble.Assembler{Scoring: cfg.Scoring, Memo: e.memo, SortedByID: true} }
 	opts, err := cfg.StateOptions.normal()
 	if err != nil {
@@ -173,7 +183,7 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e.cfg.StateOptions = opts
 	if cfg.Counter == nil {
-		if _, err := e.tokenizer(cfg.Encoding); err != nil {
+		if err := e.preload(cfg.Encoding); err != nil {
 			return nil, err
 		}
 	}
@@ -517,17 +527,23 @@ func (e *Engine) Assemble(ctx context.Context, req Request) (*Result, error) {
 		return nil, err
 	}
 	tpl := req.Template
-	tok, err := e.tokenizer(tpl.Encoding())
+	tok, tag, err := e.counterFor(tpl)
 	if err != nil {
 		return nil, err
 	}
+	approx := e.approximation(tpl)
 	snap := e.current()
 	key := outputKey{snap: snap, tpl: tpl, now: req.Now.UnixNano(), session: req.SessionID, user: req.UserID, roles: rolesKey(req.Roles), listHidden: req.ListHidden}
 	memo, ok := e.last.get(key)
 	if !ok {
-		counter := &cachedCounter{tok: tok, cache: e.counts, plans: e.plans, tag: tagOf(tpl.Encoding(), e.cfg.Counter != nil)}
+		var counter Counter = &cachedCounter{tok: tok, cache: e.counts, plans: e.plans, tag: tag}
 		asm := e.pool.Get().(*assemble.Assembler)
+		if approx != nil {
+			counter = newApproxCounter(approx, counter)
+			asm.Memo = approxMemo{m: e.memo, ratio: counter.(*approxCounter).ratio}
+		}
 		out, err := asm.AssembleRefs(tpl, snap.blocks, assemble.Request{Now: req.Now, SessionID: req.SessionID, UserID: req.UserID, Roles: req.Roles, ListHidden: req.ListHidden}, counter)
+		asm.Memo = e.memo
 		e.pool.Put(asm)
 		if err != nil {
 			return nil, fmt.Errorf("contextasm: %w", err)
@@ -546,6 +562,7 @@ func (e *Engine) Assemble(ctx context.Context, req Request) (*Result, error) {
 	res := newResult(tpl, req, memo, events)
 	res.StateVersion = snap.state
 	res.Audit.Inputs = e.inputs.current()
+	res.Approximate = approx
 	if e.cfg.Audit != nil {
 		res.Audit.Log(ctx, e.cfg.Audit)
 	}

@@ -76,6 +76,13 @@ func (m *outputMemo) get(k outputKey) (*assembled, bool) {
 	return m.val, true
 }
 
+// forget drops the remembered assembly.
+func (m *outputMemo) forget() {
+	m.mu.Lock()
+	m.val = nil
+	m.mu.Unlock()
+}
+
 func (m *outputMemo) put(k outputKey, v *assembled) {
 	m.mu.Lock()
 	m.key, m.val = k, v

@@ -62,6 +62,10 @@ type Result struct {
 	// blocks' trust came from: the store's version the Engine's snapshot
 	// was at. Zero without a store.
 	StateVersion uint64
+	// Approximate is set when the encoding is approximate ("approx:..."):
+	// TotalTokens and the budget were then enforced with an estimate, and
+	// this says how it was made (see [Engine.ReportUsage]).
+	Approximate *Approximation
 }
 
 func newResult(tpl *template.Template, req Request, a *assembled, events []Event) *Result {
@@ -138,6 +142,7 @@ func (r *Result) Dump() Dump {
 		ExcludedCounts:  r.ExcludedCounts,
 		Text:            r.Text,
 		StateVersion:    r.StateVersion,
+		Approximate:     r.Approximate,
 	}
 }
 

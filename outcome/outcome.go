@@ -166,7 +166,33 @@ type Dump struct {
 	// StateVersion is the version of the shared learned state the
 	// assembly ranked with; absent without a state store.
 	StateVersion uint64 `json:"state_version,omitempty"`
+	// Approximate is set when the budget was enforced with an approximate
+	// counter (encoding "approx:..."): how the counts were estimated.
+	Approximate *Approximation `json:"approximate,omitempty"`
 }
+
+// Approximation says how an approximate counter estimated the counts of
+// one assembly, for a model without a local tokenizer. See
+// docs/tokenizers.md.
+type Approximation struct {
+	// Family is the model family of the encoding ("claude" for
+	// "approx:claude").
+	Family string `json:"family"`
+	// Basis is BasisBytes (one token per UTF-8 byte: no usage reported
+	// yet) or BasisO200k (o200k_base counts times Ratio, rounded up).
+	Basis string `json:"basis"`
+	// Ratio is the margin: the largest ratio of provider-reported input
+	// tokens to o200k_base tokens among the recent reports.
+	Ratio float64 `json:"ratio,omitempty"`
+	// Reports is how many provider-reported usages Ratio rests on.
+	Reports int `json:"reports"`
+}
+
+// The bases of an approximate count.
+const (
+	BasisBytes = "bytes"
+	BasisO200k = "o200k_base"
+)
 
 // Audit is the record of one assembly. It carries ids and hashes, never
 // block content.

@@ -62,7 +62,7 @@ func TestParseReportsTypeAndRuleProblemsTogether(t *testing.T) {
 		{Line: 6, Field: "sections[1]", Message: "wrong type: want object, got JSON string"},
 		{Line: 7, Field: "sections[2].memory_types", Message: "wrong type: want array, got JSON string"},
 		{Line: 7, Field: "sections[2].partial", Message: "wrong type: want boolean, got JSON string"},
-		{Line: 3, Field: "encoding", Message: `must be one of o200k_base, cl100k_base (got "gpt2")`},
+		{Line: 3, Field: "encoding", Message: `must be o200k_base, cl100k_base, approx:NAME or a tokenizer file (got "gpt2", and there is no file gpt2)`},
 		{Line: 5, Field: "sections[0].render", Message: "unknown placeholder {title} (want {content}, {request_id}, {memory_type} or {source_id})"},
 		{Line: 7, Field: "sections[2].max_tokens", Message: "must be a positive number of tokens (got -5)"},
 	}

@@ -20,6 +20,9 @@ type Template struct {
 	protected   []string
 	fingerprint string
 	header      string
+	// encoding is the canonical encoding: the name, or a tokenizer file's
+	// identity; tokenizerFile is that file's path.
+	encoding, tokenizerFile string
 }
 
 // finish derives the lookup tables once validation has passed.
@@ -48,8 +51,10 @@ func (t *Template) finish() {
 // Budget returns the most tokens the whole rendering may have.
 func (t *Template) Budget() int { return t.def.Budget }
 
-// Encoding returns the name of the token encoding.
-func (t *Template) Encoding() string { return t.def.Encoding }
+// Encoding returns the token encoding: a built-in name, an approximate
+// encoding ("approx:claude"), or the identity of the tokenizer file the
+// template names ("sha256:" and hex; see TokenizerFile).
+func (t *Template) Encoding() string { return t.encoding }
 
 // Version returns the template's version label: its author's own, such as
 // "2.0" (DefaultVersion when the file gives none). It enters the
@@ -102,6 +107,9 @@ func (t *Template) Protected() []string { return slices.Clone(t.protected) }
 func (t *Template) WithBudget(budget int) (*Template, error) {
 	def := t.Definition()
 	def.Budget = budget
+	if t.tokenizerFile != "" {
+		def.Encoding = t.tokenizerFile
+	}
 	return Compile(def)
 }
 

@@ -190,8 +190,9 @@ func compile(def Definition, name string) (*Template, error) {
 	if def.Budget <= 0 {
 		add("budget", "must be a positive number of tokens (got %d)", def.Budget)
 	}
-	if !slices.Contains(Encodings(), def.Encoding) {
-		add("encoding", "must be one of %s (got %q)", strings.Join(Encodings(), ", "), def.Encoding)
+	encoding, tokenizerFile, problem := resolveEncoding(def.Encoding, name)
+	if problem != "" {
+		add("encoding", "%s", problem)
 	}
 	if len(def.Sections) == 0 {
 		add("sections", "a template needs at least one section")
@@ -251,7 +252,10 @@ func compile(def Definition, name string) (*Template, error) {
 		return nil, &ValidationError{Problems: probs}
 	}
 	t.finish()
-	canon, err := fingerprint.Canonical(def)
+	t.encoding, t.tokenizerFile = encoding, tokenizerFile
+	canonDef := def
+	canonDef.Encoding = encoding // a file's identity, not its path
+	canon, err := fingerprint.Canonical(canonDef)
 	if err != nil {
 		return nil, fmt.Errorf("template: %w", err)
 	}

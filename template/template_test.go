@@ -196,7 +196,7 @@ func TestParseErrors(t *testing.T) {
 		{"negative min_partial_tokens", func(m map[string]any) { sec(m, 1)["min_partial_tokens"] = -1 }, "sections[1].min_partial_tokens", "negative (got -1)"},
 		{"template_version too long", func(m map[string]any) { m["template_version"] = strings.Repeat("v", 65) }, "template_version", "1 to 64 printable characters"},
 		{"template_version with a newline", func(m map[string]any) { m["template_version"] = "2.0\nrc" }, "template_version", `(got "2.0\nrc")`},
-		{"unknown encoding", func(m map[string]any) { m["encoding"] = "p50k_base" }, "encoding", `o200k_base, cl100k_base (got "p50k_base")`},
+		{"unknown encoding", func(m map[string]any) { m["encoding"] = "p50k_base" }, "encoding", `o200k_base, cl100k_base, approx:NAME or a tokenizer file (got "p50k_base", and there is no file p50k_base)`},
 		{"no sections", func(m map[string]any) { m["sections"] = []any{} }, "sections", "at least one section"},
 		{"sections missing", func(m map[string]any) { delete(m, "sections") }, "sections", "at least one section"},
 		{"joiner in render", func(m map[string]any) { sec(m, 0)["render"] = "<a>{content}\u2060</a>" }, "sections[0].render", "U+2060"},
@@ -339,7 +339,7 @@ func TestParseReportsAllProblems(t *testing.T) {
 	want := []template.Problem{
 		{Line: 2, Field: "template_version", Message: `must be a label of 1 to 64 printable characters, such as "2.0" or "2026-11-checkout" (got "2.0\t")`},
 		{Line: 3, Field: "budget", Message: "must be a positive number of tokens (got 0)"},
-		{Line: 4, Field: "encoding", Message: `must be one of o200k_base, cl100k_base (got "gpt2")`},
+		{Line: 4, Field: "encoding", Message: `must be o200k_base, cl100k_base, approx:NAME or a tokenizer file (got "gpt2", and there is no file gpt2)`},
 		{Line: 6, Field: "sections[0].name", Message: "is required"},
 		{Line: 6, Field: "sections[0].priority", Message: "must be 1 or more; 1 is the most important (got 0)"},
 		{Line: 6, Field: "sections[0].memory_types[0]", Message: `unknown memory type "bogus" (want constraint, context, history or external)`},

@@ -20,11 +20,18 @@ func runFeedback(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	renderPath := fs.String("render", "", "the render's JSON dump (render --format json)")
 	responsePath := fs.String("response", "", "the model's response, as text")
 	format := fs.String("format", "text", "output format: text or json")
+	inputTokens := fs.Int("input-tokens", 0, "the input tokens the provider reported for the call that sent the render (an approx: encoding learns its margin from it; needs --usage)")
+	usagePath := fs.String("usage", "", "usage file (JSON): what approx: encodings learned from reported usage; created if missing")
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
-	if *statePath == "" || *renderPath == "" || *responsePath == "" {
-		return usagef("feedback: --state, --render and --response are required")
+	switch {
+	case *renderPath == "" || (*responsePath == "" && *inputTokens == 0):
+		return usagef("feedback: --state, --render and --response are required (or --render, --usage and --input-tokens)")
+	case *responsePath != "" && *statePath == "":
+		return usagef("feedback: --response needs --state")
+	case *inputTokens != 0 && *usagePath == "":
+		return usagef("feedback: --input-tokens needs --usage")
 	}
 	if *format != "text" && *format != "json" {
 		return usagef("feedback: --format must be text or json (got %q)", *format)
@@ -32,6 +39,14 @@ func runFeedback(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	dump, err := readDumpFile(*renderPath)
 	if err != nil {
 		return err
+	}
+	if *inputTokens != 0 {
+		if err := reportUsage(*usagePath, dump, *inputTokens, stdout); err != nil {
+			return err
+		}
+		if *responsePath == "" {
+			return nil
+		}
 	}
 	response, err := os.ReadFile(*responsePath)
 	if err != nil {

@@ -55,7 +55,8 @@ Commands:
                                          render the built-in loan-compliance example
   render -t T.json -m M.jsonl [-m ...]   assemble and print a context
          [--budget N] [--now RFC3339] [--session ID] [--user ID] [--role R ...]
-         [--state S.json] [--audit AUDIT.jsonl] [-o FILE]
+         [--state S.json] [--audit AUDIT.jsonl] [-o FILE] [--tokenizer FILE]
+         [--usage U.json]
          [--format text|json|report|html]
                                          report: why each block is in or out, for
                                          a terminal; html: the same as one page
@@ -67,9 +68,12 @@ Commands:
   verify -t T.json [--budget N] RENDERED.txt
                                          check a rendering's header fingerprint
   feedback --state S.json --render R.json --response OUT.txt
-           [--format text|json]
+           [--format text|json] [--input-tokens N --usage U.json]
                                          read the model's citations and violations,
-                                         move trust, count heat
+                                         move trust, count heat; with --input-tokens,
+                                         learn an approx: encoding's margin
+  count [--encoding E | --tokenizer FILE] [--usage U.json] [--format text|json] [FILE ...]
+                                         token counts of files (stdin without files)
   bench -t T.json -m M.jsonl [--budgets 1024,2048,...] [--runs N] [--now RFC3339]
         [--session ID] [--user ID] [--role R ...] [--format text|json]
                                          per budget: kept/cut/dropped, cold, warm and
@@ -109,6 +113,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = runHeat(ctx, rest, stdout, stderr)
 	case "bench":
 		err = runBench(ctx, rest, stdout, stderr)
+	case "count":
+		err = runCount(rest, stdin, stdout, stderr)
 	case "diff":
 		err = runDiff(rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":

@@ -25,12 +25,14 @@ import (
 type renderOptions struct {
 	inputFlags
 	requestFlags
-	budget  int
-	audit   string
-	state   string
-	format  string
-	output  string
-	sources sourceOptions
+	budget    int
+	audit     string
+	state     string
+	format    string
+	output    string
+	tokenizer string
+	usage     string
+	sources   sourceOptions
 }
 
 func (o *renderOptions) register(fs *flag.FlagSet) {
@@ -41,6 +43,8 @@ func (o *renderOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.state, "state", "", "learned state (trust, heat): a file; read for ranking, updated with this render's heat")
 	fs.StringVar(&o.format, "format", "text", "output format: text, json, report (why each block is in or out) or html (the same as one page)")
 	fs.StringVar(&o.output, "o", "", "write the output to this file instead of stdout")
+	fs.StringVar(&o.usage, "usage", "", "usage file (feedback --usage): what an approx: encoding learned from reported usage")
+	fs.StringVar(&o.tokenizer, "tokenizer", "", "count with this tokenizer file (tokenizer.json or tiktoken spec) instead of the template's encoding")
 	o.sources.register(fs)
 }
 
@@ -69,7 +73,13 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		o.sources.stderr = stderr
 		in.sources = &o.sources
 	}
-	cfg := contextasm.Config{Encoding: in.tpl.Encoding()}
+	if in.tpl, err = withTokenizer(in.tpl, o.tokenizer); err != nil {
+		return err
+	}
+	cfg := contextasm.Config{Encoding: engineEncoding(in.tpl)}
+	if cfg.Usage, err = readUsage(o.usage); err != nil {
+		return err
+	}
 	if o.state != "" {
 		store, err := openState(o.state)
 		if err != nil {

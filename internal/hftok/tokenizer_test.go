@@ -75,8 +75,8 @@ func FuzzTokenizer(f *testing.F) {
 // benchmarks); a quadratic path would not finish within the test timeout.
 // Each count is at most the bytes of the run (no BPE step adds tokens).
 func TestHostileInputs(t *testing.T) {
-	if testing.Short() {
-		t.Skip("long inputs")
+	if testing.Short() || raceEnabled {
+		t.Skip("megabyte inputs: not in -short or -race runs")
 	}
 	runs := map[string]string{
 		"letter":     strings.Repeat("a", 1<<20),

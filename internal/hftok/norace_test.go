@@ -1,0 +1,5 @@
+//go:build !race
+
+package hftok
+
+const raceEnabled = false
