@@ -65,4 +65,3 @@ func (l UsageLog) Clone() UsageLog {
 	}
 	return c
 }
-
