@@ -1,6 +1,7 @@
 package contextasm
 
 import (
+	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/internal/assemble"
 )
@@ -47,4 +48,64 @@ func checkToolCalls(store []*assemble.Block, decls []declare.Declaration) error 
 		return &declare.ValidationError{Problems: probs}
 	}
 	return nil
+}
+
+// ChatOverhead is what a request for a chat format (Request.Format) counts
+// beyond its messages' text: PerMessage for every message, the system
+// prompt's included, and Reply once, for the start of the model's reply.
+// Each message also counts the tokens of its role's name and, for tool
+// calls, of each call's id, name and arguments (and of a result's
+// tool_call_id): the values OpenAI's published counting for chat messages
+// adds up, where PerMessage and Reply are 3 with o200k_base and
+// cl100k_base. Anthropic publishes no rule; the same count serves as its
+// estimate (docs/chat.md).
+type ChatOverhead struct {
+	// PerMessage is added for every message. Zero means
+	// DefaultPerMessageTokens; a negative value means none.
+	PerMessage int
+	// Reply is added once. Zero means DefaultReplyTokens; a negative value
+	// means none.
+	Reply int
+}
+
+// The default overheads of ChatOverhead.
+const (
+	DefaultPerMessageTokens = 3
+	DefaultReplyTokens      = 3
+)
+
+// cost returns the assembler's counting for format f.
+func (o ChatOverhead) cost(f chat.Format) assemble.ChatCost {
+	if f == 0 {
+		return assemble.ChatCost{}
+	}
+	pick := func(v, def int) int {
+		switch {
+		case v == 0:
+			return def
+		case v < 0:
+			return 0
+		}
+		return v
+	}
+	return assemble.ChatCost{Format: f, PerMessage: pick(o.PerMessage, DefaultPerMessageTokens), Reply: pick(o.Reply, DefaultReplyTokens)}
+}
+
+// conversation returns an assembly's output as a chat conversation.
+func conversation(out *assemble.Output) chat.Conversation {
+	return chat.Conversation{System: []chat.SystemPart{{Text: out.Text}}, Messages: out.Messages}
+}
+
+// Messages returns the result as a chat conversation: the system prompt
+// (the header line and every section's text but the history blocks'),
+// then, when the result was assembled for a chat format, each kept history
+// block as a message, in the order of their last_modified (then of their
+// declaration), each tool result right after the assistant turn that made
+// its call. A result of the text format has all of its text as the system
+// prompt and no messages. The result's slices are shared: treat them as
+// read-only.
+//
+// chat.OpenAI and chat.Anthropic encode it as a request body.
+func (r *Result) Messages() chat.Conversation {
+	return chat.Conversation{System: []chat.SystemPart{{Text: r.Text}}, Messages: r.messages}
 }

@@ -18,6 +18,7 @@ import (
 
 	lru "github.com/hashicorp/golang-lru/v2"
 
+	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/feedback"
 	"github.com/contextasm/contextasm/internal/assemble"
@@ -93,6 +94,9 @@ type Config struct {
 	// provider-reported usage (see Engine.ReportUsage and Engine.Usage);
 	// nil starts with none. The Engine keeps its own copy.
 	Usage feedback.UsageLog
+	// ChatOverhead is what a request for a chat format counts beyond the
+	// messages' text (see ChatOverhead); each zero field takes its default.
+	ChatOverhead ChatOverhead
 }
 
 // Engine holds declared memory and assembles contexts from it. It is safe
@@ -475,6 +479,10 @@ type Request struct {
 	// counted per reason in ExcludedCounts. Those ids are other tenants'
 	// business: never set it for output a tenant may see.
 	ListHidden bool
+	// Format, when set, assembles for a chat API's request body instead
+	// of one text: history blocks become messages (Result.Messages), and
+	// the budget covers the whole conversation (see ChatOverhead).
+	Format chat.Format
 }
 
 // checkIdentity refuses control characters in the request's session, user
@@ -533,7 +541,7 @@ func (e *Engine) Assemble(ctx context.Context, req Request) (*Result, error) {
 	}
 	approx := e.approximation(tpl)
 	snap := e.current()
-	key := outputKey{snap: snap, tpl: tpl, now: req.Now.UnixNano(), session: req.SessionID, user: req.UserID, roles: rolesKey(req.Roles), listHidden: req.ListHidden}
+	key := outputKey{snap: snap, tpl: tpl, now: req.Now.UnixNano(), session: req.SessionID, user: req.UserID, roles: rolesKey(req.Roles), listHidden: req.ListHidden, format: req.Format}
 	memo, ok := e.last.get(key)
 	if !ok {
 		var counter Counter = &cachedCounter{tok: tok, cache: e.counts, plans: e.plans, tag: tag}
@@ -542,13 +550,17 @@ func (e *Engine) Assemble(ctx context.Context, req Request) (*Result, error) {
 			counter = newApproxCounter(approx, counter)
 			asm.Memo = approxMemo{m: e.memo, ratio: counter.(*approxCounter).ratio}
 		}
-		out, err := asm.AssembleRefs(tpl, snap.blocks, assemble.Request{Now: req.Now, SessionID: req.SessionID, UserID: req.UserID, Roles: req.Roles, ListHidden: req.ListHidden}, counter)
+		out, err := asm.AssembleRefs(tpl, snap.blocks, assemble.Request{Now: req.Now, SessionID: req.SessionID, UserID: req.UserID, Roles: req.Roles, ListHidden: req.ListHidden,
+			Chat: e.cfg.ChatOverhead.cost(req.Format)}, counter)
 		asm.Memo = e.memo
 		e.pool.Put(asm)
 		if err != nil {
 			return nil, fmt.Errorf("contextasm: %w", err)
 		}
-		memo = &assembled{out: out, types: memoryTypes(out.Sections), renderHash: renderHashOf(out.Text), blocks: auditBlocks(out)}
+		memo = &assembled{out: out, types: memoryTypes(out.Sections), blocks: auditBlocks(out), format: req.Format}
+		if memo.renderHash, err = renderHashOf(memo); err != nil {
+			return nil, err
+		}
 		e.last.put(key, memo)
 	}
 	snap.recordHeat(memo.out.Sections)
@@ -641,22 +653,34 @@ type blockMemo struct {
 func (m blockMemo) Get(k assemble.MemoKey) (int, bool) { return m.cache.Get(k) }
 func (m blockMemo) Add(k assemble.MemoKey, n int)      { m.cache.Add(k, n) }
 
-// blockKey hashes everything a rendering of b reads, each field length-
-// prefixed so that no two blocks hash alike by shifting bytes between
+// fieldLens returns the length of each field.
+func fieldLens(fields []string) []int {
+	n := make([]int, len(fields))
+	for i, f := range fields {
+		n[i] = len(f)
+	}
+	return n
+}
+
+// blockKey hashes everything a rendering of b reads, and what a message's
+// count reads (role and tool calls), each field length-prefixed so that no two blocks hash alike by shifting bytes between
 // fields. The encoding is not in it: the section key comes from the
 // template's canonical JSON, which names the encoding, and an Engine counts
 // with one Counter.
 func blockKey(b *assemble.Block) [16]byte {
 	h := sha256.New()
-	var lens [4 * 8]byte
-	for i, f := range [...]string{b.ID, string(b.Type), b.SourceID, b.Content} {
-		n := len(f)
+	fields := []string{b.ID, string(b.Type), b.SourceID, b.Content, string(b.Role), b.ToolCallID}
+	for _, tc := range b.ToolCalls { // a message's count reads them
+		fields = append(fields, tc.ID, tc.Name, tc.Arguments)
+	}
+	lens := make([]byte, 8*(len(fields)+1)) // the number of fields, then each length
+	for i, n := range append([]int{len(fields)}, fieldLens(fields)...) {
 		for j := range 8 {
 			lens[i*8+j] = byte(n >> (8 * j))
 		}
 	}
-	h.Write(lens[:])
-	for _, f := range [...]string{b.ID, string(b.Type), b.SourceID, b.Content} {
+	h.Write(lens)
+	for _, f := range fields {
 		h.Write([]byte(f))
 	}
 	var k [16]byte

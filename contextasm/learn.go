@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/feedback"
 	"github.com/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/outcome"
@@ -48,6 +49,7 @@ type outputKey struct {
 	now                  int64
 	session, user, roles string
 	listHidden           bool
+	format               chat.Format
 }
 
 // assembled is a memoised assembly: its output, the memory types that took
@@ -57,6 +59,7 @@ type assembled struct {
 	types      []string
 	renderHash string
 	blocks     []outcome.AuditBlock
+	format     chat.Format
 }
 
 // outputMemo remembers the most recent assembly. One entry is enough for

@@ -1,8 +1,11 @@
 package contextasm
 
 import (
+	"fmt"
+
 	"crypto/sha256"
 	"encoding/hex"
+	"github.com/contextasm/contextasm/chat"
 	"time"
 
 	"github.com/contextasm/contextasm/declare"
@@ -35,17 +38,26 @@ type (
 // either: the record it logs is a copy with model_response_hash set.
 type Result struct {
 	// Text is the rendered context: the protocol header line, then each
-	// section that kept blocks, in template order.
+	// section that kept blocks, in template order. For a chat format it
+	// is the system prompt: the same without the history blocks, which
+	// are messages (see Messages).
 	Text string
 	// TotalTokens is the exact token count of Text; it is at most Budget.
+	// For a chat format it is the conversation's count: the system prompt
+	// and every message with their overhead (see ChatOverhead).
 	TotalTokens int
 	// Fingerprint identifies the template: "sha256:" and 16 hex digits.
 	Fingerprint string
-	// RenderHash is "sha256:" and the SHA-256 of Text, in hex.
+	// RenderHash is "sha256:" and the SHA-256 of Text, in hex; for a chat
+	// format, of the request body (chat.Encode of Messages).
 	RenderHash string
-	Encoding   string
-	Budget     int
-	Now        time.Time
+	// Format is the request's: zero for the text format.
+	Format chat.Format
+	// messages are a chat format's history blocks, in reading order.
+	messages []chat.Message
+	Encoding string
+	Budget   int
+	Now      time.Time
 	// Sections are in template order; their blocks in rank order.
 	Sections []SectionResult
 	// Events explain every block left out, cut, stale or neutralised,
@@ -78,6 +90,8 @@ func newResult(tpl *template.Template, req Request, a *assembled, events []Event
 		events = []Event{}
 	}
 	return &Result{
+		Format:         a.format,
+		messages:       out.Messages,
 		Text:           out.Text,
 		TotalTokens:    out.TotalTokens,
 		Fingerprint:    tpl.Fingerprint(),
@@ -102,10 +116,19 @@ func newResult(tpl *template.Template, req Request, a *assembled, events []Event
 	}
 }
 
-// renderHashOf returns "sha256:" and the hex SHA-256 of a rendered text.
-func renderHashOf(text string) string {
-	sum := sha256.Sum256([]byte(text))
-	return "sha256:" + hex.EncodeToString(sum[:])
+// renderHashOf returns "sha256:" and the hex SHA-256 of what an assembly
+// sends the model: its text, or for a chat format the request body.
+func renderHashOf(a *assembled) (string, error) {
+	data := []byte(a.out.Text)
+	if a.format != 0 {
+		body, err := chat.Encode(a.format, conversation(a.out))
+		if err != nil {
+			return "", fmt.Errorf("contextasm: the %v body: %w", a.format, err)
+		}
+		data = body
+	}
+	sum := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(sum[:]), nil
 }
 
 // memoryTypes returns the memory types of the blocks that took part in an

@@ -67,6 +67,16 @@ const (
 	// lately; the assembly ranked with the last snapshot of it. Its event
 	// is not about a block: its request_id is "learned-state".
 	ReasonStateUnavailable Reason = "state_unavailable"
+	// ReasonGroup: dropped with its group (blocks of one group, or an
+	// assistant turn and its tool results), which did not fit whole or
+	// lost a member; the event names the group.
+	ReasonGroup Reason = "group"
+	// ReasonOrphan: a tool result whose call, or an assistant turn with a
+	// call whose result, is not among the eligible blocks.
+	ReasonOrphan Reason = "orphan"
+	// ReasonFirstMessage: the format needs the conversation to start with
+	// a user turn (Anthropic), and this turn came before the first one.
+	ReasonFirstMessage Reason = "first_message"
 )
 
 // Kind groups reasons by what happened to the block.
@@ -74,8 +84,8 @@ type Kind string
 
 // The kinds.
 const (
-	KindExcluded Kind = "excluded" // never eligible: expired, out_of_scope, access_denied, audience, no_section
-	KindDropped  Kind = "dropped"  // eligible but did not fit: section_cap, budget
+	KindExcluded Kind = "excluded" // never eligible: expired, out_of_scope, access_denied, audience, no_section, orphan (and group, for its group's other members)
+	KindDropped  Kind = "dropped"  // eligible but did not fit: section_cap, budget, group, first_message
 	KindCut      Kind = "cut"      // kept in part: cut
 	KindNotice   Kind = "notice"   // kept or eligible, with something to know: stale, escaped
 	KindSource   Kind = "source"   // a source's problem: binary, source_unavailable, outside_root, state_unavailable
@@ -88,6 +98,10 @@ type Event struct {
 	RequestID string `json:"request_id"`
 	Reason    Reason `json:"reason"`
 	Tokens    int    `json:"tokens"`
+	// Group names the group the block was kept or dropped with: its
+	// declared group, or the request_id of the assistant turn whose tool
+	// calls it belongs to.
+	Group string `json:"group,omitempty"`
 }
 
 // Hidden reports whether blocks excluded for reason r belong to someone
@@ -133,6 +147,12 @@ type BlockResult struct {
 	SourceID       string `json:"source_id,omitempty"`
 	SourceLocation string `json:"source_location,omitempty"`
 	URI            string `json:"uri,omitempty"`
+	// Group names the group the block is kept or dropped with (see
+	// Event.Group).
+	Group string `json:"group,omitempty"`
+	// Message is, in a chat format, the index of the block's message in
+	// the conversation's messages, plus one (0: not a message).
+	Message int `json:"message,omitempty"`
 }
 
 // SectionResult is one section's outcome. Blocks are in rank order.

@@ -125,7 +125,7 @@ type RequiredMiss struct {
 	Section   string         // "" for no_section
 	Tokens    int            // the block's count, when known
 	Limit     int            // the cap or budget it did not fit
-	Reason    outcome.Reason // section_cap, budget or no_section
+	Reason    outcome.Reason // section_cap, budget, no_section, orphan or first_message
 }
 
 // RequiredError lists the required blocks that could not be placed. It
@@ -143,6 +143,10 @@ func (e *RequiredError) Error() string {
 		switch m.Reason {
 		case outcome.ReasonNoSection:
 			fmt.Fprintf(&b, "required block %q: no section takes its memory type", m.RequestID)
+		case outcome.ReasonOrphan:
+			fmt.Fprintf(&b, "required block %q (section %q): a tool call and its result travel together, and its counterpart is not among the eligible blocks", m.RequestID, m.Section)
+		case outcome.ReasonFirstMessage:
+			fmt.Fprintf(&b, "required block %q (section %q): the format needs a user turn first, and no user turn comes before this one", m.RequestID, m.Section)
 		case outcome.ReasonSectionCap:
 			fmt.Fprintf(&b, "required block %q (%d tokens): the required blocks of section %q exceed its max_tokens %d", m.RequestID, m.Tokens, m.Section, m.Limit)
 		default:

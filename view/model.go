@@ -38,6 +38,9 @@ var reasonHelp = map[outcome.Reason]string{
 	outcome.ReasonSourceUnavailable: "its source could not be read",
 	outcome.ReasonOutsideRoot:       "outside its source's root directory: refused",
 	outcome.ReasonStateUnavailable:  "the learned state could not be reached: ranked with the last snapshot of it",
+	outcome.ReasonOrphan:            "a tool call without its result, or a result without its call: never sent alone",
+	outcome.ReasonGroup:             "left out with its group (a tool call travels with its results), kept or dropped whole",
+	outcome.ReasonFirstMessage:      "came before the first user turn, and the chat format must open with one",
 }
 
 // noteRequired marks a required block among a row's notes.
@@ -56,8 +59,9 @@ func ReasonHelp(r outcome.Reason) string {
 // decisions are made (docs/assembly.md), then notices and source problems.
 var reasonOrder = []outcome.Reason{
 	outcome.ReasonExpired, outcome.ReasonOutOfScope, outcome.ReasonAccessDenied,
-	outcome.ReasonAudience, outcome.ReasonNoSection,
-	outcome.ReasonSectionCap, outcome.ReasonCut, outcome.ReasonBudget,
+	outcome.ReasonAudience, outcome.ReasonNoSection, outcome.ReasonOrphan,
+	outcome.ReasonSectionCap, outcome.ReasonCut, outcome.ReasonBudget, outcome.ReasonGroup,
+	outcome.ReasonFirstMessage,
 	outcome.ReasonStale, outcome.ReasonEscaped,
 	outcome.ReasonBinary, outcome.ReasonSourceUnavailable, outcome.ReasonOutsideRoot,
 	outcome.ReasonStateUnavailable,

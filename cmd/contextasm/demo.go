@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/template"
@@ -34,15 +35,15 @@ var demoRequest = struct {
 
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("demo", stderr)
-	format := fs.String("format", "text", "output format: text (rendering and explanation), json, report or html")
+	format := fs.String("format", "text", "output format: text (rendering and explanation), json, report, html, openai or anthropic")
 	output := fs.String("o", "", "write the output to this file instead of stdout")
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
 	if !validFormat(*format) {
-		return usagef("demo: --format must be text, json, report or html (got %q)", *format)
+		return usagef("demo: --format must be text, json, report, html, openai or anthropic (got %q)", *format)
 	}
-	res, err := demoResult(ctx)
+	res, err := demoResult(ctx, chatFormat(*format))
 	if err != nil {
 		return err
 	}
@@ -61,8 +62,9 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return writeOutput(stdout, *output, out.Bytes())
 }
 
-// demoResult assembles the embedded example.
-func demoResult(ctx context.Context) (*contextasm.Result, error) {
+// demoResult assembles the embedded example, for a chat format when
+// format is set.
+func demoResult(ctx context.Context, format chat.Format) (*contextasm.Result, error) {
 	tplData, err := demoFiles.ReadFile("demo/template.json")
 	if err != nil {
 		return nil, err
@@ -85,7 +87,7 @@ func demoResult(ctx context.Context) (*contextasm.Result, error) {
 		return nil, err
 	}
 	return assemble(ctx, contextasm.Config{Encoding: tpl.Encoding()}, &inputs{tpl: tpl, decls: decls}, contextasm.Request{
-		Template: tpl, Now: now, SessionID: demoRequest.session, UserID: demoRequest.user, Roles: demoRequest.roles,
+		Template: tpl, Now: now, SessionID: demoRequest.session, UserID: demoRequest.user, Roles: demoRequest.roles, Format: format,
 	})
 }
 

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/feedback"
@@ -41,7 +42,7 @@ func (o *renderOptions) register(fs *flag.FlagSet) {
 	o.requestFlags.register(fs)
 	fs.StringVar(&o.audit, "audit", "", "append the assembly's audit record to this JSONL file")
 	fs.StringVar(&o.state, "state", "", "learned state (trust, heat): a file; read for ranking, updated with this render's heat")
-	fs.StringVar(&o.format, "format", "text", "output format: text, json, report (why each block is in or out) or html (the same as one page)")
+	fs.StringVar(&o.format, "format", "text", "output format: text, json, report (why each block is in or out), html (the same as one page), or openai or anthropic (a chat API's request body)")
 	fs.StringVar(&o.output, "o", "", "write the output to this file instead of stdout")
 	fs.StringVar(&o.usage, "usage", "", "usage file (feedback --usage): what an approx: encoding learned from reported usage")
 	fs.StringVar(&o.tokenizer, "tokenizer", "", "count with this tokenizer file (tokenizer.json or tiktoken spec) instead of the template's encoding")
@@ -59,7 +60,7 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return usagef("render: -t TEMPLATE and at least one -m MEMORIES (or a source: --mcp, --mcp-url, --files) are required")
 	}
 	if !validFormat(o.format) {
-		return usagef("render: --format must be text, json, report or html (got %q)", o.format)
+		return usagef("render: --format must be text, json, report, html, openai or anthropic (got %q)", o.format)
 	}
 	now, err := o.instant("render")
 	if err != nil {
@@ -100,7 +101,9 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		defer auditFile.Close()
 		cfg.Audit = slog.New(slog.NewJSONHandler(auditFile, nil))
 	}
-	res, err := assemble(ctx, cfg, in, o.request(in.tpl, now))
+	req := o.request(in.tpl, now)
+	req.Format = chatFormat(o.format)
+	res, err := assemble(ctx, cfg, in, req)
 	if err != nil {
 		return err
 	}
@@ -214,6 +217,18 @@ func writeResult(w io.Writer, res *contextasm.Result, format string, color bool)
 	switch format {
 	case "report", "html":
 		return writeView(w, res, format, color)
+	case "openai", "anthropic":
+		body, err := chat.Encode(res.Format, res.Messages())
+		if err != nil {
+			return err
+		}
+		var pretty bytes.Buffer
+		if err := json.Indent(&pretty, body, "", "  "); err != nil {
+			return err
+		}
+		pretty.WriteByte('\n')
+		_, err = w.Write(pretty.Bytes())
+		return err
 	case "json":
 		enc := json.NewEncoder(w)
 		enc.SetEscapeHTML(false)
@@ -223,6 +238,13 @@ func writeResult(w io.Writer, res *contextasm.Result, format string, color bool)
 		_, err := io.WriteString(w, res.Text) // it ends with a newline
 		return err
 	}
+}
+
+// chatFormat returns the chat format an output format asks to assemble
+// for, or zero for the text format's assembly.
+func chatFormat(format string) chat.Format {
+	f, _ := chat.ParseFormat(format)
+	return f
 }
 
 // writeFileAtomic writes data to name through a temporary file in the same

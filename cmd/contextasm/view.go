@@ -11,7 +11,7 @@ import (
 // validFormat reports whether format is one render and demo write.
 func validFormat(format string) bool {
 	switch format {
-	case "text", "json", "report", "html":
+	case "text", "json", "report", "html", "openai", "anthropic":
 		return true
 	}
 	return false

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/contextasm/contextasm/chat"
+	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/internal/delimit"
 	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/template"
@@ -28,13 +30,20 @@ type Assembler struct {
 
 	ranked  [][]Ranked    // per section, in file order
 	cands   [][]candidate // per section, rank order
-	used    []int         // per section: the sum the cap is applied to
+	used    []int         // per section: the text's sum the cap is applied to
 	kept    []int         // per section: blocks in the text (kept or cut)
+	msgs    []int         // per section: the messages' sum (chat formats)
+	seps    []int         // per section: a separator's count (0 in line mode)
+	join    int           // the count of "\n", during fitBudget
 	keys    []rankKey
 	keysTmp []rankKey
 	render  []byte
 	text    []byte
 	order   []int
+
+	chat   ChatCost        // the request's
+	units  []unit          // groups kept or dropped whole (group.go)
+	unitOf map[int32]int32 // block index → its unit in units
 
 	joined      bool     // writeText wrote a joiner between two pieces
 	fixed       int      // bytes at the end of text that are template literal
@@ -52,6 +61,10 @@ type candidate struct {
 	reason   outcome.Reason
 	escaped  bool
 	offset   int
+	msg      bool  // a message of its own (a history block, in a chat format)
+	done     bool  // decided already, with its unit
+	unit     int32 // its unit in Assembler.units, plus one; 0 for none
+	message  int   // its message's index plus one, once written
 }
 
 func (c *candidate) inText() bool {
@@ -64,13 +77,15 @@ func (a *Assembler) reset(n int) {
 		a.cands = make([][]candidate, n)
 		a.used = make([]int, n)
 		a.kept = make([]int, n)
+		a.msgs = make([]int, n)
+		a.seps = make([]int, n)
 	}
-	a.ranked, a.cands, a.used, a.kept = a.ranked[:n], a.cands[:n], a.used[:n], a.kept[:n]
+	a.ranked, a.cands, a.used, a.kept, a.msgs, a.seps = a.ranked[:n], a.cands[:n], a.used[:n], a.kept[:n], a.msgs[:n], a.seps[:n]
 	for i := range n {
 		a.ranked[i] = a.ranked[i][:0]
 		clear(a.cands[i]) // drop references to the last call's strings
 		a.cands[i] = a.cands[i][:0]
-		a.used[i], a.kept[i] = 0, 0
+		a.used[i], a.kept[i], a.msgs[i], a.seps[i] = 0, 0, 0, 0
 	}
 }
 
@@ -92,6 +107,7 @@ func (a *Assembler) Assemble(tpl *template.Template, blocks []Block, req Request
 func (a *Assembler) AssembleRefs(tpl *template.Template, blocks []*Block, req Request, c truncate.Counter) (*Output, error) {
 	n := tpl.NumSections()
 	a.reset(n)
+	a.chat = req.Chat
 	sc := a.Scoring.WithDefaults()
 	// About one event a block is usual (most blocks that lose are listed
 	// as dropped): size for it once rather than grow.
@@ -119,6 +135,8 @@ func (a *Assembler) AssembleRefs(tpl *template.Template, blocks []*Block, req Re
 		a.ranked[si] = append(a.ranked[si], Ranked{Index: int32(i), Required: b.Required, Score: score(sc, b, req.Now, frac, stale), ID: b.ID})
 	}
 
+	misses = a.groupUnits(tpl, blocks, out, misses)
+
 	byID := a.SortedByID || slices.IsSortedFunc(blocks, func(x, y *Block) int { return strings.Compare(x.ID, y.ID) })
 	for k := range n {
 		si := tpl.ByPriority(k)
@@ -131,6 +149,12 @@ func (a *Assembler) AssembleRefs(tpl *template.Template, blocks []*Block, req Re
 			}
 		}
 		breakTies(a.cands[si], blocks)
+		if a.chat.on() {
+			for i := range a.cands[si] {
+				a.cands[si][i].msg = blocks[a.cands[si][i].Index].Type == declare.History
+			}
+		}
+		a.bindUnits(si)
 		misses = a.fill(tpl.Section(si), blocks, c, out, misses)
 	}
 	if len(misses) > 0 {
@@ -147,6 +171,9 @@ func (a *Assembler) AssembleRefs(tpl *template.Template, blocks []*Block, req Re
 
 	if err := a.fitBudget(tpl, blocks, c, out); err != nil {
 		return nil, err
+	}
+	if a.chat.on() {
+		a.buildMessages(blocks, out)
 	}
 	a.results(tpl, blocks, out)
 	return out, nil
@@ -348,6 +375,10 @@ func lineMode(sec *template.Section) bool { return sec.Separator() == "\n" }
 // blockTokens sets cd.tokens: from the memo when it knows the block in this
 // section, else by rendering and counting it (and telling the memo).
 func (a *Assembler) blockTokens(sec *template.Section, b *Block, cd *candidate, c truncate.Counter) {
+	if cd.msg {
+		a.messageCount(b, cd, c)
+		return
+	}
 	line := lineMode(sec)
 	var key MemoKey
 	if a.Memo != nil && b.Key != (MemoKey{}).Block {
@@ -367,10 +398,47 @@ func (a *Assembler) blockTokens(sec *template.Section, b *Block, cd *candidate, 
 
 // ensureRendered renders a kept block whose count came from the memo.
 func (a *Assembler) ensureRendered(sec *template.Section, b *Block, cd *candidate) {
+	if cd.msg && !cd.rendered {
+		cd.text, cd.rendered = b.Content, true
+	}
 	if !cd.rendered {
 		_, cd.text, cd.escaped = a.renderBlock(sec, b, b.Content, false)
 		cd.rendered = true
 	}
+}
+
+// fillState is a section's running sums while it is filled.
+type fillState struct {
+	used, kept, msgs int // text tokens with separators, blocks in the text, message tokens
+	stopped, cutDone bool
+	sepTokens        int
+}
+
+// add counts cd, kept or cut, into the sums.
+func (st *fillState) add(cd *candidate) {
+	if cd.msg {
+		st.msgs += cd.tokens
+		return
+	}
+	if st.kept > 0 {
+		st.used += st.sepTokens
+	}
+	st.used += cd.tokens
+	st.kept++
+}
+
+// sep is the separator a text block kept next would need.
+func (st *fillState) sep(cd *candidate) int {
+	if cd.msg || st.kept == 0 {
+		return 0
+	}
+	return st.sepTokens
+}
+
+// drop marks cd dropped from section sec for reason, with its event.
+func (a *Assembler) drop(sec *template.Section, cd *candidate, b *Block, reason outcome.Reason, out *Output) {
+	cd.status, cd.reason = outcome.StatusDropped, reason
+	out.Events = append(out.Events, outcome.Event{Kind: outcome.KindDropped, Section: sec.Name(), RequestID: cd.ID, Reason: reason, Tokens: cd.tokens, Group: a.groupName(cd, b)})
 }
 
 // fill selects the section's blocks in rank order under its cap.
@@ -378,61 +446,118 @@ func (a *Assembler) fill(sec *template.Section, blocks []*Block, c truncate.Coun
 	si := sec.Index()
 	cands := a.cands[si]
 	capTokens := sec.MaxTokens()
-	sepTokens := 0
+	var st fillState
 	if !lineMode(sec) {
-		sepTokens = c.Count(sec.Separator())
+		st.sepTokens = c.Count(sec.Separator())
 	}
-	used, kept := 0, 0
-	stopped, cutDone := false, false
 	lb, ok := c.(LowerBounded)
 	bounded := ok && lb.LowerBounded()
-	drop := func(cd *candidate) {
-		cd.status, cd.reason = outcome.StatusDropped, outcome.ReasonSectionCap
-		out.Events = append(out.Events, outcome.Event{Kind: outcome.KindDropped, Section: sec.Name(), RequestID: cd.ID, Reason: outcome.ReasonSectionCap, Tokens: cd.tokens})
-	}
 	for i := range cands {
 		cd := &cands[i]
-		b := blocks[cd.Index]
-		if stopped && !cd.Required {
-			drop(cd) // not counted: it cannot enter
+		if cd.done {
 			continue
 		}
-		sep := 0
-		if kept > 0 {
-			sep = sepTokens
+		b := blocks[cd.Index]
+		if u := a.unitOfCand(cd); u != nil {
+			misses = a.fillUnit(sec, blocks, u, c, out, &st, misses)
+			continue
 		}
-		room := capTokens - used - sep
+		if st.stopped && !cd.Required {
+			a.drop(sec, cd, b, outcome.ReasonSectionCap, out) // not counted: it cannot enter
+			continue
+		}
+		sep := st.sep(cd)
+		room := capTokens - st.used - st.msgs - sep
 		// A block that cannot fit whatever its exact count (its lower
 		// bound exceeds the room) is a misfit without being counted.
 		misfit := bounded && !cd.Required && b.MinTokens > room
 		if !misfit {
 			a.blockTokens(sec, b, cd, c)
 		}
-		if !misfit && (used+sep+cd.tokens <= capTokens || cd.Required) {
-			if used+sep+cd.tokens > capTokens {
+		if !misfit && (cd.tokens <= room || cd.Required) {
+			if cd.tokens > room {
 				misses = append(misses, truncate.RequiredMiss{RequestID: cd.ID, Section: sec.Name(), Tokens: cd.tokens, Limit: capTokens, Reason: outcome.ReasonSectionCap})
 			}
 			cd.status = outcome.StatusKept
-			used += sep + cd.tokens
-			kept++
+			st.add(cd)
 			continue
 		}
-		if sec.Partial() && !cutDone && room >= sec.MinPartialTokens() && a.cut(sec, b, cd, room, c) {
+		if sec.Partial() && !st.cutDone && room >= sec.MinPartialTokens() && a.cutAny(sec, b, cd, room, c) {
 			cd.status, cd.reason = outcome.StatusCut, outcome.ReasonCut
-			out.Events = append(out.Events, outcome.Event{Kind: outcome.KindCut, Section: sec.Name(), RequestID: cd.ID, Reason: outcome.ReasonCut, Tokens: cd.tokens})
-			used += sep + cd.tokens
-			kept++
-			cutDone = true
+			out.Events = append(out.Events, outcome.Event{Kind: outcome.KindCut, Section: sec.Name(), RequestID: cd.ID, Reason: outcome.ReasonCut, Tokens: cd.tokens, Group: b.Group})
+			st.add(cd)
+			st.cutDone = true
 		} else {
 			cd.text, cd.rendered = "", false // not in the text; keep only its count
-			drop(cd)
+			a.drop(sec, cd, b, outcome.ReasonSectionCap, out)
 		}
 		if sec.Fill() == template.FillStop {
-			stopped = true
+			st.stopped = true
 		}
 	}
-	a.used[si], a.kept[si] = used, kept
+	a.used[si], a.kept[si], a.msgs[si], a.seps[si] = st.used, st.kept, st.msgs, st.sepTokens
 	return misses
+}
+
+// fillUnit decides a unit when its best-ranked member comes up: it keeps
+// every member if all fit the room left (or one is required), and drops
+// every member otherwise. A unit is never cut.
+func (a *Assembler) fillUnit(sec *template.Section, blocks []*Block, u *unit, c truncate.Counter, out *Output, st *fillState, misses []truncate.RequiredMiss) []truncate.RequiredMiss {
+	cands := a.cands[sec.Index()]
+	for _, j := range u.cands {
+		cands[j].done = true
+	}
+	if st.stopped && !u.required {
+		for _, j := range u.cands {
+			a.drop(sec, &cands[j], blocks[cands[j].Index], outcome.ReasonGroup, out) // not counted: it cannot enter
+		}
+		return misses
+	}
+	need, texts := 0, 0
+	for _, j := range u.cands {
+		cd := &cands[j]
+		a.blockTokens(sec, blocks[cd.Index], cd, c)
+		need += cd.tokens
+		if !cd.msg {
+			texts++
+		}
+	}
+	if texts > 0 {
+		need += (texts - 1) * st.sepTokens
+		if st.kept > 0 {
+			need += st.sepTokens
+		}
+	}
+	capTokens := sec.MaxTokens()
+	fits := st.used+st.msgs+need <= capTokens
+	if fits || u.required {
+		for _, j := range u.cands {
+			cd := &cands[j]
+			if !fits {
+				misses = append(misses, truncate.RequiredMiss{RequestID: cd.ID, Section: sec.Name(), Tokens: cd.tokens, Limit: capTokens, Reason: outcome.ReasonSectionCap})
+			}
+			cd.status = outcome.StatusKept
+			st.add(cd)
+		}
+		return misses
+	}
+	for _, j := range u.cands {
+		cd := &cands[j]
+		cd.text, cd.rendered = "", false
+		a.drop(sec, cd, blocks[cd.Index], outcome.ReasonGroup, out)
+	}
+	if sec.Fill() == template.FillStop {
+		st.stopped = true
+	}
+	return misses
+}
+
+// cutAny cuts a text block or a message to room tokens.
+func (a *Assembler) cutAny(sec *template.Section, b *Block, cd *candidate, room int, c truncate.Counter) bool {
+	if cd.msg {
+		return a.cutMessage(b, cd, room, c)
+	}
+	return a.cut(sec, b, cd, room, c)
 }
 
 // cut shrinks b's content so that its rendering fits room tokens, at a
@@ -477,26 +602,10 @@ func (a *Assembler) cut(sec *template.Section, b *Block, cd *candidate, room int
 func (a *Assembler) fitBudget(tpl *template.Template, blocks []*Block, c truncate.Counter, out *Output) error {
 	budget := tpl.Budget()
 	n := tpl.NumSections()
-	joinTokens := c.Count("\n")
-	sepTokens := func(sec *template.Section) int {
-		if lineMode(sec) {
-			return 0
-		}
-		return c.Count(sec.Separator())
-	}
-	// A section not in line mode ends with a newline of its own.
-	sectionTokens := func(si int) int {
-		if a.kept[si] == 0 {
-			return 0
-		}
-		if lineMode(tpl.Section(si)) {
-			return a.used[si]
-		}
-		return a.used[si] + joinTokens
-	}
-	estimate := c.Count(tpl.Header() + "\n")
+	a.join = c.Count("\n")
+	estimate := c.Count(tpl.Header()+"\n") + a.chatFixed(c)
 	for si := range n {
-		estimate += sectionTokens(si)
+		estimate += a.sectionTokens(tpl, si)
 	}
 	cursor := dropCursor{k: n - 1, j: -2}
 	dropNext := func() bool {
@@ -504,21 +613,18 @@ func (a *Assembler) fitBudget(tpl *template.Template, blocks []*Block, c truncat
 		if !ok {
 			return false
 		}
-		cd := &a.cands[si][j]
-		before := sectionTokens(si) // while cd still counts
-		cd.status, cd.reason = outcome.StatusDropped, outcome.ReasonBudget
-		cd.text, cd.rendered = "", false
+		before := a.sectionTokens(tpl, si) // while the block still counts
 		sec := tpl.Section(si)
-		out.Events = append(out.Events, outcome.Event{Kind: outcome.KindDropped, Section: sec.Name(), RequestID: cd.ID, Reason: outcome.ReasonBudget, Tokens: cd.tokens})
-		// Take the block out of the section's sum: its count, and the
-		// separator it no longer needs if others remain.
-		a.kept[si]--
-		if a.kept[si] == 0 {
-			a.used[si] = 0
+		if u := a.unitOfCand(&a.cands[si][j]); u != nil {
+			for _, m := range u.cands {
+				if a.cands[si][m].inText() {
+					a.dropBlock(sec, si, m, outcome.ReasonGroup, blocks, out)
+				}
+			}
 		} else {
-			a.used[si] -= cd.tokens + sepTokens(sec)
+			a.dropBlock(sec, si, j, outcome.ReasonBudget, blocks, out)
 		}
-		estimate -= before - sectionTokens(si)
+		estimate -= before - a.sectionTokens(tpl, si)
 		return true
 	}
 	for estimate > budget && dropNext() {
@@ -531,15 +637,55 @@ func (a *Assembler) fitBudget(tpl *template.Template, blocks []*Block, c truncat
 		// count: then only counting the text tells its size.
 		if exact && !a.joined && estimate <= budget {
 			out.TotalTokens = estimate
-			return nil
+			break
 		}
-		out.TotalTokens = c.Count(out.Text)
+		out.TotalTokens = c.Count(out.Text) + a.chatFixed(c)
+		for si := range n {
+			out.TotalTokens += a.msgs[si]
+		}
 		if out.TotalTokens <= budget {
-			return nil
+			break
 		}
 		if !dropNext() {
 			return a.overBudget(tpl, budget, c)
 		}
+	}
+	if a.chat.Format == chat.FormatAnthropic {
+		return a.leadWithUser(tpl, blocks, out)
+	}
+	return nil
+}
+
+// sectionTokens returns what section si adds to the total: its text (a
+// section not in line mode ends with a newline of its own) and its
+// messages.
+func (a *Assembler) sectionTokens(tpl *template.Template, si int) int {
+	if a.kept[si] == 0 {
+		return a.msgs[si]
+	}
+	if lineMode(tpl.Section(si)) {
+		return a.used[si] + a.msgs[si]
+	}
+	return a.used[si] + a.join + a.msgs[si]
+}
+
+// dropBlock drops the block at cands[si][j], kept or cut so far, for
+// reason: it leaves the text (or the messages), with its event, and the
+// section's sums lose its count and the separator it no longer needs.
+func (a *Assembler) dropBlock(sec *template.Section, si, j int, reason outcome.Reason, blocks []*Block, out *Output) {
+	cd := &a.cands[si][j]
+	cd.text, cd.rendered = "", false
+	a.drop(sec, cd, blocks[cd.Index], reason, out)
+	if cd.msg {
+		a.msgs[si] -= cd.tokens
+		return
+	}
+	a.kept[si]--
+	switch {
+	case a.kept[si] == 0:
+		a.used[si] = 0
+	default:
+		a.used[si] -= cd.tokens + a.seps[si]
 	}
 }
 
@@ -553,7 +699,7 @@ func (a *Assembler) linesAdd(tpl *template.Template, blocks []*Block, c truncate
 		sec := tpl.Section(si)
 		for i := range a.cands[si] {
 			cd := &a.cands[si][i]
-			if !cd.inText() {
+			if !cd.inText() || cd.msg {
 				continue
 			}
 			a.ensureRendered(sec, blocks[cd.Index], cd)
@@ -625,7 +771,7 @@ func (a *Assembler) writeText(tpl *template.Template, blocks []*Block) {
 		cands := a.cands[si]
 		a.order = a.order[:0]
 		for i := range cands {
-			if cands[i].inText() {
+			if cands[i].inText() && !cands[i].msg {
 				a.ensureRendered(sec, blocks[cands[i].Index], &cands[i])
 				a.order = append(a.order, i)
 			}
@@ -667,7 +813,7 @@ func (a *Assembler) results(tpl *template.Template, blocks []*Block, out *Output
 	all := make([]outcome.BlockResult, total) // one allocation for every section
 	for si := range out.Sections {
 		sec := tpl.Section(si)
-		sr := outcome.SectionResult{Name: sec.Name(), Priority: sec.Priority(), MaxTokens: sec.MaxTokens(), UsedTokens: a.used[si]}
+		sr := outcome.SectionResult{Name: sec.Name(), Priority: sec.Priority(), MaxTokens: sec.MaxTokens(), UsedTokens: a.used[si] + a.msgs[si]}
 		sr.Blocks, all = all[:len(a.cands[si]):len(a.cands[si])], all[len(a.cands[si]):]
 		for i := range a.cands[si] {
 			cd := &a.cands[si][i]
@@ -678,7 +824,8 @@ func (a *Assembler) results(tpl *template.Template, blocks []*Block, out *Output
 			br.Trust, br.ViolationPatterns = b.Trust, b.ViolationPatterns
 			br.SourceID, br.SourceLocation, br.URI = b.SourceID, b.SourceLocation, b.URI
 			br.Index = cd.Index
-			if cd.inText() {
+			br.Group, br.Message = a.groupName(cd, b), cd.message
+			if cd.inText() && !cd.msg {
 				br.Offset, br.Length = cd.offset, len(cd.text)
 			}
 		}

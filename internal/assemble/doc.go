@@ -35,6 +35,19 @@
 // fails with [truncate.ErrBudgetTooSmall] and a [*truncate.RequiredError]
 // that lists them.
 //
+// # Groups and chat formats
+//
+// Between steps 1 and 2, the blocks of a section that share a group, and
+// an assistant turn with the tool results that answer its calls, become
+// units (group.go): a unit with a tool result whose call is not eligible,
+// or a call whose result is not, is excluded (orphan); the others are
+// decided whole in step 3 when their best-ranked member comes up, never
+// cut, and dropped whole by step 4. With [Request.Chat] set, every history
+// block is a message of its own (chatmode.go): it counts as the chat APIs
+// count a message, toward its section's cap and the budget, stays out of
+// the text, and comes back in [Output.Messages] in reading order; for
+// Anthropic, turns before the first user turn go last.
+//
 // # Performance
 //
 // Ranking a section is allocation-free: [Rank] sorts a caller-owned slice of

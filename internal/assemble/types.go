@@ -6,6 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/outcome"
 )
@@ -84,17 +85,27 @@ type Request struct {
 	// outcome.Hidden) by id, as events, instead of counting them: a
 	// trusted debugging mode.
 	ListHidden bool
+	// Chat, when its Format is set, assembles for a chat format: history
+	// blocks become Output.Messages and the budget covers them.
+	Chat ChatCost
 }
 
 // Output is the result of one assembly.
 type Output struct {
-	Text        string
-	TotalTokens int // exact count of Text
+	// Text is the rendered context; for a chat format, the system prompt:
+	// everything but the history blocks, which are Messages.
+	Text string
+	// TotalTokens is the exact count of Text; for a chat format, of the
+	// whole conversation as ChatCost counts it.
+	TotalTokens int
 	Sections    []outcome.SectionResult
 	Events      []outcome.Event
 	// ExcludedCounts counts the blocks excluded for a hidden reason, per
 	// reason, when they are not listed; nil when there are none.
 	ExcludedCounts map[outcome.Reason]int
+	// Messages are, for a chat format, the kept history blocks in reading
+	// order.
+	Messages []chat.Message
 }
 
 // Memo remembers the token counts of rendered blocks. Package contextasm

@@ -1,0 +1,216 @@
+package assemble
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/contextasm/contextasm/chat"
+	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/outcome"
+	"github.com/contextasm/contextasm/template"
+	"github.com/contextasm/contextasm/truncate"
+)
+
+// ChatCost makes an assembly count for a chat format: every history block
+// becomes a message of its own, after a system prompt made of the text
+// (the header and every other block), and the budget covers the messages
+// as the chat APIs count them.
+//
+// A message counts PerMessage, plus the tokens of its role's name, its
+// content, and, for each tool call, the call's id, name and arguments (and
+// for a tool result the id of its call): the values OpenAI's published
+// counting for chat messages adds up, with PerMessage 3 for o200k_base and
+// cl100k_base. The system prompt is one more such message (role "system"),
+// and Reply is added once, for the start of the model's reply (3 in that
+// counting). Anthropic publishes no such rule; the same count serves as
+// its estimate.
+type ChatCost struct {
+	Format     chat.Format // zero: the text format, and no messages
+	PerMessage int
+	Reply      int
+}
+
+// on reports whether the assembly is for a chat format.
+func (k ChatCost) on() bool { return k.Format != 0 }
+
+// chatMemoSection stands for the section in the memo keys of message
+// counts, which no section's rendering reads.
+var chatMemoSection = [16]byte{'c', 'h', 'a', 't', ' ', 'm', 'e', 's', 's', 'a', 'g', 'e'}
+
+// messageTokens returns what b counts as a message with content (the
+// per-message overhead not included).
+func messageTokens(b *Block, content string, c truncate.Counter) int {
+	role := b.Role
+	if role == "" {
+		role = declare.RoleUser
+	}
+	n := c.Count(string(role)) + c.Count(content) + c.Count(b.ToolCallID)
+	for _, tc := range b.ToolCalls {
+		n += c.Count(tc.ID) + c.Count(tc.Name) + c.Count(tc.Arguments)
+	}
+	return n
+}
+
+// messageCount sets cd.tokens for a message: from the memo when it knows
+// the block, else by counting.
+func (a *Assembler) messageCount(b *Block, cd *candidate, c truncate.Counter) {
+	cd.text, cd.rendered = b.Content, true
+	var key MemoKey
+	if a.Memo != nil && b.Key != (MemoKey{}).Block {
+		key = MemoKey{Block: b.Key, Section: chatMemoSection}
+		if n, ok := a.Memo.Get(key); ok {
+			cd.tokens = a.chat.PerMessage + n
+			return
+		}
+	}
+	n := messageTokens(b, b.Content, c)
+	if key != (MemoKey{}) {
+		a.Memo.Add(key, n)
+	}
+	cd.tokens = a.chat.PerMessage + n
+}
+
+// cutMessage shrinks a message's content so that it counts at most room
+// tokens, at a token boundary. It reports false when no text that is not
+// only white space fits.
+func (a *Assembler) cutMessage(b *Block, cd *candidate, room int, c truncate.Counter) bool {
+	fixed := a.chat.PerMessage + messageTokens(b, "", c)
+	target := room - fixed
+	for range 8 {
+		if target <= 0 {
+			return false
+		}
+		part := c.Cut(b.Content, target)
+		if strings.TrimFunc(part, unicode.IsSpace) == "" {
+			return false
+		}
+		tokens := fixed + c.Count(part)
+		if tokens <= room {
+			cd.text, cd.tokens, cd.rendered = part, tokens, true
+			return true
+		}
+		target -= max(tokens-room, 1)
+	}
+	return false
+}
+
+// chatFixed returns what a conversation counts besides its messages and
+// its system prompt's text: the system message's overhead and the reply's.
+func (a *Assembler) chatFixed(c truncate.Counter) int {
+	if !a.chat.on() {
+		return 0
+	}
+	return a.chat.PerMessage + c.Count("system") + a.chat.Reply
+}
+
+// msgRef locates a message's candidate.
+type msgRef struct{ si, j int32 }
+
+// messageOrder returns the messages in the text (kept or cut) in the order
+// a model reads them: by last_modified, then declaration order, then
+// request_id; a tool result comes right after the assistant turn that
+// makes its call, in the order of its calls.
+func (a *Assembler) messageOrder(blocks []*Block) []msgRef {
+	var refs []msgRef
+	for si := range a.cands {
+		for j := range a.cands[si] {
+			if cd := &a.cands[si][j]; cd.msg && cd.inText() {
+				refs = append(refs, msgRef{int32(si), int32(j)})
+			}
+		}
+	}
+	block := func(r msgRef) *Block { return blocks[a.cands[r.si][r.j].Index] }
+	slices.SortFunc(refs, func(x, y msgRef) int {
+		bx, by := block(x), block(y)
+		if c := bx.LastModified.Compare(by.LastModified); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(bx.Seq, by.Seq); c != 0 {
+			return c
+		}
+		return strings.Compare(bx.ID, by.ID)
+	})
+	results := make(map[callKey]msgRef)
+	calls := make(map[callKey]bool)
+	for _, r := range refs {
+		b := block(r)
+		if b.ToolCallID != "" {
+			results[callKey{b.SessionID, b.ToolCallID}] = r
+		}
+		for _, tc := range b.ToolCalls {
+			calls[callKey{b.SessionID, tc.ID}] = true
+		}
+	}
+	if len(results) == 0 {
+		return refs
+	}
+	order := make([]msgRef, 0, len(refs))
+	for _, r := range refs {
+		b := block(r)
+		if b.ToolCallID != "" && calls[callKey{b.SessionID, b.ToolCallID}] {
+			continue // written after its call
+		}
+		order = append(order, r)
+		for _, tc := range b.ToolCalls {
+			if res, ok := results[callKey{b.SessionID, tc.ID}]; ok {
+				order = append(order, res)
+			}
+		}
+	}
+	return order
+}
+
+// leadWithUser drops, for a format whose conversation must open with a
+// user turn, every turn before the first user turn, with its group.
+// Messages are not in the text, so this only lowers the total.
+func (a *Assembler) leadWithUser(tpl *template.Template, blocks []*Block, out *Output) error {
+	var misses []truncate.RequiredMiss
+	for _, r := range a.messageOrder(blocks) {
+		cd := &a.cands[r.si][r.j]
+		if !cd.inText() {
+			continue // dropped with a turn before it
+		}
+		b := blocks[cd.Index]
+		if b.Role == "" || b.Role == declare.RoleUser {
+			break
+		}
+		sec := tpl.Section(int(r.si))
+		if cd.Required {
+			misses = append(misses, truncate.RequiredMiss{RequestID: cd.ID, Section: sec.Name(), Reason: outcome.ReasonFirstMessage})
+			continue
+		}
+		members := []int{int(r.j)}
+		if u := a.unitOfCand(cd); u != nil {
+			members = u.cands
+		}
+		for _, j := range members {
+			if m := &a.cands[r.si][j]; m.inText() {
+				out.TotalTokens -= m.tokens
+				a.dropBlock(sec, int(r.si), j, outcome.ReasonFirstMessage, blocks, out)
+			}
+		}
+	}
+	if len(misses) > 0 {
+		return &truncate.RequiredError{Misses: misses}
+	}
+	return nil
+}
+
+// buildMessages writes out.Messages, the kept history blocks as messages
+// in reading order, and records each block's message.
+func (a *Assembler) buildMessages(blocks []*Block, out *Output) {
+	order := a.messageOrder(blocks)
+	out.Messages = make([]chat.Message, len(order))
+	for i, r := range order {
+		cd := &a.cands[r.si][r.j]
+		b := blocks[cd.Index]
+		role := b.Role
+		if role == "" {
+			role = declare.RoleUser
+		}
+		out.Messages[i] = chat.Message{Role: role, Content: cd.text, ToolCalls: b.ToolCalls, ToolCallID: b.ToolCallID, BlockIDs: []string{b.ID}}
+		cd.message = i + 1
+	}
+}
