@@ -26,6 +26,7 @@ import (
 
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/feedback"
 	"github.com/contextasm/contextasm/template"
 )
 
@@ -131,6 +132,19 @@ func TestDocsDumpFields(t *testing.T) {
 		for i, name := range names {
 			if !documents(text, name) {
 				t.Errorf("%s does not document the dump field `%s` (%s): add it to %s", doc, name, paths[i], doc)
+			}
+		}
+	}
+}
+
+func TestDocsFeedbackFields(t *testing.T) {
+	const doc = "docs/feedback.md"
+	text := readDoc(t, doc)
+	for _, typ := range []reflect.Type{reflect.TypeFor[feedback.Result](), reflect.TypeFor[feedback.Heat]()} {
+		names, paths := jsonNames(typ)
+		for i, name := range names {
+			if !documents(text, name) {
+				t.Errorf("%s does not document the field `%s` (%s) of feedback's and heat's output: add it to %s", doc, name, paths[i], doc)
 			}
 		}
 	}
