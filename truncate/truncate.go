@@ -126,6 +126,9 @@ type RequiredMiss struct {
 	Tokens    int            // the block's count, when known
 	Limit     int            // the cap or budget it did not fit
 	Reason    outcome.Reason // section_cap, budget, no_section, orphan or first_message
+	// Need is, for section_cap, the tokens all required blocks of the
+	// section take together, separators included.
+	Need int
 }
 
 // RequiredError lists the required blocks that could not be placed. It
@@ -134,10 +137,28 @@ type RequiredError struct {
 	Misses []RequiredMiss
 }
 
-// Error lists the blocks, one a line.
+// Error lists the blocks, one a line, and then how many tokens they need
+// against the cap or budget they did not fit.
 func (e *RequiredError) Error() string {
 	var b strings.Builder
 	b.WriteString(ErrBudgetTooSmall.Error())
+	var sections []string // in order of first miss
+	need := map[string]int{}
+	limit := map[string]int{}
+	budgetNeed, budgetLimit := 0, 0
+	for _, m := range e.Misses {
+		switch m.Reason {
+		case outcome.ReasonSectionCap:
+			if _, ok := need[m.Section]; !ok {
+				sections = append(sections, m.Section)
+			}
+			need[m.Section] = max(need[m.Section], m.Need)
+			limit[m.Section] = m.Limit
+		case outcome.ReasonBudget:
+			budgetNeed += m.Tokens
+			budgetLimit = m.Limit
+		}
+	}
 	for _, m := range e.Misses {
 		b.WriteString("\n")
 		switch m.Reason {
@@ -152,6 +173,12 @@ func (e *RequiredError) Error() string {
 		default:
 			fmt.Fprintf(&b, "required block %q (%d tokens, section %q): the required blocks alone exceed the budget of %d", m.RequestID, m.Tokens, m.Section, m.Limit)
 		}
+	}
+	for _, s := range sections {
+		fmt.Fprintf(&b, "\nsection %q: its required blocks need %d tokens, its max_tokens is %d", s, need[s], limit[s])
+	}
+	if budgetNeed > 0 {
+		fmt.Fprintf(&b, "\nthe required blocks need %d tokens, plus the header and the joins; the budget is %d", budgetNeed, budgetLimit)
 	}
 	return b.String()
 }

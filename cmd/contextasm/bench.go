@@ -70,7 +70,7 @@ var (
 )
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench", stderr)
+	fs := newFlags("bench", stdout)
 	var inf inputFlags
 	var reqf requestFlags
 	inf.register(fs)

@@ -30,16 +30,13 @@ type countLine struct {
 // runCount prints the token count of each file (stdin without files) in an
 // encoding or a tokenizer file.
 func runCount(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	flags := newFlags("count", stderr)
+	flags := newFlags("count", stdout)
 	encoding := flags.String("encoding", template.DefaultEncoding, "encoding: o200k_base, cl100k_base or approx:FAMILY")
 	tokenizer := flags.String("tokenizer", "", "tokenizer file: a tokenizer.json or a tiktoken spec (instead of --encoding)")
 	usagePath := flags.String("usage", "", "usage file (JSON, feedback --usage): what an approx: encoding learned from reported usage")
 	format := flags.String("format", "text", "output format: text or json (one object a line)")
 	if err := flags.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usagef("count: %v", err)
+		return parseError(flags, err)
 	}
 	if *format != "text" && *format != "json" {
 		return usagef("count: --format must be text or json (got %q)", *format)

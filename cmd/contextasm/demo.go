@@ -34,7 +34,7 @@ var demoRequest = struct {
 }{"2026-11-30T09:00:00Z", "sess-4711", "u-ana", []string{"loan-agent"}}
 
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("demo", stderr)
+	fs := newFlags("demo", stdout)
 	format := fs.String("format", "text", "output format: text (rendering and explanation), json, report, html, openai or anthropic")
 	output := fs.String("o", "", "write the output to this file instead of stdout")
 	if err := parse(fs, args, 0); err != nil {

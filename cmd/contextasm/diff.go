@@ -15,7 +15,7 @@ import (
 // runDiff compares two render dumps: `diff A.json B.json [--format
 // text|json]`. Flags may come before or after the two files.
 func runDiff(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("diff", stderr)
+	fs := newFlags("diff", stdout)
 	format := fs.String("format", "text", "output format: text or json")
 	var files []string
 	for {

@@ -2,6 +2,9 @@ package main
 
 import (
 	"flag"
+	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/contextasm/contextasm/contextasm"
@@ -27,7 +30,7 @@ type requestFlags struct {
 	now     string
 	session string
 	user    string
-	roles   stringsFlag
+	roles   rolesFlag
 	// listHidden lists other tenants' excluded blocks by id (a trusted
 	// debugging mode; see contextasm.Request.ListHidden).
 	listHidden bool
@@ -37,7 +40,7 @@ func (f *requestFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.now, "now", "", "the instant to judge expiry and staleness at (RFC 3339; default: the current time)")
 	fs.StringVar(&f.session, "session", "", "session id of the request")
 	fs.StringVar(&f.user, "user", "", "user id of the request")
-	fs.Var(&f.roles, "role", "a role the request holds; repeatable")
+	fs.Var(&f.roles, "role", "a role the request holds; repeatable, or several separated by commas (--role a,b)")
 	fs.BoolVar(&f.listHidden, "list-hidden", false, "trusted debugging: list blocks of other sessions, users and roles by id instead of counting them (never for output a tenant sees)")
 }
 
@@ -49,7 +52,7 @@ func (f *requestFlags) instant(cmd string) (time.Time, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, f.now)
 	if err != nil {
-		return time.Time{}, usagef("%s: --now %q is not an RFC 3339 time", cmd, f.now)
+		return time.Time{}, usagef("%s: --now %q is not an RFC 3339 time: give a date, a time and a zone, e.g. --now 2026-11-30T09:00:00Z or --now 2026-11-30T10:00:00+01:00", cmd, f.now)
 	}
 	return t, nil
 }
@@ -57,4 +60,35 @@ func (f *requestFlags) instant(cmd string) (time.Time, error) {
 // request returns the engine request the flags describe.
 func (f *requestFlags) request(tpl *template.Template, now time.Time) contextasm.Request {
 	return contextasm.Request{Template: tpl, Now: now, SessionID: f.session, UserID: f.user, Roles: f.roles, ListHidden: f.listHidden}
+}
+
+// rolesFlag collects --role: repeatable, and "a,b" is two roles (a role
+// cannot contain a comma); an empty role is an error.
+type rolesFlag []string
+
+func (r *rolesFlag) String() string { return strings.Join(*r, ",") }
+
+func (r *rolesFlag) Set(v string) error {
+	for _, role := range strings.Split(v, ",") {
+		role = strings.TrimSpace(role)
+		if role == "" {
+			return fmt.Errorf("empty role in %q: give role names separated by commas, e.g. --role loan-agent,credit-officer", v)
+		}
+		*r = append(*r, role)
+	}
+	return nil
+}
+
+// budgetFlag is --budget: unset is 0, and a given value must be positive.
+type budgetFlag int
+
+func (b *budgetFlag) String() string { return strconv.Itoa(int(*b)) }
+
+func (b *budgetFlag) Set(v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		return fmt.Errorf("must be a positive number of tokens (got %q)", v)
+	}
+	*b = budgetFlag(n)
+	return nil
 }

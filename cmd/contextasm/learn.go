@@ -15,7 +15,7 @@ import (
 )
 
 func runFeedback(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("feedback", stderr)
+	fs := newFlags("feedback", stdout)
 	statePath := fs.String("state", "", "learned state (trust, heat): a file (created if missing)")
 	renderPath := fs.String("render", "", "the render's JSON dump (render --format json)")
 	responsePath := fs.String("response", "", "the model's response, as text")
@@ -129,7 +129,7 @@ type heatRow struct {
 }
 
 func runHeat(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("heat", stderr)
+	fs := newFlags("heat", stdout)
 	statePath := fs.String("state", "", "learned-state file")
 	format := fs.String("format", "text", "output format: text or json")
 	if err := parse(fs, args, 0); err != nil {

@@ -84,7 +84,8 @@ Commands:
   diff A.json B.json [--format text|json]
                                          what changed between two render dumps
                                          (render --format json), and why
-  help                                   this text
+  version                                the module version and build information
+  help                                   this text; COMMAND --help for one command
 
 Exit codes: 0 ok; 2 invalid input or usage; 3 budget too small for required
 blocks; 4 constraint violation; 1 anything else.
@@ -106,7 +107,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "validate":
 		err = runValidate(rest, stdout, stderr)
 	case "verify":
-		err = runVerify(rest, stdout, stderr)
+		err = runVerify(rest, stdin, stdout, stderr)
 	case "feedback":
 		err = runFeedback(ctx, rest, stdout, stderr)
 	case "heat":
@@ -119,6 +120,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = runDiff(rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
+		return exitOK
+	case "version", "-version", "--version":
+		writeVersion(stdout)
 		return exitOK
 	default:
 		fmt.Fprintf(stderr, "contextasm: unknown command %q\n\n%s", cmd, usage)
@@ -172,20 +176,20 @@ type stringsFlag []string
 func (s *stringsFlag) String() string     { return strings.Join(*s, ",") }
 func (s *stringsFlag) Set(v string) error { *s = append(*s, v); return nil }
 
-// newFlags returns a flag set that reports errors through run's error path.
-func newFlags(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return fs
+// parseError maps a flag parsing error: --help passes through (run exits
+// 0 after Usage wrote the help), anything else is a usage error that
+// points to the help.
+func parseError(fs *flag.FlagSet, err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return usagef("%s: %v (see contextasm %s --help)", fs.Name(), err, fs.Name())
 }
 
 // parse parses args and rejects stray positional arguments beyond want.
 func parse(fs *flag.FlagSet, args []string, positional int) error {
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usagef("%s: %v", fs.Name(), err)
+		return parseError(fs, err)
 	}
 	if fs.NArg() != positional {
 		return usagef("%s: want %d argument(s) after the flags, got %d: %q", fs.Name(), positional, fs.NArg(), fs.Args())

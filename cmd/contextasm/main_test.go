@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -118,8 +119,23 @@ func TestRenderToFileThenVerify(t *testing.T) {
 	}
 	// The same rendering checked against another budget's fingerprint.
 	code, _, stderr = runCLI(t, "verify", "-t", mlTemplate, "--budget", "999", out)
-	if code != exitFailure || !strings.Contains(stderr, "template changed") {
+	if code != exitFailure || !strings.Contains(stderr, "the template or its budget 999 differs") || strings.Count(stderr, "differ") != 1 {
 		t.Errorf("verify with another budget: exit %d, stderr %q", code, stderr)
+	}
+	code, _, stderr = runCLI(t, "verify", "-t", mlTemplate, out, out)
+	if code != exitUsage || !strings.Contains(stderr, "want one RENDERED.txt") {
+		t.Errorf("verify with two files: exit %d, stderr %q", code, stderr)
+	}
+	// No file, or "-": the rendering comes on stdin.
+	rendered, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"verify", "-t", mlTemplate}, {"verify", "-t", mlTemplate, "-"}} {
+		var so, se bytes.Buffer
+		if code := run(context.Background(), args, bytes.NewReader(rendered), &so, &se); code != exitOK || !strings.Contains(so.String(), "ok: stdin") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, so.String(), se.String())
+		}
 	}
 	// A rendering made with --budget verifies only with that budget.
 	out2 := filepath.Join(dir, "r2.txt")
@@ -168,7 +184,11 @@ func TestExitCodes(t *testing.T) {
 		{"render without inputs", []string{"render"}, exitUsage, []string{"-t TEMPLATE"}, ""},
 		{"render bad flag", []string{"render", "--bogus"}, exitUsage, []string{"bogus"}, ""},
 		{"render bad format", []string{"render", "-t", mlTemplate, "-m", mlMemories, "--format", "xml"}, exitUsage, []string{"--format"}, ""},
-		{"render bad now", []string{"render", "-t", mlTemplate, "-m", mlMemories, "--now", "yesterday"}, exitUsage, []string{"--now"}, ""},
+		{"render bad now", []string{"render", "-t", mlTemplate, "-m", mlMemories, "--now", "yesterday"}, exitUsage, []string{"--now", "e.g. --now 2026-11-30T09:00:00Z"}, ""},
+		{"render budget 0", []string{"render", "-t", mlTemplate, "-m", mlMemories, "--budget", "0"}, exitUsage, []string{"-budget", "must be a positive number of tokens"}, ""},
+		{"render negative budget", []string{"render", "-t", mlTemplate, "-m", mlMemories, "--budget", "-5"}, exitUsage, []string{"must be a positive number of tokens"}, ""},
+		{"render empty role", []string{"render", "-t", mlTemplate, "-m", mlMemories, "--role", "a,,b"}, exitUsage, []string{"empty role"}, ""},
+		{"verify budget 0", []string{"verify", "-t", mlTemplate, "--budget", "0", "x.txt"}, exitUsage, []string{"must be a positive number of tokens"}, ""},
 		{"render missing file", []string{"render", "-t", mlTemplate, "-m", filepath.Join(dir, "nope.jsonl")}, exitUsage, []string{"nope.jsonl"}, ""},
 		{"render required too big", []string{"render", "-t", tiny, "-m", bigRequired, "--now", "2026-01-01T00:00:00Z"}, exitBudget, []string{"budget too small", `"r1"`, "max_tokens 30"}, ""},
 		{"validate ok", []string{"validate", "-t", mlTemplate, "-m", mlMemories}, exitOK, nil, "ok: 10 declarations"},
@@ -183,7 +203,9 @@ func TestExitCodes(t *testing.T) {
 			[]string{copyOfML + `:2: request_id "zh-rule-privacy": request_id: also declared in ` + mlMemories + ":2\n"}, ""},
 		{"validate the same file twice", []string{"validate", "-m", mlMemories, "-m", mlMemories}, exitUsage,
 			[]string{mlMemories + ": the same file as " + mlMemories + ", given twice; give each file once\n"}, ""},
-		{"verify without file", []string{"verify", "-t", mlTemplate}, exitUsage, []string{"want 1 argument"}, ""},
+		{"verify empty stdin", []string{"verify", "-t", mlTemplate}, exitUsage, []string{"stdin"}, ""},
+		{"version", []string{"version"}, exitOK, nil, "contextasm "},
+		{"--version", []string{"--version"}, exitOK, nil, "contextasm "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -253,5 +275,43 @@ func TestRenderAuditNamesFiles(t *testing.T) {
 	}
 	if strings.Contains(string(data), "Equal Credit Opportunity") {
 		t.Error("the audit line holds block content")
+	}
+}
+
+// TestCommandHelp: every command's --help goes to stdout, starts with a
+// synopsis naming its positional arguments, lists its flags and ends with
+// an example; exit 0, nothing on stderr.
+func TestCommandHelp(t *testing.T) {
+	for name, h := range commandHelp {
+		for _, flagName := range []string{"--help", "-h"} {
+			code, stdout, stderr := runCLI(t, name, flagName)
+			if code != exitOK || stderr != "" {
+				t.Errorf("%s %s: exit %d, stderr %q", name, flagName, code, stderr)
+			}
+			if !strings.HasPrefix(stdout, "Usage: contextasm "+name) || !strings.Contains(stdout, "\nFlags:\n  -") ||
+				!strings.HasSuffix(stdout, "Example:\n  "+h.example+"\n") {
+				t.Errorf("%s %s: help is\n%s", name, flagName, stdout)
+			}
+		}
+	}
+	if !strings.Contains(commandHelp["diff"].synopsis, "A.json B.json") || !strings.Contains(commandHelp["verify"].synopsis, "RENDERED.txt") {
+		t.Error("synopses must name positional arguments")
+	}
+	_, _, stderr := runCLI(t, "render", "--bogus")
+	if !strings.Contains(stderr, "see contextasm render --help") {
+		t.Errorf("a flag error does not point to the help: %q", stderr)
+	}
+}
+
+// TestRoleList: --role a,b is two roles, the same as --role a --role b.
+func TestRoleList(t *testing.T) {
+	var f requestFlags
+	fs := newFlags("render", io.Discard)
+	f.register(fs)
+	if err := fs.Parse([]string{"--role", "loan-agent, credit-officer", "--role", "auditor"}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"loan-agent", "credit-officer", "auditor"}; !slices.Equal(f.roles, want) {
+		t.Errorf("roles %q, want %q", f.roles, want)
 	}
 }

@@ -26,7 +26,7 @@ import (
 type renderOptions struct {
 	inputFlags
 	requestFlags
-	budget    int
+	budget    budgetFlag
 	audit     string
 	state     string
 	format    string
@@ -38,7 +38,7 @@ type renderOptions struct {
 
 func (o *renderOptions) register(fs *flag.FlagSet) {
 	o.inputFlags.register(fs)
-	fs.IntVar(&o.budget, "budget", 0, "override the template's budget, in tokens")
+	fs.Var(&o.budget, "budget", "override the template's budget, in tokens (positive)")
 	o.requestFlags.register(fs)
 	fs.StringVar(&o.audit, "audit", "", "append the assembly's audit record to this JSONL file")
 	fs.StringVar(&o.state, "state", "", "learned state (trust, heat): a file; read for ranking, updated with this render's heat")
@@ -51,7 +51,7 @@ func (o *renderOptions) register(fs *flag.FlagSet) {
 
 func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var o renderOptions
-	fs := newFlags("render", stderr)
+	fs := newFlags("render", stdout)
 	o.register(fs)
 	if err := parse(fs, args, 0); err != nil {
 		return err
@@ -66,7 +66,7 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	in, err := loadInputs(o.template, o.memories, o.budget)
+	in, err := loadInputs(o.template, o.memories, int(o.budget))
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,7 +11,7 @@ import (
 )
 
 func runValidate(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("validate", stderr)
+	fs := newFlags("validate", stdout)
 	var inf inputFlags
 	inf.register(fs)
 	if err := parse(fs, args, 0); err != nil {
@@ -54,15 +55,20 @@ func loadOptional(tplPath string, memories []string) (*inputs, error) {
 	return in, err
 }
 
-func runVerify(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("verify", stderr)
+func runVerify(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlags("verify", stdout)
 	tplPath := fs.String("t", "", "template file (JSON)")
-	budget := fs.Int("budget", 0, "the budget the rendering was made with, if --budget overrode the template's")
-	if err := parse(fs, args, 1); err != nil {
-		return err
+	var budgetV budgetFlag
+	fs.Var(&budgetV, "budget", "the budget the rendering was made with, if render --budget overrode the template's")
+	budget := (*int)(&budgetV)
+	if err := fs.Parse(args); err != nil {
+		return parseError(fs, err)
+	}
+	if fs.NArg() > 1 {
+		return usagef("verify: want one RENDERED.txt (or - or nothing for stdin), got %q (see contextasm verify --help)", fs.Args())
 	}
 	if *tplPath == "" {
-		return usagef("verify: -t TEMPLATE is required")
+		return usagef("verify: -t TEMPLATE is required (see contextasm verify --help)")
 	}
 	tpl, err := template.LoadFile(*tplPath)
 	if err != nil {
@@ -74,13 +80,41 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	name := fs.Arg(0)
-	text, err := os.ReadFile(name)
+	var text []byte
+	if name == "" || name == "-" {
+		name = "stdin"
+		text, err = io.ReadAll(stdin)
+	} else {
+		text, err = os.ReadFile(name)
+	}
 	if err != nil {
 		return fmt.Errorf("verify: %w", err)
 	}
 	if err := fingerprint.Verify(string(text), tpl.Fingerprint()); err != nil {
-		return fmt.Errorf("verify: %s: %w", name, err)
+		var me *fingerprint.MismatchError
+		switch {
+		case !errors.As(err, &me):
+			return fmt.Errorf("verify: %s: %w", name, err)
+		case me.Version != me.WantVersion:
+			return &withMessage{fmt.Sprintf("verify: %s: the rendering speaks protocol v%s, this release v%s", name, me.Version, me.WantVersion), err}
+		}
+		budgetNote := fmt.Sprintf("its budget %d", tpl.Budget())
+		if *budget == 0 {
+			budgetNote += " (for a render made with --budget, give verify the same --budget)"
+		}
+		return &withMessage{fmt.Sprintf("verify: %s: the rendering has fingerprint %s, %s has %s: the template or %s differs",
+			name, me.Fingerprint, *tplPath, me.WantFingerprint, budgetNote), err}
 	}
 	fmt.Fprintf(stdout, "ok: %s carries protocol v%s and fingerprint %s of %s\n", name, fingerprint.ProtocolVersion, tpl.Fingerprint(), *tplPath)
 	return nil
 }
+
+// withMessage is an error that says msg and wraps err, for a message that
+// already tells everything err would.
+type withMessage struct {
+	msg string
+	err error
+}
+
+func (e *withMessage) Error() string { return e.msg }
+func (e *withMessage) Unwrap() error { return e.err }

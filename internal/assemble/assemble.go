@@ -496,6 +496,23 @@ func (a *Assembler) fill(sec *template.Section, blocks []*Block, c truncate.Coun
 		}
 	}
 	a.used[si], a.kept[si], a.msgs[si], a.seps[si] = st.used, st.kept, st.msgs, st.sepTokens
+	if n := len(misses); n > 0 && misses[n-1].Section == sec.Name() && misses[n-1].Reason == outcome.ReasonSectionCap {
+		// Required blocks rank first, so they were kept first: what they
+		// need together is the sum up to the last of them.
+		need, placed := 0, 0
+		for i := range cands {
+			if cands[i].Required {
+				if placed > 0 {
+					need += st.sepTokens
+				}
+				need += cands[i].tokens
+				placed++
+			}
+		}
+		for i := n - 1; i >= 0 && misses[i].Section == sec.Name() && misses[i].Reason == outcome.ReasonSectionCap; i-- {
+			misses[i].Need = need
+		}
+	}
 	return misses
 }
 

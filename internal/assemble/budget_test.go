@@ -278,9 +278,11 @@ func TestRequiredFailsClosed(t *testing.T) {
 				req("rz", declare.History, "fits"),
 			},
 			misses: func(tpl *template.Template) []truncate.RequiredMiss {
+				// Each section's only required block is all it needs.
+				x, y := sized(tpl, "X", req("rx", declare.Constraint, longNotes)), sized(tpl, "Y", req("ry", declare.Context, longNotes))
 				return []truncate.RequiredMiss{
-					{RequestID: "rx", Section: "X", Tokens: sized(tpl, "X", req("rx", declare.Constraint, longNotes)), Limit: 12, Reason: outcome.ReasonSectionCap},
-					{RequestID: "ry", Section: "Y", Tokens: sized(tpl, "Y", req("ry", declare.Context, longNotes)), Limit: 12, Reason: outcome.ReasonSectionCap},
+					{RequestID: "rx", Section: "X", Tokens: x, Limit: 12, Reason: outcome.ReasonSectionCap, Need: x},
+					{RequestID: "ry", Section: "Y", Tokens: y, Limit: 12, Reason: outcome.ReasonSectionCap, Need: y},
 				}
 			},
 		},
@@ -331,6 +333,21 @@ func TestRequiredFailsClosed(t *testing.T) {
 			for _, m := range re.Misses {
 				if !strings.Contains(err.Error(), fmt.Sprintf("%q", m.RequestID)) {
 					t.Errorf("error message does not name %q:\n%v", m.RequestID, err)
+				}
+				// It says how many tokens the required blocks need.
+				var need string
+				switch m.Reason {
+				case outcome.ReasonSectionCap:
+					need = fmt.Sprintf("its required blocks need %d tokens, its max_tokens is %d", m.Need, m.Limit)
+				case outcome.ReasonBudget:
+					total := 0
+					for _, o := range re.Misses {
+						total += o.Tokens
+					}
+					need = fmt.Sprintf("the required blocks need %d tokens, plus the header and the joins; the budget is %d", total, m.Limit)
+				}
+				if !strings.Contains(err.Error(), need) {
+					t.Errorf("error message does not say %q:\n%v", need, err)
 				}
 			}
 		})
