@@ -54,14 +54,6 @@ func LoadFile(path string) (*Tokenizer, error) {
 	return Parse(data, path)
 }
 
-// file is the part of tokenizer.json this package reads.
-type file struct {
-	AddedTokens  []addedJSON     `json:"added_tokens"`
-	Normalizer   json.RawMessage `json:"normalizer"`
-	PreTokenizer json.RawMessage `json:"pre_tokenizer"`
-	Model        json.RawMessage `json:"model"`
-}
-
 type addedJSON struct {
 	ID         int    `json:"id"`
 	Content    string `json:"content"`
@@ -101,29 +93,34 @@ func isNull(raw json.RawMessage) bool {
 // Parse compiles the JSON of a tokenizer.json file; name is used in errors.
 func Parse(data []byte, name string) (*Tokenizer, error) {
 	p := &parser{name: name}
-	var f file
-	if err := json.Unmarshal(data, &f); err != nil {
+	f, err := scanFile(data)
+	if err != nil {
 		return nil, p.invalid("", "not a tokenizer.json: %v", err)
 	}
-	if isNull(f.Model) {
+	if !f.hasModel || isNull(f.model) {
 		return nil, p.invalid("model", "missing")
 	}
+	var added []addedJSON
+	if !isNull(f.addedTokens) {
+		if err := json.Unmarshal(f.addedTokens, &added); err != nil {
+			return nil, p.invalid("added_tokens", "%v", err)
+		}
+	}
 	t := &Tokenizer{}
-	var err error
-	if !isNull(f.Normalizer) {
-		if t.norm, err = p.normalizer(f.Normalizer, "normalizer"); err != nil {
+	if !isNull(f.normalizer) {
+		if t.norm, err = p.normalizer(f.normalizer, "normalizer"); err != nil {
 			return nil, err
 		}
 	}
-	if !isNull(f.PreTokenizer) {
-		if t.pre, t.byteLevel, err = p.preTokenizer(f.PreTokenizer, "pre_tokenizer"); err != nil {
+	if !isNull(f.preTokenizer) {
+		if t.pre, t.byteLevel, err = p.preTokenizer(f.preTokenizer, "pre_tokenizer"); err != nil {
 			return nil, err
 		}
 	}
-	if t.model, err = p.model(f.Model, t.byteLevel); err != nil {
+	if t.model, err = p.model(f, t.byteLevel); err != nil {
 		return nil, err
 	}
-	if t.added, err = p.addedTokens(f.AddedTokens, t.norm); err != nil {
+	if t.added, err = p.addedTokens(added, t.norm); err != nil {
 		return nil, err
 	}
 	return t, nil

@@ -1,11 +1,9 @@
 package hftok
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
-	"strings"
 	"sync"
 	"unicode/utf8"
 )
@@ -44,7 +42,8 @@ type modelJSON struct {
 	Merges                  json.RawMessage `json:"merges"`
 }
 
-func (p *parser) model(raw json.RawMessage, byteLevel bool) (*bpeModel, error) {
+func (p *parser) model(f *scanned, byteLevel bool) (*bpeModel, error) {
+	raw := f.model
 	var c component
 	if err := json.Unmarshal(raw, &c); err != nil {
 		return nil, p.invalid("model", "%v", err)
@@ -57,7 +56,7 @@ func (p *parser) model(raw json.RawMessage, byteLevel bool) (*bpeModel, error) {
 		return nil, p.invalid("model", "%v", err)
 	}
 	switch {
-	case mj.Type == "" && mj.Vocab == nil:
+	case mj.Type == "" && f.vocab == nil:
 		return nil, p.invalid("model", "no type and no vocab")
 	case mj.Dropout != nil && *mj.Dropout > 0:
 		return nil, p.unsupported("model.dropout", "BPE dropout %v is not supported: it makes counts random", *mj.Dropout)
@@ -66,8 +65,11 @@ func (p *parser) model(raw json.RawMessage, byteLevel bool) (*bpeModel, error) {
 	case mj.EndOfWordSuffix != nil && *mj.EndOfWordSuffix != "":
 		return nil, p.unsupported("model.end_of_word_suffix", "%q is not supported", *mj.EndOfWordSuffix)
 	}
+	if f.vocab == nil {
+		f.vocab = map[string]int32{}
+	}
 	m := &bpeModel{
-		vocab:        make(map[string]int32, len(mj.Vocab)),
+		vocab:        f.vocab,
 		byteLevel:    byteLevel,
 		byteFallback: mj.ByteFallback,
 		fuseUnk:      mj.FuseUnk,
@@ -75,12 +77,6 @@ func (p *parser) model(raw json.RawMessage, byteLevel bool) (*bpeModel, error) {
 		unk:          -1,
 	}
 	m.cache.seed = maphash.MakeSeed()
-	for tok, id := range mj.Vocab {
-		if id < 0 || id > maxID {
-			return nil, p.invalid("model.vocab", "token %q: id %d out of range", tok, id)
-		}
-		m.vocab[tok] = int32(id)
-	}
 	if mj.UnkToken != nil {
 		id, ok := m.vocab[*mj.UnkToken]
 		if !ok {
@@ -108,15 +104,14 @@ func (p *parser) model(raw json.RawMessage, byteLevel bool) (*bpeModel, error) {
 			}
 		}
 	}
-	pairs, err := p.merges(mj.Merges)
-	if err != nil {
-		return nil, err
-	}
+	pairs := f.merges
 	m.merges = make(map[uint64]uint64, len(pairs))
+	var buf []byte
 	for i, pr := range pairs {
 		a, okA := m.vocab[pr[0]]
 		b, okB := m.vocab[pr[1]]
-		c, okC := m.vocab[pr[0]+pr[1]]
+		buf = append(append(buf[:0], pr[0]...), pr[1]...)
+		c, okC := m.vocab[string(buf)]
 		if !okA || !okB || !okC {
 			return nil, p.invalid(fmt.Sprintf("model.merges[%d]", i), "merge %q + %q: a token is not in the vocabulary", pr[0], pr[1])
 		}
@@ -124,32 +119,6 @@ func (p *parser) model(raw json.RawMessage, byteLevel bool) (*bpeModel, error) {
 		m.merges[uint64(a)<<32|uint64(uint32(b))] = uint64(i)<<32 | uint64(uint32(c))
 	}
 	return m, nil
-}
-
-// merges reads the merges in either of their forms: "a b" strings (older
-// files) or [a, b] pairs (newer ones, which allow spaces in tokens).
-func (p *parser) merges(raw json.RawMessage) ([][2]string, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
-	}
-	var pairs [][2]string
-	if err := json.Unmarshal(raw, &pairs); err == nil {
-		return pairs, nil
-	}
-	var strs []string
-	if err := json.Unmarshal(raw, &strs); err != nil {
-		return nil, p.invalid("model.merges", "want [\"a b\", ...] or [[\"a\", \"b\"], ...]: %v", err)
-	}
-	pairs = make([][2]string, len(strs))
-	for i, s := range strs {
-		a, b, ok := strings.Cut(s, " ")
-		if !ok {
-			return nil, p.invalid(fmt.Sprintf("model.merges[%d]", i), "merge %q has no space", s)
-		}
-		pairs[i] = [2]string{a, b}
-	}
-	return pairs, nil
 }
 
 // charToByte maps each character of ByteLevel's alphabet to the byte it

