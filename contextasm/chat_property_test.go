@@ -335,3 +335,45 @@ func renderHash(body []byte) string {
 	sum := sha256.Sum256(body)
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
+
+// BenchmarkAssembleChat assembles a 200-turn session with tool calls for a
+// chat format after each new turn (one more block, the rest from the
+// caches), and encodes the body.
+func BenchmarkAssembleChat(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 4))
+	decls := session(r, 200)
+	for i := range decls { // no required turn, no orphan: every assembly succeeds
+		decls[i].Required, decls[i].ValidUntil = false, nil
+	}
+	tpl := chatTemplate(b, 4000, 3000, true)
+	for _, f := range []chat.Format{0, chat.FormatOpenAI, chat.FormatAnthropic} {
+		name := "text"
+		if f != 0 {
+			name = f.String()
+		}
+		b.Run("format="+name, func(b *testing.B) {
+			eng := newEngine(b, contextasm.Config{}, decls...)
+			req := contextasm.Request{Template: tpl, Now: chatNow, SessionID: "s1", Format: f}
+			ctx := context.Background()
+			turn := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				turn++
+				d := declare.Declaration{RequestID: fmt.Sprintf("new-%d", turn), MemoryType: declare.History, Scope: declare.ScopeSession,
+					SessionID: "s1", Content: "And one more question.", LastModified: ptr(chatNow.Add(-time.Second))}
+				if err := eng.Declare(d); err != nil {
+					b.Fatal(err)
+				}
+				res, err := eng.Assemble(ctx, req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if f != 0 {
+					if _, err := chat.Encode(f, res.Messages()); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}

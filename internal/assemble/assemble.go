@@ -55,16 +55,16 @@ type Assembler struct {
 type candidate struct {
 	Ranked
 	text     string // rendered (and possibly cut) block, once rendered
-	rendered bool   // text is set: counts from the memo skip rendering
-	tokens   int
-	status   outcome.Status
 	reason   outcome.Reason
-	escaped  bool
+	tokens   int
 	offset   int
-	msg      bool  // a message of its own (a history block, in a chat format)
-	done     bool  // decided already, with its unit
 	unit     int32 // its unit in Assembler.units, plus one; 0 for none
-	message  int   // its message's index plus one, once written
+	message  int32 // its message's index plus one, once written
+	status   outcome.Status
+	rendered bool // text is set: counts from the memo skip rendering
+	escaped  bool
+	msg      bool // a message of its own (a history block, in a chat format)
+	done     bool // decided already, with its unit
 }
 
 func (c *candidate) inText() bool {
@@ -841,7 +841,7 @@ func (a *Assembler) results(tpl *template.Template, blocks []*Block, out *Output
 			br.Trust, br.ViolationPatterns = b.Trust, b.ViolationPatterns
 			br.SourceID, br.SourceLocation, br.URI = b.SourceID, b.SourceLocation, b.URI
 			br.Index = cd.Index
-			br.Group, br.Message = a.groupName(cd, b), cd.message
+			br.Group, br.Message = a.groupName(cd, b), int(cd.message)
 			if cd.inText() && !cd.msg {
 				br.Offset, br.Length = cd.offset, len(cd.text)
 			}

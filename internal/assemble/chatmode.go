@@ -211,6 +211,6 @@ func (a *Assembler) buildMessages(blocks []*Block, out *Output) {
 			role = declare.RoleUser
 		}
 		out.Messages[i] = chat.Message{Role: role, Content: cd.text, ToolCalls: b.ToolCalls, ToolCallID: b.ToolCallID, BlockIDs: []string{b.ID}}
-		cd.message = i + 1
+		cd.message = int32(i + 1)
 	}
 }
