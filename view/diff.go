@@ -262,7 +262,7 @@ func classify(x, y *BlockState) (ChangeKind, bool) {
 		return ReasonChanged, true
 	case x.Section == y.Section && x.common != y.common:
 		return RankChanged, true
-	case x.Section != y.Section || x.Tokens != y.Tokens || x.Score != y.Score || !slices.Equal(x.Notes, y.Notes):
+	case x.Section != y.Section || tokensDiffer(x, y) || x.Score != y.Score || !slices.Equal(x.Notes, y.Notes):
 		return Changed, true
 	}
 	return "", false
@@ -391,8 +391,8 @@ func describe(c BlockChange) string {
 			parts = append(parts, clean(y.Section))
 		}
 		parts = append(parts, y.Status)
-		if x.Tokens != y.Tokens {
-			parts = append(parts, fmt.Sprintf("%d → %d tok", x.Tokens, y.Tokens))
+		if tokensDiffer(x, y) {
+			parts = append(parts, tokShift(x.Tokens, y.Tokens))
 		}
 		if x.Score != y.Score {
 			parts = append(parts, "score "+scoreShift(x.Score, y.Score))
@@ -400,10 +400,7 @@ func describe(c BlockChange) string {
 		return strings.Join(parts, "  ") + notesShift(x, y)
 	}
 	// A decision changed: left out, newly cut, back in, another reason.
-	tokens := fmt.Sprintf("%d tok", y.Tokens)
-	if x.Tokens != y.Tokens {
-		tokens = fmt.Sprintf("%d → %d tok", x.Tokens, y.Tokens)
-	}
+	tokens := tokShift(x.Tokens, y.Tokens)
 	if x.Section == y.Section && x.Section != "" {
 		return clean(y.Section) + "  " + decision(x) + " → " + decision(y) + "  " + tokens
 	}
@@ -430,9 +427,37 @@ func state(s *BlockState) string {
 		d = clean(s.Section) + "  " + d
 	}
 	if s.Status != statusExcluded {
-		d += "  " + strconv.Itoa(s.Tokens) + " tok"
+		d += "  " + tokShift(s.Tokens, s.Tokens)
 	}
 	return d
+}
+
+// tokensDiffer reports whether a block's count differs between the dumps.
+// A dropped block counted in one and not in the other (0: under fill
+// "stop" nothing after a misfit is counted) has not changed size.
+func tokensDiffer(x, y *BlockState) bool {
+	if x.Status == statusDropped && y.Status == statusDropped && (x.Tokens == 0 || y.Tokens == 0) {
+		return false
+	}
+	return x.Tokens != y.Tokens
+}
+
+// tokShift shows a block's count in A and B: "23 tok", "23 → 25 tok", and
+// "not counted" for 0, the count of a block dropped without counting.
+func tokShift(a, b int) string {
+	tok := func(n int) string {
+		if n == 0 {
+			return "not counted"
+		}
+		return strconv.Itoa(n) + " tok"
+	}
+	switch {
+	case a == b:
+		return tok(b)
+	case a == 0 || b == 0:
+		return tok(a) + " → " + tok(b)
+	}
+	return fmt.Sprintf("%d → %d tok", a, b)
 }
 
 func scoreShift(a, b float64) string {

@@ -166,3 +166,26 @@ func TestWriteDiffFits80Columns(t *testing.T) {
 	}
 	golden(t, "wide.diff.golden", out.String())
 }
+
+// TestDiffUncountedIsNoChange: a block dropped in both dumps, counted in
+// one (50 tokens) and not in the other (0: nothing after a misfit of a
+// fill "stop" section is counted), has not changed; a real change of size
+// says "not counted" rather than "0 tok".
+func TestDiffUncountedIsNoChange(t *testing.T) {
+	dump := func(tokens int, status outcome.Status, reason outcome.Reason) *outcome.Dump {
+		return &outcome.Dump{Budget: 100, Sections: []outcome.SectionResult{{Name: "S", Priority: 1, MaxTokens: 50,
+			Blocks: []outcome.BlockResult{{RequestID: "b", MemoryType: "context", Tokens: tokens, Status: status, Reason: reason}}}}}
+	}
+	r := Diff(dump(50, outcome.StatusDropped, outcome.ReasonSectionCap), dump(0, outcome.StatusDropped, outcome.ReasonSectionCap))
+	if len(r.Changes) != 0 || r.Unchanged != 1 {
+		t.Errorf("changes %+v, unchanged %d; want none and 1", r.Changes, r.Unchanged)
+	}
+	r = Diff(dump(50, outcome.StatusKept, ""), dump(0, outcome.StatusDropped, outcome.ReasonSectionCap))
+	var out strings.Builder
+	if err := WriteDiff(&out, r); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), " 0 tok") || !strings.Contains(out.String(), "50 tok → not counted") {
+		t.Errorf("diff says:\n%s", out.String())
+	}
+}

@@ -25,7 +25,7 @@ var statuses = [...]string{statusKept, statusCut, statusDropped, statusExcluded}
 // The first seven are the demo's wording (cmd/contextasm uses ReasonHelp).
 var reasonHelp = map[outcome.Reason]string{
 	outcome.ReasonExpired:           "past its valid_until",
-	outcome.ReasonStale:             "kept but near its valid_until: refresh it",
+	outcome.ReasonStale:             "past its stale point, so ranked lower: refresh it",
 	outcome.ReasonOutOfScope:        "belongs to another session or user",
 	outcome.ReasonAccessDenied:      "needs a role the request does not hold",
 	outcome.ReasonAudience:          "meant for the user only, never the model",

@@ -53,3 +53,17 @@ func TestReportAndHTMLTellOneStory(t *testing.T) {
 		})
 	}
 }
+
+// TestReasonHelpFitsEveryStatus: a notice can sit on a kept, cut or
+// dropped row, so its help must not claim a status ("kept but near its
+// valid_until" read wrong on a dropped stale block).
+func TestReasonHelpFitsEveryStatus(t *testing.T) {
+	for _, r := range []outcome.Reason{outcome.ReasonStale, outcome.ReasonEscaped} {
+		help := ReasonHelp(r)
+		for _, status := range []string{"kept", "cut ", "dropped"} {
+			if strings.Contains(help, status) {
+				t.Errorf("%s: help %q claims the status %q", r, help, status)
+			}
+		}
+	}
+}

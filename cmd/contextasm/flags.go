@@ -3,11 +3,13 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/contextasm/contextasm/contextasm"
+	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/template"
 )
 
@@ -91,4 +93,44 @@ func (b *budgetFlag) Set(v string) error {
 	}
 	*b = budgetFlag(n)
 	return nil
+}
+
+// warnDeclarations warns about declarations that are valid but will not do
+// what they seem to: violation_patterns without break_on_violation are
+// never checked.
+func warnDeclarations(stderr io.Writer, cmd string, decls []declare.Declaration) {
+	for i := range decls {
+		d := &decls[i]
+		if len(d.ViolationPatterns) > 0 && !d.BreakOnViolation {
+			fmt.Fprintf(stderr, "%s: warning: request_id %q: violation_patterns are ignored without \"break_on_violation\": true\n", cmd, d.RequestID)
+		}
+	}
+}
+
+// warnScopes warns when blocks scoped to a session or a user are declared
+// but the request names none: they are all excluded, which is rarely meant.
+func warnScopes(stderr io.Writer, f *requestFlags, decls []declare.Declaration) {
+	var sessions, users int
+	for i := range decls {
+		switch decls[i].Scope {
+		case declare.ScopeSession:
+			sessions++
+		case declare.ScopeUser:
+			users++
+		}
+	}
+	if sessions > 0 && f.session == "" {
+		fmt.Fprintf(stderr, "render: warning: %s scoped to a session excluded: no --session given\n", plural(sessions, "block"))
+	}
+	if users > 0 && f.user == "" {
+		fmt.Fprintf(stderr, "render: warning: %s scoped to a user excluded: no --user given\n", plural(users, "block"))
+	}
+}
+
+// plural is "1 block", "2 blocks".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }

@@ -315,3 +315,37 @@ func TestRoleList(t *testing.T) {
 		t.Errorf("roles %q, want %q", f.roles, want)
 	}
 }
+
+// TestRenderWarnings: render says on stderr what a valid input will not
+// do: session- or user-scoped blocks with no --session or --user are all
+// excluded, and violation_patterns without break_on_violation are never
+// checked (validate says the latter too).
+func TestRenderWarnings(t *testing.T) {
+	mem := filepath.Join(t.TempDir(), "m.jsonl")
+	data := `{"request_id":"s1","memory_type":"context","scope":"session","session_id":"sess-1","content":"mine"}
+{"request_id":"u1","memory_type":"context","scope":"user","user_id":"u-1","content":"yours"}
+{"request_id":"u2","memory_type":"context","scope":"user","user_id":"u-1","content":"yours too"}
+{"request_id":"v1","memory_type":"constraint","scope":"global","violation_patterns":["(?i)secret"],"content":"keep it"}
+`
+	if err := os.WriteFile(mem, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, stderr := runCLI(t, "render", "-t", mlTemplate, "-m", mem, "--now", "2026-01-01T00:00:00Z")
+	for _, want := range []string{
+		"render: warning: 1 block scoped to a session excluded: no --session given",
+		"render: warning: 2 blocks scoped to a user excluded: no --user given",
+		`render: warning: request_id "v1": violation_patterns are ignored without "break_on_violation": true`,
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	_, _, stderr = runCLI(t, "render", "-t", mlTemplate, "-m", mem, "--now", "2026-01-01T00:00:00Z", "--session", "sess-1", "--user", "u-2")
+	if strings.Contains(stderr, "scoped to") {
+		t.Errorf("a request naming a session and a user was warned:\n%s", stderr)
+	}
+	_, _, stderr = runCLI(t, "validate", "-m", mem)
+	if !strings.Contains(stderr, `validate: warning: request_id "v1"`) {
+		t.Errorf("validate does not warn about v1:\n%s", stderr)
+	}
+}

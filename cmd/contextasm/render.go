@@ -70,6 +70,8 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	warnDeclarations(stderr, "render", in.decls)
+	warnScopes(stderr, &o.requestFlags, in.decls)
 	if o.sources.any() {
 		o.sources.stderr = stderr
 		in.sources = &o.sources

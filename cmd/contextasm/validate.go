@@ -24,6 +24,7 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	warnDeclarations(stderr, "validate", in.decls)
 	if in.tpl != nil {
 		fmt.Fprintf(stdout, "ok: template %s: %d sections, budget %d, %s, %s\n", inf.template, in.tpl.NumSections(), in.tpl.Budget(), in.tpl.Encoding(), in.tpl.Fingerprint())
 		// Blocks no section takes are legal, but worth a word.
