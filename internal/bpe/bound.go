@@ -1,51 +1,111 @@
 package bpe
 
-import "unicode/utf8"
-
 // LowerBound returns a number of tokens that text has at least, in both
-// encodings, computed in one pass without tokenizing.
+// encodings and wherever it stands: any text that contains text counts at
+// least LowerBound(text) tokens, so the bound of a block's content holds
+// for the block rendered with literals around it. It is computed in one
+// pass, without tokenizing.
 //
-// Both pre-tokenizers split text into pieces before BPE, and every piece is
-// at least one token. Pieces are counted from below: every maximal run of
-// letters (marks included, and apostrophes after a letter, so contractions
-// and case changes merge rather than split) lies in at least one piece of
-// its own, since no
-// other kind of piece holds letters; a run of d digits makes at least
-// ⌈d/3⌉ pieces (numbers are split in threes); a run of other non-space
-// characters makes at least one piece, unless it is a single character
-// right before a letter (which may open the letter's piece). White space is
-// not counted. TestLowerBound checks the bound against real counts.
+// Why it holds: some positions of text are boundaries of every token in
+// any tokenization of any text around it (see boundary), and every stretch
+// between two of them holds at least one token of its own, so the count is
+// at least the number of stretches. A stretch holding digits holds at
+// least ⌈d/3⌉ tokens per run of d digits, since numbers are split in
+// threes and no token mixes digits with anything else. TestBoundaryRules
+// checks the boundaries against the splitter for every class a character
+// can have, and TestLowerBound and FuzzLowerBound the bound against real
+// counts of texts around random contents.
 func LowerBound(text string) int {
+	if text == "" {
+		return 0
+	}
+	cls := classes()
 	n := 0
-	prev, run := classSpace, 0
-	flush := func(next int) {
-		switch prev {
-		case classLetter:
-			n++
-		case classDigit:
-			n += (run + 2) / 3
-		case classOther:
-			if run >= 2 || next != classLetter {
-				n++
-			}
-		}
-	}
+	stretchDigits, run := 0, 0 // tokens owed to digit runs in the stretch; the current run's length
+	var w window
 	for i := 0; i < len(text); {
-		r, size := utf8.DecodeRuneInString(text[i:])
-		i += size
-		c := runeClass(r)
-		if r == '\'' && prev == classLetter {
-			c = classLetter // a contraction continues its word's piece
+		r, size := decode(text, i)
+		c := cls.of(r)
+		w.push(c, r)
+		if i > 0 && w.boundary() {
+			stretchDigits += (run + 2) / 3
+			n += max(1, stretchDigits)
+			stretchDigits, run = 0, 0
 		}
-		if c == prev {
+		if c&cNumber != 0 && c&cUnknown == 0 {
 			run++
-			continue
+		} else if run > 0 {
+			stretchDigits += (run + 2) / 3
+			run = 0
 		}
-		flush(c)
-		prev, run = c, 1
+		i += size
 	}
-	flush(classSpace)
-	return n
+	stretchDigits += (run + 2) / 3
+	return n + max(1, stretchDigits)
+}
+
+// window holds the classes and characters of the last three characters
+// read: x, then a, then b; x is absent (ok false) at the start.
+type window struct {
+	xc, ac, bc uint8
+	xr, ar, br rune
+	n          int
+}
+
+func (w *window) push(c uint8, r rune) {
+	w.xc, w.ac, w.bc = w.ac, w.bc, c
+	w.xr, w.ar, w.br = w.ar, w.br, r
+	w.n++
+}
+
+// boundary reports whether every token ends between a and b (see the
+// function boundary), or between a and b because punctuation precedes: a
+// letter after two punctuation characters (neither white space, letter,
+// digit nor mark, and the first not '/') does not start a piece with them,
+// since the first is in a punctuation piece that takes the second (the
+// first cannot be in a [\r\n/]* tail or, before punctuation, open a word).
+func (w *window) boundary() bool {
+	if boundary(w.ac, w.bc, w.br) {
+		return true
+	}
+	return w.n >= 3 && w.bc&cLetter != 0 && w.bc&cUnknown == 0 &&
+		isPurePunct(w.xc) && w.xr != '/' && isPurePunct(w.ac)
+}
+
+// isPurePunct reports a known character that is neither white space,
+// letter, digit nor mark.
+func isPurePunct(c uint8) bool { return c&(cSpace|cLetter|cNumber|cMark|cUnknown) == 0 }
+
+// boundary reports whether every token ends between a character of
+// classes a and one of classes b (rune rb), in both encodings and whatever
+// class the reference gives characters marked cUnknown (anything but white
+// space). The rules, besides the sync points (see syncPoint):
+//
+//   - a digit, then anything known but a digit: only \p{N}{1,3} matches
+//     digits, and nothing else;
+//   - anything known but a digit, then a digit: the same, from the other
+//     side;
+//   - a letter, then \r or \n: no piece holding a letter goes on into a
+//     newline;
+//   - a letter, then a character that is neither white space, letter,
+//     mark, digit nor an apostrophe: a word's piece (either encoding's)
+//     holds only letters and marks, and, in o200k_base, a contraction
+//     after them; and such a character cannot start one that the letter
+//     is in.
+func boundary(a, b uint8, rb rune) bool {
+	switch {
+	case syncPoint(a, b, rb):
+		return true
+	case (a|b)&cUnknown != 0:
+		return false
+	case a&cNumber != 0:
+		return b&cNumber == 0
+	case b&cNumber != 0:
+		return true
+	case a&cLetter != 0:
+		return b&cNewline != 0 || (b&(cSpace|cLetter|cMark) == 0 && rb != '\'')
+	}
+	return false
 }
 
 // LowerBounded reports true: LowerBound holds for this tokenizer's counts.

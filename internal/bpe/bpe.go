@@ -5,10 +5,6 @@ import (
 	"fmt"
 	"sync"
 	"unicode/utf8"
-
-	"github.com/dlclark/regexp2"
-	"github.com/pkoukk/tiktoken-go"
-	loader "github.com/pkoukk/tiktoken-go-loader"
 )
 
 // Encoding names.
@@ -24,14 +20,13 @@ var ErrUnknownEncoding = errors.New("bpe: unknown encoding")
 // use.
 type Tokenizer struct {
 	name string
-	enc  *tiktoken.Tiktoken
-	pre  *regexp2.Regexp // the pre-tokenizer, for hostile text only
+	voc  *vocab
+	sp   splitter
 }
 
-// shared holds the encoders built so far. It is process-wide on purpose: an
-// encoder is immutable once built and costs 0.4 s and 24 MB, so building it
-// once per Engine would multiply both. tiktoken-go's loader hook is itself a
-// package variable, so loading must be serialised anyway.
+// shared holds the tokenizers built so far. It is process-wide on purpose:
+// a vocabulary is immutable once built and costs tens of milliseconds and
+// about 20 MB, so building it once per Engine would multiply both.
 var shared struct {
 	mu   sync.Mutex
 	encs map[string]*Tokenizer
@@ -47,19 +42,14 @@ func Load(encoding string) (*Tokenizer, error) {
 	if t, ok := shared.encs[encoding]; ok {
 		return t, nil
 	}
-	tiktoken.SetBpeLoader(loader.NewOfflineLoader())
-	enc, err := tiktoken.GetEncoding(encoding)
+	voc, err := loadVocab(encoding)
 	if err != nil {
 		return nil, fmt.Errorf("bpe: loading %s: %w", encoding, err)
 	}
 	if shared.encs == nil {
 		shared.encs = make(map[string]*Tokenizer, 2)
 	}
-	pre, err := compilePattern(encoding)
-	if err != nil {
-		return nil, fmt.Errorf("bpe: compiling %s's pre-tokenizer: %w", encoding, err)
-	}
-	t := &Tokenizer{name: encoding, enc: enc, pre: pre}
+	t := &Tokenizer{name: encoding, voc: voc, sp: splitter{cls: classes(), o200k: encoding == O200kBase}}
 	shared.encs[encoding] = t
 	return t, nil
 }
@@ -70,28 +60,72 @@ func (t *Tokenizer) Encoding() string { return t.name }
 // Count returns the number of tokens of text. Special-token text such as
 // "<|endoftext|>" is counted as ordinary text, as the model would receive it.
 //
-// The count is exact unless text holds a pre-tokenizer piece longer than
-// MaxPieceBytes (a hostile run such as 1 MiB of one character): such a
-// piece counts one token per byte, an over-estimate, so that counting
-// never stalls and never under-counts.
+// The count is never below what OpenAI's tokenizer (tiktoken) counts, and
+// equal to it except in two cases, both over-estimates that keep counting
+// fast and safe:
+//
+//   - a pre-tokenizer piece longer than MaxPieceBytes (a hostile run such
+//     as 1 MiB of one character) counts one token per byte, so that
+//     counting never stalls;
+//   - a stretch holding a character that Go's Unicode tables (version 15.0)
+//     do not know, and a newer Unicode may have made a letter or a digit,
+//     counts one token per byte: the stretch from the last certain piece
+//     boundary before the character to the first after it, in practice
+//     the word or line around it (see countUnknown).
 func (t *Tokenizer) Count(text string) int {
 	if text == "" {
 		return 0
 	}
-	if mayHaveLongPiece(text) {
-		return t.boundedCount(text)
+	switch t.sp.check(text) {
+	case textInvalid:
+		// tiktoken sees characters: an invalid byte is U+FFFD.
+		return t.Count(string([]rune(text)))
+	case textUnknown:
+		n := 0
+		t.units(text, func(u string, bytewise bool) bool {
+			n += t.unitTokens(u, bytewise)
+			return true
+		})
+		return n
 	}
-	return len(t.enc.EncodeOrdinary(text))
+	n := 0
+	for i := 0; i < len(text); {
+		e := t.sp.next(text, i)
+		n += t.pieceTokens(text[i:e])
+		i = e
+	}
+	return n
+}
+
+// pieceTokens counts one piece, bytewise past MaxPieceBytes.
+func (t *Tokenizer) pieceTokens(p string) int {
+	if len(p) > MaxPieceBytes {
+		return len(p)
+	}
+	return t.voc.count(p)
+}
+
+func (t *Tokenizer) unitTokens(u string, bytewise bool) int {
+	if bytewise {
+		return len(u)
+	}
+	return t.voc.count(u)
 }
 
 // Cut returns the longest prefix of text that ends on a token boundary,
 // never inside a UTF-8 character, and counts at most maxTokens tokens.
 //
-// Inside a piece longer than MaxPieceBytes (see Count) the cut falls on a
-// character boundary, each byte counting as a token.
+// Inside a stretch that Count counts one token per byte (see Count) the
+// cut falls on a character boundary, each byte counting as a token.
 func (t *Tokenizer) Cut(text string, maxTokens int) string {
 	if maxTokens <= 0 {
 		return ""
+	}
+	switch t.sp.check(text) {
+	case textInvalid:
+		return cutRunes(text, t.Cut(string([]rune(text)), maxTokens))
+	case textUnknown:
+		return t.boundedCut(text, maxTokens)
 	}
 	if mayHaveLongPiece(text) {
 		return t.boundedCut(text, maxTokens)
@@ -99,18 +133,41 @@ func (t *Tokenizer) Cut(text string, maxTokens int) string {
 	return t.cutSmall(text, maxTokens)
 }
 
-// cutSmall is Cut for text without long pieces.
+// cutRunes returns the prefix of text with as many characters (an invalid
+// byte counting as one) as sanitized, a prefix of string([]rune(text)).
+func cutRunes(text, sanitized string) string {
+	n := utf8.RuneCountInString(sanitized)
+	i := 0
+	for ; n > 0 && i < len(text); n-- {
+		_, size := utf8.DecodeRuneInString(text[i:])
+		i += size
+	}
+	return text[:i]
+}
+
+// cutSmall is Cut for valid text whose characters Go's tables all know.
 func (t *Tokenizer) cutSmall(text string, maxTokens int) string {
 	if maxTokens <= 0 {
 		return ""
 	}
-	toks := t.enc.EncodeOrdinary(text)
-	if len(toks) <= maxTokens {
+	var ends []int32
+	for i := 0; i < len(text); {
+		e := t.sp.next(text, i)
+		if e-i > MaxPieceBytes {
+			return t.boundedCut(text, maxTokens)
+		}
+		from := len(ends)
+		ends = t.voc.appendEnds(ends, text[i:e])
+		for k := from; k < len(ends); k++ {
+			ends[k] += int32(i)
+		}
+		i = e
+	}
+	if len(ends) <= maxTokens {
 		return text
 	}
 	for n := maxTokens; n > 0; n-- {
-		// Byte-level BPE decodes a token prefix to a byte prefix of text.
-		end := len(t.enc.Decode(toks[:n]))
+		end := int(ends[n-1])
 		for end > 0 && !utf8.RuneStart(text[end]) {
 			end-- // back off to the start of the character the boundary split
 		}
@@ -134,5 +191,7 @@ func (t *Tokenizer) cutSmall(text string, maxTokens int) string {
 // white space ending in newlines, or punctuation followed by newlines — and,
 // in o200k_base, slashes, hence the '/' exception). So the piece boundaries
 // after each such newline are the same in the whole text as in its lines.
-// TestLineAdditive checks this on adversarial text.
+// The over-estimates of Count keep this: such a boundary also ends the
+// stretches they count bytewise. TestLineAdditive checks this on
+// adversarial text.
 func (t *Tokenizer) LineAdditive() bool { return true }

@@ -239,3 +239,23 @@ func BenchmarkCut(b *testing.B) {
 		tk.Cut(text, 50)
 	}
 }
+
+// Invalid UTF-8 counts as tiktoken-go counts it: each invalid byte is the
+// character U+FFFD (content is validated before it gets here; this is the
+// tokenizer's own contract). Cut still returns a prefix of the text.
+func TestInvalidUTF8(t *testing.T) {
+	for _, enc := range encodings {
+		tk := load(t, enc)
+		o := loadOracle(t, enc)
+		for _, text := range []string{"a\xffb", "\xe4\xb8", "中\x80文 and more", "x'\xc5"} {
+			if got, want := tk.Count(text), len(o.enc.EncodeOrdinary(text)); got != want {
+				t.Errorf("%s: Count(%q) = %d, tiktoken-go %d", enc, text, got, want)
+			}
+			for n := range tk.Count(text) + 2 {
+				if cut := tk.Cut(text, n); !strings.HasPrefix(text, cut) {
+					t.Errorf("%s: Cut(%q, %d) = %q, not a prefix", enc, text, n, cut)
+				}
+			}
+		}
+	}
+}

@@ -17,16 +17,21 @@ type CutPlan struct {
 }
 
 // PlanCuts makes the cut plan of text. It reports false for text with a
-// piece longer than MaxPieceBytes (hostile text), which Cut handles.
+// stretch Count counts bytewise (a piece longer than MaxPieceBytes, or a
+// character Go's Unicode tables do not know) and for invalid UTF-8, which
+// Cut handles.
 func (t *Tokenizer) PlanCuts(text string) (CutPlan, bool) {
 	var p CutPlan
-	if mayHaveLongPiece(text) {
+	if mayHaveLongPiece(text) || t.sp.check(text) != textPlain {
 		return p, false
 	}
 	end := 0
-	t.pieces(text, func(piece string) bool {
+	ok := t.pieces(text, func(piece string, long bool) bool {
+		if long {
+			return false
+		}
 		end += len(piece)
-		p.total += len(t.enc.EncodeOrdinary(piece))
+		p.total += t.voc.count(piece)
 		// Not after white space: a white-space piece is split by what
 		// follows it (`\s+(?!\S)` looks ahead), so a prefix ending there
 		// can count differently. After any other piece it counts exactly.
@@ -36,6 +41,9 @@ func (t *Tokenizer) PlanCuts(text string) (CutPlan, bool) {
 		}
 		return true
 	})
+	if !ok {
+		return CutPlan{}, false
+	}
 	return p, true
 }
 
