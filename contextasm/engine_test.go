@@ -502,3 +502,21 @@ func TestMaxBlocksBoundsTheStore(t *testing.T) {
 		t.Error("after Forget, the freed slot should take a new block")
 	}
 }
+
+// A block that fits its section is kept, however its text is made: runs of
+// slashes and newlines are one o200k piece, and the lower bound that spares
+// counting used to count each slash (102 for a block of 53 tokens), so the
+// block was dropped uncounted (issue 16, item 2).
+func TestLowerBoundKeepsABlockThatFits(t *testing.T) {
+	tpl := parseTemplate(t, `{"budget": 1000, "sections": [
+	  {"name": "NOTES", "priority": 1, "memory_types": ["context"], "max_tokens": 64, "render": "{content}"}]}`)
+	slashes := global("slashes", declare.Context, strings.Repeat("/\n/", 101))
+	if n := o200k(t).Count(slashes.Content + "\n"); n > 64 {
+		t.Fatalf("fixture: the block counts %d, more than the section's 64", n)
+	}
+	eng := newEngine(t, contextasm.Config{}, slashes)
+	res := assemble(t, eng, contextasm.Request{Template: tpl, Now: demoNow})
+	if !strings.Contains(res.Text, slashes.Content) {
+		t.Errorf("the block that fits was left out:\n%s\nevents: %+v", res.Text, res.Events)
+	}
+}

@@ -259,3 +259,21 @@ func TestInvalidUTF8(t *testing.T) {
 		}
 	}
 }
+
+// Counting ordinary text allocates nothing: pieces up to smallPiece bytes
+// merge on the stack.
+func TestCountAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
+	text := strings.Repeat("A memória é útil; 你好，世界。 func main() {\n\tfmt.Println(\"hi\")\n} ", 20)
+	for _, enc := range encodings {
+		tk := load(t, enc)
+		if n := testing.AllocsPerRun(50, func() { tk.Count(text) }); n != 0 {
+			t.Errorf("%s: Count allocates %v times, want 0", enc, n)
+		}
+		if n := testing.AllocsPerRun(50, func() { LowerBound(text) }); n != 0 {
+			t.Errorf("LowerBound allocates %v times, want 0", n)
+		}
+	}
+}

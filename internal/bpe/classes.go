@@ -46,32 +46,14 @@ var classes = sync.OnceValue(buildClasses)
 func buildClasses() *classTable {
 	all := make([]uint8, unicode.MaxRune+1)
 	set := func(tab *unicode.RangeTable, bits uint8) {
-		for _, r := range tab.R16 {
-			for c := rune(r.Lo); c <= rune(r.Hi); c += rune(r.Stride) {
-				all[c] |= bits
-			}
-		}
-		for _, r := range tab.R32 {
-			for c := rune(r.Lo); c <= rune(r.Hi); c += rune(r.Stride) {
-				all[c] |= bits
-			}
-		}
+		eachRune(tab, func(c rune) { all[c] |= bits })
 	}
 	// Unassigned until a table below says otherwise.
 	for i := range all {
 		all[i] = cUnknown
 	}
 	for _, tab := range []*unicode.RangeTable{unicode.L, unicode.M, unicode.N, unicode.P, unicode.S, unicode.Z, unicode.Cc, unicode.Cf, unicode.Co, unicode.Cs} {
-		for _, r := range tab.R16 {
-			for c := rune(r.Lo); c <= rune(r.Hi); c += rune(r.Stride) {
-				all[c] = 0
-			}
-		}
-		for _, r := range tab.R32 {
-			for c := rune(r.Lo); c <= rune(r.Hi); c += rune(r.Stride) {
-				all[c] = 0
-			}
-		}
+		eachRune(tab, func(c rune) { all[c] = 0 })
 	}
 	set(unicode.L, cLetter)
 	set(unicode.Lu, cUpper)
@@ -99,6 +81,20 @@ func buildClasses() *classTable {
 		t.index[b] = id
 	}
 	return t
+}
+
+// eachRune calls fn with every character of tab.
+func eachRune(tab *unicode.RangeTable, fn func(rune)) {
+	for _, r := range tab.R16 {
+		for c := rune(r.Lo); c <= rune(r.Hi); c += rune(r.Stride) {
+			fn(c)
+		}
+	}
+	for _, r := range tab.R32 {
+		for c := rune(r.Lo); c <= rune(r.Hi); c += rune(r.Stride) {
+			fn(c)
+		}
+	}
 }
 
 // decode returns the character at text[i:] and its size; an invalid byte
