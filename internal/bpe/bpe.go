@@ -46,6 +46,9 @@ func Load(encoding string) (*Tokenizer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bpe: loading %s: %w", encoding, err)
 	}
+	if err := voc.byteLevel(); err != nil {
+		return nil, fmt.Errorf("bpe: %s: %w", encoding, err)
+	}
 	if shared.encs == nil {
 		shared.encs = make(map[string]*Tokenizer, 2)
 	}

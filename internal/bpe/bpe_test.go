@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/pkoukk/tiktoken-go-loader/assets"
 )
 
 var encodings = []string{O200kBase, CL100kBase}
@@ -275,5 +277,38 @@ func TestCountAllocs(t *testing.T) {
 		if n := testing.AllocsPerRun(50, func() { LowerBound(text) }); n != 0 {
 			t.Errorf("LowerBound allocates %v times, want 0", n)
 		}
+	}
+}
+
+// A tokenizer built from a rank file counts as the built-in one of the
+// same vocabulary and pattern.
+func TestFromRanks(t *testing.T) {
+	for _, enc := range encodings {
+		data, err := assets.Assets.ReadFile(enc + ".tiktoken")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ranks, err := ParseRanks(data, enc+".tiktoken")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ft, err := FromRanks("file", ranks, enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tk := load(t, enc)
+		r := rand.New(rand.NewPCG(4, 4))
+		for range 500 {
+			text := genUnicode(r, 30)
+			if a, b := ft.Count(text), tk.Count(text); a != b {
+				t.Fatalf("%s: from ranks %d, built in %d for %q", enc, a, b, text)
+			}
+		}
+	}
+	if _, err := ParseRanks([]byte("YQ== 0\nYQ== 1\n"), "dup"); err == nil || !strings.Contains(err.Error(), "listed twice") {
+		t.Errorf("a token listed twice: err = %v", err)
+	}
+	if _, err := FromRanks("small", map[string]int{"a": 0}, O200kBase); err == nil {
+		t.Error("a vocabulary without every byte: no error")
 	}
 }

@@ -1,47 +1,18 @@
 package bpe
 
-import (
-	"bytes"
-	"encoding/base64"
-	"fmt"
-	"strconv"
-
-	"github.com/dlclark/regexp2"
-	"github.com/pkoukk/tiktoken-go"
-)
+import "fmt"
 
 // ParseRanks reads a tiktoken-format rank file (Llama 3's tokenizer.model,
 // an OpenAI .tiktoken file): one token a line, its bytes in base64, a
 // space, its rank. name is used in errors, which give the line.
 func ParseRanks(data []byte, name string) (map[string]int, error) {
-	ranks := make(map[string]int, bytes.Count(data, []byte{'\n'})+1)
-	for n := 1; len(data) > 0; n++ {
-		line := data
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-		} else {
-			data = nil
-		}
-		line = bytes.TrimRight(line, "\r")
-		if len(line) == 0 {
-			continue
-		}
-		tok, rank, ok := bytes.Cut(line, []byte{' '})
-		if !ok {
-			return nil, fmt.Errorf("bpe: %s:%d: want \"<base64 token> <rank>\"", name, n)
-		}
-		b, err := base64.StdEncoding.DecodeString(string(tok))
-		if err != nil {
-			return nil, fmt.Errorf("bpe: %s:%d: token: %v", name, n, err)
-		}
-		r, err := strconv.Atoi(string(rank))
-		if err != nil || r < 0 {
-			return nil, fmt.Errorf("bpe: %s:%d: rank %q is not a rank", name, n, rank)
-		}
-		if _, dup := ranks[string(b)]; dup {
-			return nil, fmt.Errorf("bpe: %s:%d: token %q listed twice", name, n, b)
-		}
-		ranks[string(b)] = r
+	v, err := parseVocab(data, name)
+	if err != nil {
+		return nil, err
+	}
+	ranks := make(map[string]int, len(v.ranks))
+	for tok, r := range v.ranks {
+		ranks[tok] = int(r)
 	}
 	return ranks, nil
 }
@@ -55,24 +26,16 @@ func FromRanks(name string, ranks map[string]int, pattern string) (*Tokenizer, e
 	if pattern != O200kBase && pattern != CL100kBase {
 		return nil, fmt.Errorf("%w: pattern %q (want %s or %s)", ErrUnknownEncoding, pattern, O200kBase, CL100kBase)
 	}
-	for b := range 256 {
-		// Byte-level BPE starts from one token per byte.
-		if _, ok := ranks[string([]byte{byte(b)})]; !ok {
-			return nil, fmt.Errorf("bpe: %s: byte 0x%02x has no token; a byte-level vocabulary needs all 256", name, b)
+	v := &vocab{ranks: make(map[string]int32, len(ranks))}
+	for tok, r := range ranks {
+		if r < 0 || r >= int(noRank) {
+			return nil, fmt.Errorf("bpe: %s: token %q has rank %d, out of range", name, tok, r)
 		}
+		v.ranks[tok] = int32(r)
+		v.maxLen = max(v.maxLen, len(tok))
 	}
-	pat := o200kPattern
-	if pattern == CL100kBase {
-		pat = cl100kPattern
-	}
-	core, err := tiktoken.NewCoreBPE(ranks, map[string]int{}, pat)
-	if err != nil {
+	if err := v.byteLevel(); err != nil {
 		return nil, fmt.Errorf("bpe: %s: %w", name, err)
 	}
-	enc := tiktoken.NewTiktoken(core, &tiktoken.Encoding{Name: name, PatStr: pat, MergeableRanks: ranks, SpecialTokens: map[string]int{}}, map[string]any{})
-	pre, err := regexp2.Compile(pat, regexp2.None)
-	if err != nil {
-		return nil, fmt.Errorf("bpe: %s: %w", name, err)
-	}
-	return &Tokenizer{name: name, enc: enc, pre: pre}, nil
+	return &Tokenizer{name: name, voc: v, sp: splitter{cls: classes(), o200k: pattern == O200kBase}}, nil
 }

@@ -19,15 +19,20 @@ type vocab struct {
 const noRank = int32(1<<31 - 1)
 
 // loadVocab reads an encoding's vocabulary from the BPE file embedded in
-// github.com/pkoukk/tiktoken-go-loader: one token a line, its bytes in
-// base64, a space, its rank.
+// github.com/pkoukk/tiktoken-go-loader.
 func loadVocab(encoding string) (*vocab, error) {
 	data, err := assets.Assets.ReadFile(encoding + ".tiktoken")
 	if err != nil {
 		return nil, err
 	}
-	lines := bytes.Count(data, []byte{'\n'})
-	v := &vocab{ranks: make(map[string]int32, lines)}
+	return parseVocab(data, encoding+".tiktoken")
+}
+
+// parseVocab reads a tiktoken-format rank file: one token a line, its
+// bytes in base64, a space, its rank. name is used in errors, which give
+// the line.
+func parseVocab(data []byte, name string) (*vocab, error) {
+	lines := bytes.Count(data, []byte{'\n'}) + 1
 	// All tokens' bytes live in one string; the map's keys are slices of it.
 	arena := make([]byte, 0, len(data)*3/4)
 	type entry struct{ from, to, rank int32 }
@@ -39,37 +44,47 @@ func loadVocab(encoding string) (*vocab, error) {
 		} else {
 			data = nil
 		}
+		line = bytes.TrimRight(line, "\r")
 		if len(line) == 0 {
 			continue
 		}
-		sp := bytes.IndexByte(line, ' ')
-		if sp < 0 {
-			return nil, fmt.Errorf("%s.tiktoken line %d: no rank", encoding, n)
+		tok, rank, ok := bytes.Cut(line, []byte{' '})
+		if !ok {
+			return nil, fmt.Errorf("bpe: %s:%d: want \"<base64 token> <rank>\"", name, n)
 		}
 		from := len(arena)
-		arena, err = base64.StdEncoding.AppendDecode(arena, line[:sp])
-		if err != nil {
-			return nil, fmt.Errorf("%s.tiktoken line %d: %w", encoding, n, err)
+		var err error
+		if arena, err = base64.StdEncoding.AppendDecode(arena, tok); err != nil {
+			return nil, fmt.Errorf("bpe: %s:%d: token: %v", name, n, err)
 		}
-		rank, err := strconv.ParseInt(string(line[sp+1:]), 10, 32)
-		if err != nil || rank < 0 || rank == int64(noRank) {
-			return nil, fmt.Errorf("%s.tiktoken line %d: bad rank %q", encoding, n, line[sp+1:])
+		r, err := strconv.ParseInt(string(rank), 10, 32)
+		if err != nil || r < 0 || r >= int64(noRank) {
+			return nil, fmt.Errorf("bpe: %s:%d: rank %q is not a rank", name, n, rank)
 		}
-		entries = append(entries, entry{int32(from), int32(len(arena)), int32(rank)})
+		entries = append(entries, entry{int32(from), int32(len(arena)), int32(r)})
 	}
 	all := string(arena)
+	v := &vocab{ranks: make(map[string]int32, len(entries))}
 	for _, e := range entries {
 		tok := all[e.from:e.to]
+		if _, dup := v.ranks[tok]; dup {
+			return nil, fmt.Errorf("bpe: %s: token %q listed twice", name, tok)
+		}
 		v.ranks[tok] = e.rank
 		v.maxLen = max(v.maxLen, len(tok))
 	}
-	// Byte-level BPE starts from single bytes: each must be a token.
+	return v, nil
+}
+
+// byteLevel reports an error unless every byte is a token: byte-level BPE
+// starts from one token per byte.
+func (v *vocab) byteLevel() error {
 	for b := range 256 {
 		if _, ok := v.ranks[string([]byte{byte(b)})]; !ok {
-			return nil, fmt.Errorf("%s.tiktoken: no token for byte %#x", encoding, b)
+			return fmt.Errorf("byte 0x%02x has no token; a byte-level vocabulary needs all 256", b)
 		}
 	}
-	return v, nil
+	return nil
 }
 
 // rank returns the rank of s, noRank when s is not a token.
