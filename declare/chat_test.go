@@ -12,6 +12,7 @@ import (
 
 	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/internal/goldenfile"
 )
 
 // turn returns a valid session history block of role r.
@@ -224,20 +225,7 @@ func TestLoadChatInvalidGolden(t *testing.T) {
 			t.Errorf("problem %+v lacks its file, line, request_id or field", p)
 		}
 	}
-	got := []byte(err.Error() + "\n")
-	golden := chatFile("invalid.golden")
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("error text differs from %s (go test -update rewrites it):\n got:\n%s\nwant:\n%s", golden, got, want)
-	}
+	goldenfile.Check(t, filepath.Join("chat", "invalid.golden"), err.Error()+"\n", *update)
 }
 
 func TestLoadToolResults(t *testing.T) {

@@ -68,8 +68,10 @@ func TestChatGolden(t *testing.T) {
 	}
 }
 
-// The CLI prints the body the library's Result encodes to, indented.
-func TestRenderChatIsTheLibrarysBody(t *testing.T) {
+// toolsEngine returns the tools fixture's template and an engine holding
+// its memories.
+func toolsEngine(t *testing.T) (*template.Template, *contextasm.Engine) {
+	t.Helper()
 	tpl, err := template.LoadFile(toolsTemplate)
 	if err != nil {
 		t.Fatal(err)
@@ -85,6 +87,12 @@ func TestRenderChatIsTheLibrarysBody(t *testing.T) {
 	if err := eng.Declare(decls...); err != nil {
 		t.Fatal(err)
 	}
+	return tpl, eng
+}
+
+// The CLI prints the body the library's Result encodes to, indented.
+func TestRenderChatIsTheLibrarysBody(t *testing.T) {
+	tpl, eng := toolsEngine(t)
 	for _, f := range []chat.Format{chat.FormatOpenAI, chat.FormatAnthropic} {
 		res, err := eng.Assemble(context.Background(), contextasm.Request{Template: tpl, Now: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC),
 			SessionID: "sess-4711", UserID: "u-ana", Format: f})
@@ -172,21 +180,7 @@ func TestREADMEChatSnippet(t *testing.T) {
 		w.WriteHeader(http.StatusOK)
 	}))
 	defer srv.Close()
-	tpl, err := template.LoadFile(toolsTemplate)
-	if err != nil {
-		t.Fatal(err)
-	}
-	decls, err := declare.LoadFile(toolsMemories)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := contextasm.New(contextasm.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.Declare(decls...); err != nil {
-		t.Fatal(err)
-	}
+	tpl, eng := toolsEngine(t)
 	resp, err := askModel(context.Background(), eng, tpl, time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC), srv.URL)
 	if err != nil {
 		t.Fatal(err)
