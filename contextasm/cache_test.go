@@ -51,8 +51,11 @@ func TestCacheWarmAssembleCallsNoTokenizer(t *testing.T) {
 		if len(counted) != 0 || cuts != 0 {
 			t.Errorf("warm assembly %d: %d Count calls %q and %d Cut calls, want none", i, len(counted), counted, cuts)
 		}
-		if dumpJSON(t, warm) != dumpJSON(t, cold) {
+		if dumpWithoutPrefix(t, warm) != dumpWithoutPrefix(t, cold) {
 			t.Errorf("warm assembly %d differs from the cold one", i)
+		}
+		if p := warm.Prefix; p == nil || p.Reason != "unchanged" || p.StableBytes != len(warm.Text) {
+			t.Errorf("warm assembly %d: prefix %+v, want all of the text unchanged", i, p)
 		}
 	}
 }

@@ -40,16 +40,20 @@ func determinismInputs(t *testing.T) (*template.Template, []declare.Declaration)
 	return tpl, append(decls, ties...)
 }
 
-// observed is what must not vary between equivalent assemblies.
+// observed is what must not vary between equivalent assemblies. The
+// prefix is apart: it compares a text with the previous one of the same
+// conversation, so a repeated call has one (the first has none), and it
+// must say the text did not change.
 type observed struct {
 	text   string
 	dump   string
 	events []contextasm.Event
 	audit  contextasm.Audit
+	prefix *contextasm.Prefix
 }
 
 func outcomeOf(t testing.TB, res *contextasm.Result) observed {
-	return observed{text: res.Text, dump: dumpJSON(t, res), events: res.Events, audit: res.Audit}
+	return observed{text: res.Text, dump: dumpWithoutPrefix(t, res), events: res.Events, audit: res.Audit, prefix: res.Prefix}
 }
 
 func compareOutcomes(t testing.TB, what string, got, want observed) {
@@ -66,6 +70,9 @@ func compareOutcomes(t testing.TB, what string, got, want observed) {
 	}
 	if !reflect.DeepEqual(got.audit, want.audit) {
 		t.Errorf("%s: Audit differs:\ngot  %+v\nwant %+v", what, got.audit, want.audit)
+	}
+	if p := got.prefix; p != nil && (p.Reason != "unchanged" || p.StableBytes != len(got.text)) {
+		t.Errorf("%s: the same text again has prefix %+v", what, *p)
 	}
 }
 

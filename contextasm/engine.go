@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -97,6 +98,13 @@ type Config struct {
 	// ChatOverhead is what a request for a chat format counts beyond the
 	// messages' text (see ChatOverhead); each zero field takes its default.
 	ChatOverhead ChatOverhead
+	// Stickiness sets how an assembly follows the previous one of its
+	// conversation (same session, user and template): the margin learned
+	// trust and freshness must cross to change what was kept, the slack a
+	// growing history sheds down to, and the smallest prefix worth a cache
+	// breakpoint. Each zero field takes its value from
+	// truncate.DefaultStickiness(); docs/conversations.md explains them.
+	Stickiness truncate.Stickiness
 }
 
 // Engine holds declared memory and assembles contexts from it. It is safe
@@ -135,6 +143,8 @@ type Engine struct {
 	// declTrust keeps the declared trust of blocks whose trust the learned
 	// state overrides; guarded by mu.
 	declTrust map[string]float64
+	decMu     sync.Mutex         // guards decoded
+	decoded   map[string]decoded // each conversation's previous decision, decoded
 }
 
 // New returns an Engine configured by cfg.
@@ -155,6 +165,9 @@ func New(cfg Config) (*Engine, error) {
 		if l.v < 0 {
 			return nil, fmt.Errorf("%w: Config.%s %d is negative (0 means the default)", ErrInvalid, l.name, l.v)
 		}
+	}
+	if err := cfg.Stickiness.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: Config.%v", ErrInvalid, err)
 	}
 	counts, err := lru.New[countKey, int](cfg.CacheSize)
 	if err != nil {
@@ -178,9 +191,12 @@ func New(cfg Config) (*Engine, error) {
 		tokenizers: make(map[string]Counter, 2),
 		cells:      make(map[string]*heatCell),
 		declTrust:  make(map[string]float64),
+		decoded:    make(map[string]decoded),
 	}
 	e.usage = cfg.Usage.Clone()
-	e.pool.New = func() any { return &assemble.Assembler{Scoring: cfg.Scoring, Memo: e.memo, SortedByID: true} }
+	e.pool.New = func() any {
+		return &assemble.Assembler{Scoring: cfg.Scoring, Stickiness: cfg.Stickiness, Memo: e.memo, SortedByID: true}
+	}
 	opts, err := cfg.StateOptions.normal()
 	if err != nil {
 		return nil, err
@@ -483,6 +499,12 @@ type Request struct {
 	// of one text: history blocks become messages (Result.Messages), and
 	// the budget covers the whole conversation (see ChatOverhead).
 	Format chat.Format
+	// Fresh decides from scratch, as if the conversation had no previous
+	// assembly; the decision it makes is the one the next call follows.
+	// Without it, a request with a SessionID follows the decisions of the
+	// previous assembly of the same session, user and template (see
+	// Config.Stickiness), and Result.Prefix compares the two texts.
+	Fresh bool
 }
 
 // checkIdentity refuses control characters in the request's session, user
@@ -541,7 +563,12 @@ func (e *Engine) Assemble(ctx context.Context, req Request) (*Result, error) {
 	}
 	approx := e.approximation(tpl)
 	snap := e.current()
-	key := outputKey{snap: snap, tpl: tpl, now: req.Now.UnixNano(), session: req.SessionID, user: req.UserID, roles: rolesKey(req.Roles), listHidden: req.ListHidden, format: req.Format}
+	var conv convState
+	if req.SessionID != "" {
+		conv = e.previousDecision(req.SessionID, req.UserID, tpl.Fingerprint())
+	}
+	key := outputKey{snap: snap, tpl: tpl, now: req.Now.UnixNano(), session: req.SessionID, user: req.UserID, roles: rolesKey(req.Roles), listHidden: req.ListHidden, format: req.Format,
+		previous: conv.digest, fresh: req.Fresh}
 	memo, ok := e.last.get(key)
 	if !ok {
 		var counter Counter = &cachedCounter{tok: tok, cache: e.counts, plans: e.plans, tag: tag}
@@ -551,7 +578,7 @@ func (e *Engine) Assemble(ctx context.Context, req Request) (*Result, error) {
 			asm.Memo = approxMemo{m: e.memo, ratio: counter.(*approxCounter).ratio}
 		}
 		out, err := asm.AssembleRefs(tpl, snap.blocks, assemble.Request{Now: req.Now, SessionID: req.SessionID, UserID: req.UserID, Roles: req.Roles, ListHidden: req.ListHidden,
-			Chat: e.cfg.ChatOverhead.cost(req.Format)}, counter)
+			Chat: e.cfg.ChatOverhead.cost(req.Format), Previous: conv.previous, Fresh: req.Fresh, Record: req.SessionID != ""}, counter)
 		asm.Memo = e.memo
 		e.pool.Put(asm)
 		if err != nil {
@@ -561,7 +588,17 @@ func (e *Engine) Assemble(ctx context.Context, req Request) (*Result, error) {
 		if memo.renderHash, err = renderHashOf(memo); err != nil {
 			return nil, err
 		}
+		if out.Decision != nil {
+			if memo.decision, err = json.Marshal(out.Decision); err != nil {
+				return nil, fmt.Errorf("contextasm: %w", err)
+			}
+		}
 		e.last.put(key, memo)
+	}
+	if req.SessionID != "" {
+		// A decision that cannot be kept (the state store's queue is full)
+		// costs the next call its stickiness, not this call its result.
+		_ = e.recordDecision(conv, req.Now, memo.out.Decision, memo.decision)
 	}
 	snap.recordHeat(memo.out.Sections)
 	e.markHeat()

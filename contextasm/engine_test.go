@@ -100,7 +100,7 @@ func TestDeclareAllOrNothing(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			eng := newEngine(t, contextasm.Config{}, decls...)
-			before := dumpJSON(t, assemble(t, eng, demoRequest(tpl)))
+			before := dumpWithoutPrefix(t, assemble(t, eng, demoRequest(tpl)))
 			lenBefore := eng.Len()
 
 			err := eng.Declare(newOK, tt.bad, newOK2)
@@ -131,7 +131,7 @@ func TestDeclareAllOrNothing(t *testing.T) {
 			if got := eng.Len(); got != lenBefore {
 				t.Errorf("Len = %d after a failed Declare, want %d", got, lenBefore)
 			}
-			if after := dumpJSON(t, assemble(t, eng, demoRequest(tpl))); after != before {
+			if after := dumpWithoutPrefix(t, assemble(t, eng, demoRequest(tpl))); after != before {
 				t.Errorf("assembly changed after a failed Declare:\nbefore %s\nafter  %s", before, after)
 			}
 			if n := eng.Forget(newOK.RequestID, newOK2.RequestID); n != 0 {

@@ -85,6 +85,19 @@ func dumpJSON(t testing.TB, res *contextasm.Result) string {
 	return string(b)
 }
 
+// dumpWithoutPrefix is dumpJSON without the prefix, which compares the
+// result with the previous one of its conversation.
+func dumpWithoutPrefix(t testing.TB, res *contextasm.Result) string {
+	t.Helper()
+	d := res.Dump()
+	d.Prefix = nil
+	b, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 // global returns a global declaration with defaults.
 func global(id string, mt declare.MemoryType, content string) declare.Declaration {
 	return declare.Declaration{RequestID: id, MemoryType: mt, Scope: declare.ScopeGlobal, Content: content}

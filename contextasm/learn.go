@@ -50,12 +50,15 @@ type outputKey struct {
 	session, user, roles string
 	listHidden           bool
 	format               chat.Format
+	previous             [16]byte // digest of the conversation's previous decision
+	fresh                bool
 }
 
 // assembled is a memoised assembly: its output, the memory types that took
 // part and the render hash, computed once however often it is reused.
 type assembled struct {
 	out        *assemble.Output
+	decision   []byte // out.Decision as JSON, for the learned state
 	types      []string
 	renderHash string
 	blocks     []outcome.AuditBlock

@@ -29,6 +29,10 @@ type (
 	// Dump is a Result in the JSON shape of `contextasm render --format
 	// json`.
 	Dump = outcome.Dump
+	// Prefix compares a text with the previous one of its conversation.
+	Prefix = outcome.Prefix
+	// Breakpoint is a place where a prompt cache may end.
+	Breakpoint = outcome.Breakpoint
 )
 
 // Result is one assembly's outcome. Treat it as read-only: an Engine that
@@ -78,6 +82,17 @@ type Result struct {
 	// TotalTokens and the budget were then enforced with an estimate, and
 	// this says how it was made (see [Engine.ReportUsage]).
 	Approximate *Approximation
+	// Prefix compares Text with the text of the previous assembly of the
+	// same session, user and template: how many leading bytes and tokens
+	// they share, where they part and why. Nil on a conversation's first
+	// assembly, and for a request without a SessionID.
+	Prefix *Prefix
+	// CacheBreakpoints are up to four places where a prompt cache may end:
+	// the ends of sections that did not change since the previous assembly
+	// (on the first, of every section) and that cover at least
+	// Config.Stickiness.MinCachePrefix tokens. Nil for a request without a
+	// SessionID.
+	CacheBreakpoints []Breakpoint
 }
 
 func newResult(tpl *template.Template, req Request, a *assembled, events []Event) *Result {
@@ -90,18 +105,20 @@ func newResult(tpl *template.Template, req Request, a *assembled, events []Event
 		events = []Event{}
 	}
 	return &Result{
-		Format:         a.format,
-		messages:       out.Messages,
-		Text:           out.Text,
-		TotalTokens:    out.TotalTokens,
-		Fingerprint:    tpl.Fingerprint(),
-		RenderHash:     renderHash,
-		Encoding:       tpl.Encoding(),
-		Budget:         tpl.Budget(),
-		Now:            req.Now,
-		Sections:       out.Sections,
-		Events:         events,
-		ExcludedCounts: out.ExcludedCounts,
+		Format:           a.format,
+		messages:         out.Messages,
+		Text:             out.Text,
+		TotalTokens:      out.TotalTokens,
+		Fingerprint:      tpl.Fingerprint(),
+		RenderHash:       renderHash,
+		Encoding:         tpl.Encoding(),
+		Budget:           tpl.Budget(),
+		Now:              req.Now,
+		Sections:         out.Sections,
+		Events:           events,
+		ExcludedCounts:   out.ExcludedCounts,
+		Prefix:           out.Prefix,
+		CacheBreakpoints: out.Breakpoints,
 		Audit: Audit{
 			RequestID:           id,
 			Fingerprint:         tpl.Fingerprint(),
@@ -153,19 +170,21 @@ func memoryTypes(sections []SectionResult) []string {
 // Dump returns the result in its JSON dump shape.
 func (r *Result) Dump() Dump {
 	return Dump{
-		ProtocolVersion: fingerprint.ProtocolVersion,
-		Fingerprint:     r.Fingerprint,
-		RenderHash:      r.RenderHash,
-		Encoding:        r.Encoding,
-		Budget:          r.Budget,
-		TotalTokens:     r.TotalTokens,
-		Now:             r.Now.UTC().Format(time.RFC3339Nano),
-		Sections:        r.Sections,
-		Events:          r.Events,
-		ExcludedCounts:  r.ExcludedCounts,
-		Text:            r.Text,
-		StateVersion:    r.StateVersion,
-		Approximate:     r.Approximate,
+		ProtocolVersion:  fingerprint.ProtocolVersion,
+		Fingerprint:      r.Fingerprint,
+		RenderHash:       r.RenderHash,
+		Encoding:         r.Encoding,
+		Budget:           r.Budget,
+		TotalTokens:      r.TotalTokens,
+		Now:              r.Now.UTC().Format(time.RFC3339Nano),
+		Sections:         r.Sections,
+		Events:           r.Events,
+		ExcludedCounts:   r.ExcludedCounts,
+		Text:             r.Text,
+		StateVersion:     r.StateVersion,
+		Approximate:      r.Approximate,
+		Prefix:           r.Prefix,
+		CacheBreakpoints: r.CacheBreakpoints,
 	}
 }
 

@@ -77,6 +77,14 @@ const (
 	// ReasonFirstMessage: the format needs the conversation to start with
 	// a user turn (Anthropic), and this turn came before the first one.
 	ReasonFirstMessage Reason = "first_message"
+	// ReasonSticky: the previous assembly of the same conversation
+	// decided this way and the difference in score is within the margin.
+	// A dropped block with it outscores a kept one (kind dropped); a kept
+	// block with it is outscored by a dropped one (kind notice).
+	ReasonSticky Reason = "sticky"
+	// ReasonSlack: dropped ahead of need, in a batch with older blocks,
+	// so that the next calls of the conversation only append.
+	ReasonSlack Reason = "slack"
 )
 
 // Kind groups reasons by what happened to the block.
@@ -85,9 +93,9 @@ type Kind string
 // The kinds.
 const (
 	KindExcluded Kind = "excluded" // never eligible: expired, out_of_scope, access_denied, audience, no_section, orphan (and group, for its group's other members)
-	KindDropped  Kind = "dropped"  // eligible but did not fit: section_cap, budget, group, first_message
+	KindDropped  Kind = "dropped"  // eligible but did not fit: section_cap, budget, group, first_message; or held back: sticky, slack
 	KindCut      Kind = "cut"      // kept in part: cut
-	KindNotice   Kind = "notice"   // kept or eligible, with something to know: stale, escaped
+	KindNotice   Kind = "notice"   // kept or eligible, with something to know: stale, escaped, sticky
 	KindSource   Kind = "source"   // a source's problem: binary, source_unavailable, outside_root, state_unavailable
 )
 
@@ -182,7 +190,12 @@ type Dump struct {
 	// ExcludedCounts counts, per reason, the blocks excluded for a hidden
 	// reason (see [Hidden]), whose ids the events do not list.
 	ExcludedCounts map[Reason]int `json:"excluded_counts,omitempty"`
-	Text           string         `json:"text"`
+	// Prefix compares the text with the previous assembly of the same
+	// session, user and template; absent on a conversation's first.
+	Prefix *Prefix `json:"prefix,omitempty"`
+	// CacheBreakpoints are where a host may mark its prompt cache.
+	CacheBreakpoints []Breakpoint `json:"cache_breakpoints,omitempty"`
+	Text             string       `json:"text"`
 	// StateVersion is the version of the shared learned state the
 	// assembly ranked with; absent without a state store.
 	StateVersion uint64 `json:"state_version,omitempty"`

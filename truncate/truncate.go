@@ -185,3 +185,65 @@ func (e *RequiredError) Error() string {
 
 // Unwrap returns [ErrBudgetTooSmall].
 func (e *RequiredError) Unwrap() error { return ErrBudgetTooSmall }
+
+// Stickiness sets how an assembly that follows another one of the same
+// conversation (session, user and template) keeps the rendered prefix
+// byte-stable, so a model provider's prompt cache can reuse it. The
+// engine keeps each conversation's previous decisions; docs/conversations.md
+// explains the model.
+//
+// Each field left zero takes its value from [DefaultStickiness].
+type Stickiness struct {
+	// Margin is how far a block's score must rise above a block the
+	// previous assembly kept before it may take that block's place: learned
+	// trust, staleness and recency move scores a little on every call, and
+	// a decision that followed every move would rewrite the text every
+	// call. In score units (scores lie in [0, 1]); a tiny Margin (1e-9)
+	// follows every move.
+	Margin float64
+	// Slack is how far a section sheds when it must drop blocks it kept
+	// last time because new blocks entered (a conversation's history
+	// growing past its cap or the budget): down to Slack times what it
+	// could keep, dropping its lowest-ranked (oldest) blocks at once, so
+	// that the next calls only append. In (0, 1]; 1 sheds only what it
+	// must.
+	Slack float64
+	// MinCachePrefix is the fewest tokens a cache breakpoint may cover:
+	// providers cache no shorter prefix.
+	MinCachePrefix int
+}
+
+// DefaultStickiness returns the defaults: a margin of 0.05 (four
+// first-third citations' worth of trust, with the default Scoring and
+// Policy), a slack of 0.75, and breakpoints from 1,024 tokens.
+func DefaultStickiness() Stickiness {
+	return Stickiness{Margin: 0.05, Slack: 0.75, MinCachePrefix: 1024}
+}
+
+// WithDefaults returns s with each zero field set to its default.
+func (s Stickiness) WithDefaults() Stickiness {
+	d := DefaultStickiness()
+	if s.Margin == 0 {
+		s.Margin = d.Margin
+	}
+	if s.Slack == 0 {
+		s.Slack = d.Slack
+	}
+	if s.MinCachePrefix == 0 {
+		s.MinCachePrefix = d.MinCachePrefix
+	}
+	return s
+}
+
+// Validate reports a field out of range, naming it.
+func (s Stickiness) Validate() error {
+	switch {
+	case s.Margin < 0 || s.Margin != s.Margin:
+		return fmt.Errorf("Stickiness.Margin %v is negative (0 means the default)", s.Margin)
+	case s.Slack < 0 || s.Slack > 1 || s.Slack != s.Slack:
+		return fmt.Errorf("Stickiness.Slack %v is outside (0, 1] (0 means the default)", s.Slack)
+	case s.MinCachePrefix < 0:
+		return fmt.Errorf("Stickiness.MinCachePrefix %d is negative (0 means the default)", s.MinCachePrefix)
+	}
+	return nil
+}

@@ -41,6 +41,8 @@ var reasonHelp = map[outcome.Reason]string{
 	outcome.ReasonOrphan:            "a tool call without its result, or a result without its call: never sent alone",
 	outcome.ReasonGroup:             "left out with its group (a tool call travels with its results), kept or dropped whole",
 	outcome.ReasonFirstMessage:      "came before the first user turn, and the chat format must open with one",
+	outcome.ReasonSticky:            "the conversation's previous decision stands: the score moved by less than the margin",
+	outcome.ReasonSlack:             "let go with older blocks at once, so the next calls only append",
 }
 
 // noteRequired marks a required block among a row's notes.
@@ -62,6 +64,7 @@ var reasonOrder = []outcome.Reason{
 	outcome.ReasonAudience, outcome.ReasonNoSection, outcome.ReasonOrphan,
 	outcome.ReasonSectionCap, outcome.ReasonCut, outcome.ReasonBudget, outcome.ReasonGroup,
 	outcome.ReasonFirstMessage,
+	outcome.ReasonSlack, outcome.ReasonSticky,
 	outcome.ReasonStale, outcome.ReasonEscaped,
 	outcome.ReasonBinary, outcome.ReasonSourceUnavailable, outcome.ReasonOutsideRoot,
 	outcome.ReasonStateUnavailable,

@@ -165,7 +165,7 @@ func simulate(ctx context.Context, tok truncate.Counter, decls []declare.Declara
 		}
 		r := req
 		r.Now = now
-		setFresh(&r, fresh)
+		r.Fresh = fresh
 		res, err := eng.Assemble(ctx, r)
 		if err != nil {
 			return nil, fmt.Errorf("call %d: %w", i+1, err)
@@ -372,6 +372,3 @@ func writeJSON(w io.Writer, v any) error {
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }
-
-// setFresh asks for a decision from scratch.
-func setFresh(r *contextasm.Request, fresh bool) {}

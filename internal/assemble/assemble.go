@@ -27,6 +27,10 @@ type Assembler struct {
 	// engine's store keeps them), so ties can be broken by position without
 	// checking. Unset, the Assembler checks the order itself.
 	SortedByID bool
+	// Stickiness sets how an assembly follows the previous decision of
+	// its conversation (Request.Previous); each zero field takes its
+	// default.
+	Stickiness truncate.Stickiness
 
 	ranked  [][]Ranked    // per section, in file order
 	cands   [][]candidate // per section, rank order
@@ -45,6 +49,11 @@ type Assembler struct {
 	units  []unit          // groups kept or dropped whole (group.go)
 	unitOf map[int32]int32 // block index → its unit in units
 
+	sticky    []stickySection // per section, when following a previous decision
+	written   []writtenRef    // the blocks of the text and the messages, in order
+	keptInc   []int           // scratch of stickyReasons
+	exactText bool            // the text's count is the sum of its lines' (see fitBudget)
+
 	joined      bool     // writeText wrote a joiner between two pieces
 	fixed       int      // bytes at the end of text that are template literal
 	protected   []string // the delimiters of protectedOf
@@ -60,12 +69,23 @@ type candidate struct {
 	offset   int
 	unit     int32 // its unit in Assembler.units, plus one; 0 for none
 	message  int32 // its message's index plus one, once written
+	prevPos  int32 // its place in the previous text's section (sticky)
+	prevCut  int32 // content bytes the previous text kept of it, when cut and unchanged
+	event    int32 // 1 + the index of its dropped event, 0 for none
+	cutLen   int   // the bytes of content written, when cut
 	status   outcome.Status
 	rendered bool // text is set: counts from the memo skip rendering
 	escaped  bool
 	msg      bool // a message of its own (a history block, in a chat format)
 	done     bool // decided already, with its unit
+	inc      bool // an incumbent: the previous decision wrote it
+	news     bool // not an incumbent, and modified since the previous decision
+	notice   bool // it has a sticky notice
 }
+
+// writtenRef locates a block of the text, or a message: section and
+// candidate.
+type writtenRef struct{ si, ci int }
 
 func (c *candidate) inText() bool {
 	return c.status == outcome.StatusKept || c.status == outcome.StatusCut
@@ -79,8 +99,11 @@ func (a *Assembler) reset(n int) {
 		a.kept = make([]int, n)
 		a.msgs = make([]int, n)
 		a.seps = make([]int, n)
+		a.sticky = make([]stickySection, n)
 	}
 	a.ranked, a.cands, a.used, a.kept, a.msgs, a.seps = a.ranked[:n], a.cands[:n], a.used[:n], a.kept[:n], a.msgs[:n], a.seps[:n]
+	a.sticky, a.written = a.sticky[:n], a.written[:0]
+	clear(a.sticky)
 	for i := range n {
 		a.ranked[i] = a.ranked[i][:0]
 		clear(a.cands[i]) // drop references to the last call's strings
@@ -109,6 +132,12 @@ func (a *Assembler) AssembleRefs(tpl *template.Template, blocks []*Block, req Re
 	a.reset(n)
 	a.chat = req.Chat
 	sc := a.Scoring.WithDefaults()
+	st := a.Stickiness.WithDefaults()
+	prev := req.Previous
+	if !prev.usable(tpl) {
+		prev = nil
+	}
+	sticky := prev != nil && !req.Fresh
 	// About one event a block is usual (most blocks that lose are listed
 	// as dropped): size for it once rather than grow.
 	out := &Output{Events: make([]outcome.Event, 0, len(blocks)+16)}
@@ -155,6 +184,11 @@ func (a *Assembler) AssembleRefs(tpl *template.Template, blocks []*Block, req Re
 			}
 		}
 		a.bindUnits(si)
+		if sticky {
+			a.prepareSticky(si, blocks, &prev.Sections[si], prev.Now, st.Margin)
+			misses = a.fillSticky(tpl.Section(si), blocks, c, out, misses, st.Slack)
+			continue
+		}
 		misses = a.fill(tpl.Section(si), blocks, c, out, misses)
 	}
 	if len(misses) > 0 {
@@ -169,13 +203,19 @@ func (a *Assembler) AssembleRefs(tpl *template.Template, blocks []*Block, req Re
 		}
 	}
 
-	if err := a.fitBudget(tpl, blocks, c, out); err != nil {
+	if err := a.fitBudget(tpl, blocks, c, out, st.Slack); err != nil {
 		return nil, err
 	}
 	if a.chat.on() {
 		a.buildMessages(blocks, out)
 	}
+	if sticky {
+		a.stickyReasons(tpl, out, st.Margin)
+	}
 	a.results(tpl, blocks, out)
+	if req.Previous != nil || req.Record {
+		a.cacheInfo(tpl, blocks, prev, &req, out, c, st.MinCachePrefix)
+	}
 	return out, nil
 }
 
@@ -439,6 +479,7 @@ func (st *fillState) sep(cd *candidate) int {
 func (a *Assembler) drop(sec *template.Section, cd *candidate, b *Block, reason outcome.Reason, out *Output) {
 	cd.status, cd.reason = outcome.StatusDropped, reason
 	out.Events = append(out.Events, outcome.Event{Kind: outcome.KindDropped, Section: sec.Name(), RequestID: cd.ID, Reason: reason, Tokens: cd.tokens, Group: a.groupName(cd, b)})
+	cd.event = int32(len(out.Events))
 }
 
 // fill selects the section's blocks in rank order under its cap.
@@ -598,6 +639,7 @@ func (a *Assembler) cut(sec *template.Section, b *Block, cd *candidate, room int
 		tokens := c.Count(counted)
 		if tokens <= room {
 			cd.text, cd.tokens, cd.escaped, cd.rendered = text, tokens, escaped, true
+			cd.cutLen = len(part)
 			return true
 		}
 		target -= max(tokens-room, 1)
@@ -616,7 +658,14 @@ func (a *Assembler) cut(sec *template.Section, b *Block, cd *candidate, room int
 // count and the final text needs no counting: an unchanged or one-block-
 // changed assembly then makes at most one tokenizer call. Otherwise the
 // final text is counted, and blocks keep going until that count fits.
-func (a *Assembler) fitBudget(tpl *template.Template, blocks []*Block, c truncate.Counter, out *Output) error {
+//
+// In a section that follows its previous decision, when the cut drops a
+// block that decision wrote while a block new to it is in the section,
+// the section sheds: once the estimate fits, it keeps dropping the
+// lowest-ranked blocks the previous decision wrote until its sum is at
+// most slack times what it was (reason slack), so the next calls have
+// room to append.
+func (a *Assembler) fitBudget(tpl *template.Template, blocks []*Block, c truncate.Counter, out *Output, slack float64) error {
 	budget := tpl.Budget()
 	n := tpl.NumSections()
 	a.join = c.Count("\n")
@@ -632,6 +681,9 @@ func (a *Assembler) fitBudget(tpl *template.Template, blocks []*Block, c truncat
 		}
 		before := a.sectionTokens(tpl, si) // while the block still counts
 		sec := tpl.Section(si)
+		if a.sticky[si].on && a.cands[si][j].inc && !a.sticky[si].shed && a.hasEntrants(si) {
+			a.sticky[si].shed = true
+		}
 		if u := a.unitOfCand(&a.cands[si][j]); u != nil {
 			for _, m := range u.cands {
 				if a.cands[si][m].inText() {
@@ -646,13 +698,21 @@ func (a *Assembler) fitBudget(tpl *template.Template, blocks []*Block, c truncat
 	}
 	for estimate > budget && dropNext() {
 	}
+	for si := range n {
+		if a.sticky[si].on && a.sticky[si].shed {
+			before := a.sectionTokens(tpl, si)
+			a.shed(tpl.Section(si), si, int(slack*float64(a.used[si]+a.msgs[si])), blocks, out)
+			estimate -= before - a.sectionTokens(tpl, si)
+		}
+	}
 	exact := a.linesAdd(tpl, blocks, c)
 	for {
 		a.writeText(tpl, blocks)
 		out.Text = string(a.text)
 		// A joiner written at a join between blocks is in no block's
 		// count: then only counting the text tells its size.
-		if exact && !a.joined && estimate <= budget {
+		a.exactText = exact && !a.joined
+		if a.exactText && estimate <= budget {
 			out.TotalTokens = estimate
 			break
 		}
@@ -780,6 +840,7 @@ func (a *Assembler) writeText(tpl *template.Template, blocks []*Block) {
 	}
 	protected := a.protected
 	a.joined = false
+	a.written = a.written[:0]
 	a.text = append(a.text[:0], tpl.Header()...)
 	a.text = append(a.text, '\n')
 	a.fixed = len(a.text)
@@ -797,6 +858,14 @@ func (a *Assembler) writeText(tpl *template.Template, blocks []*Block) {
 			continue
 		}
 		switch sec.Order() {
+		case template.OrderRank:
+			if a.sticky[si].on {
+				// Not the score's order, which drifts from call to call:
+				// the previous text's, then the blocks new to it.
+				slices.SortStableFunc(a.order, func(x, y int) int {
+					return cmp.Compare(writeKey(&cands[x]), writeKey(&cands[y]))
+				})
+			}
 		case template.OrderDeclared:
 			slices.SortStableFunc(a.order, func(x, y int) int {
 				return cmp.Compare(blocks[cands[x].Index].Seq, blocks[cands[y].Index].Seq)
@@ -813,6 +882,7 @@ func (a *Assembler) writeText(tpl *template.Template, blocks []*Block) {
 			}
 			a.appendJoined(cands[i].text, prefix, protected)
 			cands[i].offset = len(a.text) - len(cands[i].text)
+			a.written = append(a.written, writtenRef{si, i})
 			a.fixed = min(suffix, len(cands[i].text))
 		}
 		a.text = append(a.text, '\n')

@@ -89,6 +89,7 @@ func (a *Assembler) cutMessage(b *Block, cd *candidate, room int, c truncate.Cou
 		tokens := fixed + c.Count(part)
 		if tokens <= room {
 			cd.text, cd.tokens, cd.rendered = part, tokens, true
+			cd.cutLen = len(part)
 			return true
 		}
 		target -= max(tokens-room, 1)

@@ -88,6 +88,16 @@ type Request struct {
 	// Chat, when its Format is set, assembles for a chat format: history
 	// blocks become Output.Messages and the budget covers them.
 	Chat ChatCost
+	// Previous is the decision of the previous assembly of the same
+	// conversation (session, user and template), or nil: the assembly
+	// follows it (see Assembler.Stickiness) and compares its text with it
+	// (Output.Prefix).
+	Previous *Decision
+	// Fresh decides from scratch even with a Previous decision, which
+	// then serves only to compare texts.
+	Fresh bool
+	// Record asks for Output.Decision, for the next assembly.
+	Record bool
 }
 
 // Output is the result of one assembly.
@@ -106,6 +116,15 @@ type Output struct {
 	// Messages are, for a chat format, the kept history blocks in reading
 	// order.
 	Messages []chat.Message
+	// Decision is what the next assembly of the conversation follows, when
+	// Request.Record asked for it.
+	Decision *Decision
+	// Prefix compares Text with the previous text (Request.Previous); nil
+	// without one.
+	Prefix *outcome.Prefix
+	// Breakpoints are where a prompt cache may end, when Request.Previous
+	// or Request.Record is set.
+	Breakpoints []outcome.Breakpoint
 }
 
 // Memo remembers the token counts of rendered blocks. Package contextasm

@@ -1,0 +1,84 @@
+package contextasm
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"time"
+
+	"github.com/contextasm/contextasm/feedback"
+	"github.com/contextasm/contextasm/internal/assemble"
+)
+
+// A conversation is the assemblies of one session, user and template: each
+// follows the decisions of the one before, kept in the learned state
+// (feedback.State.Sessions, keyed by feedback.SessionKey), so that the
+// rendered prefix stays byte-stable from call to call. Reading and
+// recording those decisions happens here and nowhere else.
+
+// convState is what an assembly reads of its conversation's state.
+type convState struct {
+	key      string
+	version  uint64             // of the state read; the record's base
+	previous *assemble.Decision // nil on the first assembly
+	digest   [16]byte           // of the previous decision: part of the output memo's key
+}
+
+// decoded is a conversation's previous decision, decoded once for as long
+// as its state stays the same value.
+type decoded struct {
+	state    *feedback.SessionState
+	decision *assemble.Decision
+	digest   [16]byte
+}
+
+// previousDecision returns the decision the previous assembly of the
+// conversation recorded. A record this release cannot read counts as none:
+// the assembly decides afresh and replaces it.
+func (e *Engine) previousDecision(session, user, fingerprint string) convState {
+	c := convState{key: feedback.SessionKey(session, user, fingerprint)}
+	ss := e.session(c.key)
+	e.decMu.Lock()
+	defer e.decMu.Unlock()
+	if ss == nil {
+		delete(e.decoded, c.key)
+		return c
+	}
+	c.version = ss.Version
+	d, ok := e.decoded[c.key]
+	if !ok || d.state != ss {
+		d = decoded{state: ss, digest: digestOf(ss.Data)}
+		var dec assemble.Decision
+		if json.Unmarshal(ss.Data, &dec) == nil && dec.Version == assemble.DecisionVersion {
+			d.decision = &dec
+		}
+		e.decoded[c.key] = d
+	}
+	c.previous, c.digest = d.decision, d.digest
+	return c
+}
+
+// recordDecision records the decision an assembly at now made as the
+// conversation's next version: a replacement of the version it read, which
+// loses to any other assembly of the same conversation that recorded
+// first.
+func (e *Engine) recordDecision(c convState, now time.Time, d *assemble.Decision, data []byte) error {
+	if err := e.putSession(c.key, c.version, now, data); err != nil {
+		return err
+	}
+	if ss := e.session(c.key); ss != nil && bytes.Equal(ss.Data, data) {
+		e.decMu.Lock()
+		e.decoded[c.key] = decoded{state: ss, decision: d, digest: digestOf(data)}
+		e.decMu.Unlock()
+	}
+	return nil
+}
+func digestOf(data []byte) [16]byte {
+	if len(data) == 0 {
+		return [16]byte{}
+	}
+	sum := sha256.Sum256(data)
+	var k [16]byte
+	copy(k[:], sum[:16])
+	return k
+}

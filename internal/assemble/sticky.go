@@ -1,0 +1,415 @@
+package assemble
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"slices"
+	"time"
+	"unicode/utf8"
+
+	"github.com/contextasm/contextasm/outcome"
+	"github.com/contextasm/contextasm/template"
+	"github.com/contextasm/contextasm/truncate"
+)
+
+// DecisionVersion is the version of the Decision format this release
+// writes; a Decision of another version is ignored (the next assembly
+// decides afresh).
+const DecisionVersion = 1
+
+// Decision is what an assembly decided, as the next assembly of the same
+// conversation needs it to keep the text's prefix stable: per section, the
+// blocks written, in the order they were written. It is plain data that round-trips through JSON
+// (package contextasm keeps it in the learned state); it holds ids and
+// hashes, never content.
+type Decision struct {
+	Version int `json:"v"`
+	// Now is the instant the assembly was judged at: a block modified
+	// since is news to the next assembly.
+	Now      time.Time         `json:"now"`
+	Sections []SectionDecision `json:"sections"`
+}
+
+// SectionDecision is one section's part of a Decision, in template order.
+type SectionDecision struct {
+	Name string `json:"name"`
+	// Blocks are the blocks written, in written order.
+	Blocks []WrittenBlock `json:"blocks,omitempty"`
+	// Floor, once the section has shed (see Stickiness.Slack), is the
+	// score of the best block it let go: blocks scoring no higher stay
+	// out, so the room the slack frees is for new blocks, not for the old
+	// ones to come back.
+	Floor *float64 `json:"floor,omitempty"`
+}
+
+// WrittenBlock is one block of a section's text, or one of its messages.
+type WrittenBlock struct {
+	ID string `json:"id"`
+	// Key identifies the block's content (the first 8 bytes of Block.Key,
+	// in hex): a block declared again with other content is the same id
+	// with another key.
+	Key string `json:"key"`
+	// Span hashes the bytes this block adds to the text: from the end of
+	// the previous block's span (the separators and joiners before it) to
+	// the byte after its own text. Two texts whose spans agree up to a
+	// block agree byte for byte up to there.
+	Span string `json:"span"`
+	// Cut is the number of bytes of content written, for a block that was
+	// cut; 0 for a whole block.
+	Cut int `json:"cut,omitempty"`
+	// Message marks a history block sent as a message of a chat format
+	// rather than written in the text; it has no Span.
+	Message bool `json:"message,omitempty"`
+}
+
+// usable reports whether d can guide an assembly under tpl: this release's
+// format, and the template's sections. (Package contextasm keys decisions
+// by the template's fingerprint, so a mismatch means a damaged record.)
+func (d *Decision) usable(tpl *template.Template) bool {
+	if d == nil || d.Version != DecisionVersion || len(d.Sections) != tpl.NumSections() {
+		return false
+	}
+	for si := range d.Sections {
+		if d.Sections[si].Name != tpl.Section(si).Name() {
+			return false
+		}
+	}
+	return true
+}
+
+// stickySection is an assembly's view of one section's previous decision.
+type stickySection struct {
+	on       bool    // the section follows its previous decision
+	shed     bool    // it had to drop a block it kept last time, for new ones
+	hasFloor bool    // floor is set (SectionDecision.Floor)
+	floor    float64 // blocks scoring no higher stay out
+}
+
+// hexKey returns the first 8 bytes of a block key in hex.
+func hexKey(k [16]byte) string { return hex.EncodeToString(k[:8]) }
+
+// blockKeyOf hashes what a rendering of b reads, for blocks without a Key.
+func blockKeyOf(b *Block) [16]byte {
+	h := sha256.New()
+	for _, f := range [...]string{b.ID, string(b.Type), b.SourceID, b.Content} {
+		var n [8]byte
+		for j := range n {
+			n[j] = byte(len(f) >> (8 * j))
+		}
+		h.Write(n[:])
+		h.Write([]byte(f))
+	}
+	var k [16]byte
+	copy(k[:], h.Sum(nil))
+	return k
+}
+
+// prepareSticky marks section si's candidates that the previous decision
+// wrote (incumbents) and orders the candidates for a sticky fill: required
+// first, then by score, an incumbent's raised by the margin, incumbents
+// first on ties, then in rank order. A block thus takes an incumbent's
+// place only by outscoring it by more than the margin.
+func (a *Assembler) prepareSticky(si int, blocks []*Block, prev *SectionDecision, prevNow time.Time, margin float64) {
+	a.sticky[si].on = true
+	if prev.Floor != nil {
+		a.sticky[si].hasFloor, a.sticky[si].floor = true, *prev.Floor
+	}
+	type was struct {
+		pos int
+		key string
+		cut int
+	}
+	written := make(map[string]was, len(prev.Blocks))
+	for i, w := range prev.Blocks {
+		written[w.ID] = was{i, w.Key, w.Cut}
+	}
+	cands := a.cands[si]
+	for i := range cands {
+		cd := &cands[i]
+		w, ok := written[cd.ID]
+		if !ok {
+			cd.news = blocks[cd.Index].LastModified.After(prevNow)
+			continue
+		}
+		b := blocks[cd.Index]
+		cd.inc, cd.prevPos = true, int32(w.pos)
+		if w.cut > 0 && w.cut < len(b.Content) && utf8.RuneStart(b.Content[w.cut]) && w.key == hexKey(keyOf(b)) {
+			cd.prevCut = int32(w.cut)
+		}
+	}
+	slices.SortStableFunc(cands, func(x, y candidate) int {
+		if x.Required != y.Required {
+			if x.Required {
+				return -1
+			}
+			return 1
+		}
+		ex, ey := x.Score, y.Score
+		if x.inc || x.news {
+			ex += margin
+		}
+		if y.inc || y.news {
+			ey += margin
+		}
+		switch {
+		case ex > ey:
+			return -1
+		case ex < ey:
+			return 1
+		case x.inc != y.inc:
+			if x.inc {
+				return -1
+			}
+			return 1
+		}
+		return 0
+	})
+}
+
+func keyOf(b *Block) [16]byte {
+	if b.Key == ([16]byte{}) {
+		return blockKeyOf(b)
+	}
+	return b.Key
+}
+
+// fillSticky is fill for a section that follows its previous decision,
+// in the order prepareSticky set. Incumbents come back as they were
+// written (a cut one cut at the same byte), so a section whose blocks did
+// not change is written byte for byte as before: the blocks it left out
+// still do not fit, or rank below every incumbent and go to the budget
+// first, as they did. Other blocks enter as in fill; a group is decided
+// whole, as in fill. When an incumbent no longer fits because blocks new
+// to the section took its room, the section sheds (see shed) rather than
+// cut anew on every call.
+func (a *Assembler) fillSticky(sec *template.Section, blocks []*Block, c truncate.Counter, out *Output, misses []truncate.RequiredMiss, slack float64) []truncate.RequiredMiss {
+	si := sec.Index()
+	ss := &a.sticky[si]
+	cands := a.cands[si]
+	capTokens := sec.MaxTokens()
+	var st fillState
+	if !lineMode(sec) {
+		st.sepTokens = c.Count(sec.Separator())
+	}
+	entrants := 0
+	lb, ok := c.(LowerBounded)
+	bounded := ok && lb.LowerBounded()
+	keep := func(cd *candidate, status outcome.Status) {
+		cd.status = status
+		st.add(cd)
+		if !cd.inc {
+			entrants++
+		}
+	}
+	cutTo := func(cd *candidate, b *Block, room int) bool {
+		if !sec.Partial() || st.cutDone || ss.shed || room < sec.MinPartialTokens() || !a.cutAny(sec, b, cd, room, c) {
+			return false
+		}
+		cd.reason = outcome.ReasonCut
+		out.Events = append(out.Events, outcome.Event{Kind: outcome.KindCut, Section: sec.Name(), RequestID: cd.ID, Reason: outcome.ReasonCut, Tokens: cd.tokens, Group: b.Group})
+		keep(cd, outcome.StatusCut)
+		st.cutDone = true
+		return true
+	}
+	drop := func(cd *candidate, b *Block, reason outcome.Reason) {
+		cd.text, cd.rendered = "", false
+		a.drop(sec, cd, b, reason, out)
+	}
+	for i := range cands {
+		cd := &cands[i]
+		if cd.done {
+			continue
+		}
+		b := blocks[cd.Index]
+		if u := a.unitOfCand(cd); u != nil {
+			misses = a.fillUnit(sec, blocks, u, c, out, &st, misses)
+			for _, j := range u.cands {
+				if m := &cands[j]; m.inText() && !m.inc {
+					entrants++
+				}
+			}
+			continue
+		}
+		if st.stopped && !cd.Required {
+			drop(cd, b, outcome.ReasonSectionCap)
+			continue
+		}
+		room := capTokens - st.used - st.msgs - st.sep(cd)
+		switch {
+		case cd.Required:
+			a.blockTokens(sec, b, cd, c)
+			if cd.tokens > room {
+				misses = append(misses, truncate.RequiredMiss{RequestID: cd.ID, Section: sec.Name(), Tokens: cd.tokens, Limit: capTokens, Reason: outcome.ReasonSectionCap})
+			}
+			keep(cd, outcome.StatusKept)
+			continue
+		case cd.inc:
+			if cd.prevCut > 0 {
+				a.recut(sec, b, cd, c)
+			} else {
+				a.blockTokens(sec, b, cd, c)
+			}
+			if cd.tokens <= room {
+				if cd.prevCut > 0 {
+					cd.reason = outcome.ReasonCut
+					out.Events = append(out.Events, outcome.Event{Kind: outcome.KindCut, Section: sec.Name(), RequestID: cd.ID, Reason: outcome.ReasonCut, Tokens: cd.tokens, Group: b.Group})
+					keep(cd, outcome.StatusCut)
+					st.cutDone = true
+				} else {
+					keep(cd, outcome.StatusKept)
+				}
+				continue
+			}
+			if entrants > 0 {
+				// New blocks took its room: shed, rather than cut it anew
+				// and again on every call that follows.
+				ss.shed = true
+				drop(cd, b, outcome.ReasonSectionCap)
+			} else {
+				cd.prevCut = 0
+				if !cutTo(cd, b, room) {
+					drop(cd, b, outcome.ReasonSectionCap)
+				}
+			}
+		case ss.hasFloor && cd.Score <= ss.floor && !cd.news:
+			drop(cd, b, outcome.ReasonSticky) // let go when the section shed
+			continue
+		default:
+			misfit := bounded && b.MinTokens > room && !cd.msg
+			if !misfit {
+				a.blockTokens(sec, b, cd, c)
+				if cd.tokens <= room {
+					keep(cd, outcome.StatusKept)
+					continue
+				}
+			}
+			if !cutTo(cd, b, room) {
+				drop(cd, b, outcome.ReasonSectionCap)
+			}
+		}
+		if sec.Fill() == template.FillStop {
+			st.stopped = true
+		}
+	}
+	a.used[si], a.kept[si], a.msgs[si], a.seps[si] = st.used, st.kept, st.msgs, st.sepTokens
+	if ss.shed {
+		a.shed(sec, si, int(slack*float64(capTokens)), blocks, out)
+	}
+	return misses
+}
+
+// recut renders an incumbent cut where the previous text cut it (or cuts
+// its message there), and counts it.
+func (a *Assembler) recut(sec *template.Section, b *Block, cd *candidate, c truncate.Counter) {
+	part := b.Content[:cd.prevCut]
+	cd.cutLen = int(cd.prevCut)
+	if cd.msg {
+		cd.text, cd.rendered = part, true
+		cd.tokens = a.chat.PerMessage + messageTokens(b, part, c)
+		return
+	}
+	counted, text, escaped := a.renderBlock(sec, b, part, lineMode(sec))
+	cd.text, cd.escaped, cd.rendered = text, escaped, true
+	cd.tokens = c.Count(counted)
+}
+
+// shed drops section si's lowest-ranked incumbents in the text (never a
+// required one, never a block new to the text, which is what the room is
+// for; a group whole) until its sum is at most target: a batch of the
+// oldest history at once, so the next calls have room to append. It then
+// sets the section's floor.
+func (a *Assembler) shed(sec *template.Section, si int, target int, blocks []*Block, out *Output) {
+	cands := a.cands[si]
+	for j := len(cands) - 1; j >= 0 && a.used[si]+a.msgs[si] > target; j-- {
+		cd := &cands[j]
+		if !cd.inText() || cd.Required || !cd.inc {
+			continue
+		}
+		if u := a.unitOfCand(cd); u != nil {
+			for _, m := range u.cands {
+				if cands[m].inText() {
+					a.dropBlock(sec, si, m, outcome.ReasonSlack, blocks, out)
+				}
+			}
+			continue
+		}
+		a.dropBlock(sec, si, j, outcome.ReasonSlack, blocks, out)
+	}
+	a.setFloor(si)
+}
+
+// setFloor sets section si's floor after it shed: the best score among
+// the blocks it leaves out (and the floor it had, if higher).
+func (a *Assembler) setFloor(si int) {
+	ss := &a.sticky[si]
+	for i := range a.cands[si] {
+		cd := &a.cands[si][i]
+		if cd.Required || cd.inText() {
+			continue
+		}
+		if !ss.hasFloor || cd.Score > ss.floor {
+			ss.hasFloor, ss.floor = true, cd.Score
+		}
+	}
+}
+
+// hasEntrants reports whether section si has a block in the text that the
+// previous decision did not write.
+func (a *Assembler) hasEntrants(si int) bool {
+	for i := range a.cands[si] {
+		if cd := &a.cands[si][i]; cd.inText() && !cd.inc {
+			return true
+		}
+	}
+	return false
+}
+
+// stickyReasons says, in each sticky section, which blocks stickiness
+// kept or dropped: a dropped block that outscores a kept incumbent by no
+// more than the margin, and would fit in its place, was held back by the
+// previous decision (its reason becomes sticky), and that incumbent was
+// kept by it (a sticky notice). A block that would not fit in its place
+// stays dropped for the cap or the budget, as a fresh decision would
+// leave it; blocks dropped by the slack keep that reason.
+func (a *Assembler) stickyReasons(tpl *template.Template, out *Output, margin float64) {
+	for si := range a.cands {
+		if !a.sticky[si].on {
+			continue
+		}
+		cands := a.cands[si]
+		sec := tpl.Section(si)
+		room := sec.MaxTokens() - a.used[si]
+		kept := a.keptInc[:0]
+		for i := range cands {
+			if cd := &cands[i]; cd.inText() && cd.inc && !cd.Required {
+				kept = append(kept, i)
+			}
+		}
+		slices.SortFunc(kept, func(x, y int) int { return cmp.Compare(cands[x].Score, cands[y].Score) })
+		for i := range cands {
+			cd := &cands[i]
+			if cd.Required || cd.inc || cd.news || cd.status != outcome.StatusDropped || cd.reason == outcome.ReasonSlack || cd.tokens == 0 {
+				continue
+			}
+			// The kept incumbents scoring in [score − margin, score).
+			hi, _ := slices.BinarySearchFunc(kept, cd.Score, func(k int, s float64) int { return cmp.Compare(cands[k].Score, s) })
+			for j := hi - 1; j >= 0 && cands[kept[j]].Score >= cd.Score-margin; j-- {
+				inc := &cands[kept[j]]
+				if cd.tokens > inc.tokens+room {
+					continue
+				}
+				cd.reason = outcome.ReasonSticky
+				if cd.event > 0 {
+					out.Events[cd.event-1].Reason = outcome.ReasonSticky
+				}
+				if !inc.notice {
+					inc.notice = true
+					out.Events = append(out.Events, outcome.Event{Kind: outcome.KindNotice, Section: sec.Name(), RequestID: inc.ID, Reason: outcome.ReasonSticky})
+				}
+				break
+			}
+		}
+		a.keptInc = kept
+	}
+}
