@@ -16,6 +16,10 @@ const StateVersion = 1
 // know; it is never silently reset.
 var ErrStateVersion = errors.New("feedback: unsupported state version")
 
+// ErrInvalidState means a state file is not valid JSON of the state's
+// shape; like ErrStateVersion, it is never silently reset.
+var ErrInvalidState = errors.New("feedback: not a state file")
+
 // State is what an Engine has learned: trust per block and heat per block,
 // keyed by request_id.
 type State struct {
@@ -67,7 +71,7 @@ func decodeFile(data []byte, name string) (*stateFile, error) {
 		Version *int `json:"version"`
 	}
 	if err := json.Unmarshal(data, &probe); err != nil {
-		return nil, fmt.Errorf("feedback: state %s: not a state file: %w", name, err)
+		return nil, fmt.Errorf("%w: %s: %w", ErrInvalidState, name, err)
 	}
 	if probe.Version == nil {
 		return nil, fmt.Errorf("%w: state %s has no version", ErrStateVersion, name)
@@ -79,7 +83,7 @@ func decodeFile(data []byte, name string) (*stateFile, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(f); err != nil {
-		return nil, fmt.Errorf("feedback: state %s: %w", name, err)
+		return nil, fmt.Errorf("%w: %s: %w", ErrInvalidState, name, err)
 	}
 	st := f.State
 	if st.Trust == nil {
@@ -90,17 +94,17 @@ func decodeFile(data []byte, name string) (*stateFile, error) {
 	}
 	for id, t := range st.Trust {
 		if math.IsNaN(t) || t < 0 || t > MaxTrust {
-			return nil, fmt.Errorf("feedback: state %s: trust of %q is %v, outside [0, 0.99]", name, id, t)
+			return nil, fmt.Errorf("%w: %s: trust of %q is %v, outside [0, 0.99]", ErrInvalidState, name, id, t)
 		}
 	}
 	for id, h := range st.Heat {
 		if h.Included < 0 || h.Dropped < 0 || h.Cut < 0 || h.Refs < 0 || h.StartRefs < 0 {
-			return nil, fmt.Errorf("feedback: state %s: heat of %q has a negative counter", name, id)
+			return nil, fmt.Errorf("%w: %s: heat of %q has a negative counter", ErrInvalidState, name, id)
 		}
 	}
 	for k, v := range st.Sessions {
 		if v == nil {
-			return nil, fmt.Errorf("feedback: state %s: session %q is null", name, k)
+			return nil, fmt.Errorf("%w: %s: session %q is null", ErrInvalidState, name, k)
 		}
 		v.Data = compactJSON(v.Data) // the file is indented; stores hold it compact
 	}

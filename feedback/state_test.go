@@ -80,6 +80,9 @@ func TestStateRejectsBadFiles(t *testing.T) {
 				if errors.Is(err, ErrStateVersion) != tt.version {
 					t.Errorf("%s: errors.Is(ErrStateVersion) = %v, want %v", op, !tt.version, tt.version)
 				}
+				if errors.Is(err, ErrInvalidState) == tt.version {
+					t.Errorf("%s: errors.Is(ErrInvalidState) = %v, want %v", op, tt.version, !tt.version)
+				}
 			}
 			if data, _ := os.ReadFile(path); string(data) != tt.data {
 				t.Errorf("a refused file was changed: %s", data)

@@ -67,6 +67,10 @@ func runFeedback(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if fb == nil {
 		return verr
 	}
+	if verr != nil && len(fb.Violations) > 0 {
+		// The output lists each violation; the error only says so.
+		verr = &withMessage{fmt.Sprintf("feedback: CONSTRAINT_VIOLATION: the response broke %d constraint(s), listed on stdout", len(fb.Violations)), verr}
+	}
 	// Learn even from a response that broke a rule: its citations count.
 	n := batch.Len()
 	serr := storeBatch(ctx, store, batch)
@@ -93,10 +97,13 @@ func writeFeedback(w io.Writer, fb *feedback.Result, format string) error {
 	}
 	fmt.Fprintf(w, "cited %d block(s):\n", len(fb.Refs))
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	if len(fb.Refs) > 0 {
+		fmt.Fprintf(tw, "  block\tfirst cited\ttype\ttrust\n")
+	}
 	for _, r := range fb.Refs {
-		change := "trust unchanged"
+		change := "unchanged"
 		if c, ok := trust[r.RequestID]; ok {
-			change = fmt.Sprintf("trust %.2f -> %.2f", c.From, c.To)
+			change = fmt.Sprintf("%.2f -> %.2f", c.From, c.To)
 		}
 		typ := r.Type
 		if typ == "" {
@@ -111,8 +118,14 @@ func writeFeedback(w io.Writer, fb *feedback.Result, format string) error {
 			fmt.Fprintf(w, "  %s\n", id)
 		}
 	}
-	for _, v := range fb.Violations {
-		fmt.Fprintf(w, "CONSTRAINT_VIOLATION %s: the response matches %q\n", v.RequestID, v.Pattern)
+	if len(fb.Violations) > 0 {
+		fmt.Fprintf(w, "CONSTRAINT_VIOLATION: the response matches %d block(s)' violation patterns:\n", len(fb.Violations))
+		tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+		fmt.Fprintf(tw, "  block\tpattern\n")
+		for _, v := range fb.Violations {
+			fmt.Fprintf(tw, "  %s\t%q\n", v.RequestID, v.Pattern)
+		}
+		tw.Flush()
 	}
 	return nil
 }

@@ -49,7 +49,7 @@ func TestRenderFeedbackRenderHeat(t *testing.T) {
 		t.Fatalf("feedback: exit %d: %s", code, stderr)
 	}
 	golden(t, "feedback.txt", out)
-	if !strings.Contains(out, "app-4711-dti") || !strings.Contains(out, "trust 0.50 -> 0.55") {
+	if !strings.Contains(out, "app-4711-dti") || !strings.Contains(out, "  0.50 -> 0.55") {
 		t.Errorf("feedback output lacks the trust change:\n%s", out)
 	}
 
@@ -112,8 +112,10 @@ func TestFeedbackJSONAndViolation(t *testing.T) {
 	if code != exitViolation {
 		t.Errorf("violation: exit %d, want %d", code, exitViolation)
 	}
-	if !strings.Contains(stderr, `CONSTRAINT_VIOLATION: block "reg-ecoa-fair-lending"`) || !strings.Contains(out, "CONSTRAINT_VIOLATION reg-ecoa-fair-lending") {
-		t.Errorf("violation not reported:\nstdout %s\nstderr %s", out, stderr)
+	// Each violation once, in labelled columns; stderr only says so.
+	if !strings.Contains(out, "  block                  pattern\n  reg-ecoa-fair-lending  \"(?i)because") ||
+		strings.Count(out+stderr, "because (she|he)") != 1 || !strings.Contains(stderr, "CONSTRAINT_VIOLATION: the response broke 1 constraint(s)") {
+		t.Errorf("violation not reported once:\nstdout %s\nstderr %s", out, stderr)
 	}
 	// The violating response still taught: its start citation moved trust.
 	st, _ := os.ReadFile(state)

@@ -164,7 +164,7 @@ func report(err error, stderr io.Writer) int {
 		return exitBudget
 	case errors.Is(err, feedback.ErrConstraintViolation):
 		return exitViolation
-	case errors.Is(err, feedback.ErrStateVersion), errors.Is(err, feedback.ErrResponseTooLarge):
+	case errors.Is(err, feedback.ErrStateVersion), errors.Is(err, feedback.ErrInvalidState), errors.Is(err, feedback.ErrResponseTooLarge):
 		return exitUsage
 	}
 	return exitFailure

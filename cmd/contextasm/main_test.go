@@ -349,3 +349,21 @@ func TestRenderWarnings(t *testing.T) {
 		t.Errorf("validate does not warn about v1:\n%s", stderr)
 	}
 }
+
+// TestMalformedStateIsUsageError: a state file that is not a state file is
+// bad input, exit 2, as documented, for every command that reads one.
+func TestMalformedStateIsUsageError(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state.json")
+	if err := os.WriteFile(state, []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"heat", "--state", state},
+		append([]string{"render", "--state", state}, demoArgs...),
+	} {
+		code, _, stderr := runCLI(t, args...)
+		if code != exitUsage || !strings.Contains(stderr, "not a state file") || !strings.Contains(stderr, state) {
+			t.Errorf("%s: exit %d, stderr %q; want 2 naming the file", args[0], code, stderr)
+		}
+	}
+}
