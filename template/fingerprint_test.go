@@ -23,6 +23,8 @@ var kats = []struct {
 	{"spec_example.json", "sha256:f9ed761f9c77648f"},
 	{"minimal.json", "sha256:0b4da7320c2d37cc"},
 	{"markup.json", "sha256:c8df1bc2d0264d2e"},
+	// A tokenizer file enters by its SHA-256 (docs/tokenizers.md).
+	{"tokenizer_file.json", "sha256:8980b816145d7098"},
 }
 
 // TestFingerprintKnownAnswers pins the fingerprints of fixed templates. A

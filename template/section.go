@@ -72,7 +72,9 @@ func (t *Template) Definition() Definition { return withDefaults(t.def) }
 
 // Canonical returns the canonical JSON the fingerprint is computed over.
 func (t *Template) Canonical() []byte {
-	c, _ := fingerprint.Canonical(t.def) // cannot fail: it did at compile time
+	def := t.def
+	def.Encoding = t.encoding // a tokenizer file's identity, not its path
+	c, _ := fingerprint.Canonical(def) // cannot fail: it did at compile time
 	return c
 }
 

@@ -218,3 +218,31 @@ func TestSpecErrors(t *testing.T) {
 		t.Errorf("bad rank line: got %v", err)
 	}
 }
+
+// TestChangedFileRefused checks that a tokenizer file changed after its
+// identity was taken (a template compiled, then the file replaced) is
+// refused rather than counted with tokens the fingerprint does not cover.
+func TestChangedFileRefused(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "tok.json")
+	tiny := `{"model":{"type":"BPE","vocab":{"a":0,"b":1},"merges":[]},"pre_tokenizer":{"type":"ByteLevel"}}`
+	if err := os.WriteFile(p, []byte(tiny), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id, err := tokfile.Identity(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(strings.Replace(tiny, `"b":1`, `"b":2`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadAs(p, id); err == nil || !strings.Contains(err.Error(), "changed since") {
+		t.Fatalf("got %v, want a refusal", err)
+	}
+	tok, err := Load(p)
+	if err != nil || tok.ID == id || tok.Kind != tokfile.KindHF {
+		t.Fatalf("the new file: %v, %+v", err, tok)
+	}
+	if n := tok.Count("ab"); n != 2 {
+		t.Errorf("Count(ab) = %d, want 2", n)
+	}
+}
