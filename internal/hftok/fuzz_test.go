@@ -196,3 +196,41 @@ func FuzzNormalize(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFastSplit checks the hand-written matcher of Llama 3's and Qwen 3's
+// patterns against regexp2, match for match.
+func FuzzFastSplit(f *testing.F) {
+	for _, s := range seeds {
+		f.Add(s)
+	}
+	f.Add("'S'T'RE'Ve'M'LL'D 're'l 'x ' \u00a0a \ta \na \u2003\u2003x !!\r\n\r\n  !x 12345 ١٢٣٤")
+	f.Add("e\u0301\u0301x 1st _a .NET \x00a \x01\x02 日本語ひらがなカタカナ한글 ¥€$ +-=<> «a» \u0301 ~~\n\n")
+	type pair struct {
+		fast matcher
+		re   regex
+	}
+	var pairs []pair
+	for _, pat := range []string{patternLlama3, patternQwen, patternDigits3, patternKana, patternDS} {
+		fast, ok := fastPattern(pat)
+		re, err := compileRegex(pat)
+		if !ok || err != nil {
+			f.Fatal(ok, err)
+		}
+		pairs = append(pairs, pair{fast, re})
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for i, p := range pairs {
+			var got, want [][2]int
+			p.fast.find(s, func(a, b int) { got = append(got, [2]int{a, b}) })
+			p.re.find(s, func(a, b int) { want = append(want, [2]int{a, b}) })
+			if len(got) != len(want) {
+				t.Fatalf("pattern %d, %q: %d matches %v, regexp2 %d %v", i, s, len(got), got, len(want), want)
+			}
+			for j := range got {
+				if got[j] != want[j] {
+					t.Fatalf("pattern %d, %q: match %d is %q, regexp2's %q", i, s, j, s[got[j][0]:got[j][1]], s[want[j][0]:want[j][1]])
+				}
+			}
+		}
+	})
+}

@@ -194,6 +194,9 @@ func (p *parser) pattern(pj patternJSON, field string) (matcher, error) {
 	case pj.String != nil && pj.Regex == nil:
 		return literal(*pj.String), nil
 	case pj.Regex != nil && pj.String == nil:
+		if m, ok := fastPattern(*pj.Regex); ok {
+			return m, nil
+		}
 		re, err := compileRegex(*pj.Regex)
 		if err != nil {
 			return nil, p.unsupported(field, "regex %q does not compile: %v", *pj.Regex, err)

@@ -146,3 +146,19 @@ func trunc(s string) string {
 	}
 	return s
 }
+
+// TestFastPatternsUsed checks that the families' Split patterns run on the
+// hand-written matchers (FuzzFastSplit holds them to regexp2), not on the
+// regex engine.
+func TestFastPatternsUsed(t *testing.T) {
+	for _, fam := range families {
+		tok := loadFamily(t, fam)
+		for i, st := range tok.pre {
+			if sp, ok := st.(splitStep); ok {
+				if _, slow := sp.pat.(regex); slow {
+					t.Errorf("%s: pre-tokenizer step %d runs on regexp2", fam, i)
+				}
+			}
+		}
+	}
+}
