@@ -10,8 +10,10 @@
 // split behavior, ByteLevel, Digits, Metaspace, Sequence); and the BPE model
 // with merges ranked by their index, ignore_merges, byte_fallback, unk and
 // fuse_unk. Regex patterns run on github.com/dlclark/regexp2, which has the
-// look-ahead (`\s+(?!\S)`) Go's regexp lacks. A component the package does
-// not implement is a load error naming it, never a silent approximation.
+// look-ahead (`\s+(?!\S)`) Go's regexp lacks, except the exact patterns of
+// Llama 3, Qwen 3 and DeepSeek V3, which run on hand-written matchers that
+// FuzzFastSplit holds to regexp2. A component the package does not
+// implement is a load error naming it, never a silent approximation.
 // The post-processor, decoder, truncation and padding do not change which
 // tokens a text is made of, so they are ignored: a count is the count of
 // the text alone, without the BOS token a post-processor adds.

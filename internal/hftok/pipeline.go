@@ -319,6 +319,9 @@ type byteLevelStep struct {
 }
 
 func (st byteLevelStep) split(sp span, track bool, out []span) []span {
+	if sp.s == "" {
+		return out // the pipeline has no empty pieces
+	}
 	if st.addPrefixSpace && !strings.HasPrefix(sp.s, " ") {
 		b := builder{track: track}
 		b.write(" ", sp.orig(0))
@@ -351,6 +354,9 @@ type metaspaceStep struct {
 }
 
 func (st metaspaceStep) split(sp span, track bool, out []span) []span {
+	if sp.s == "" {
+		return out // the pipeline has no empty pieces
+	}
 	b := builder{track: track}
 	first := sp.orig(0) == 0
 	if !strings.HasPrefix(sp.s, st.replacement) && !strings.HasPrefix(sp.s, " ") &&
