@@ -1,6 +1,8 @@
 package template_test
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -109,5 +111,26 @@ func TestParseTextEncodings(t *testing.T) {
 				t.Errorf("the message should name the encoding, not a character: %v", err)
 			}
 		})
+	}
+}
+
+// A template file is read up to MaxFileBytes, not whole whatever its size.
+func TestLoadFileBounded(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.json")
+	if err := os.WriteFile(big, append([]byte(`{"budget": 10, "x": "`), make([]byte, template.MaxFileBytes)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := template.LoadFile(big)
+	if got := problems(t, err); len(got) != 1 || got[0].File != big ||
+		got[0].Message != "the file is larger than 1048576 bytes, the most a template may be (template.MaxFileBytes)" {
+		t.Errorf("problems:\n%s", list(got))
+	}
+	ok := filepath.Join(dir, "ok.json")
+	if err := os.WriteFile(ok, []byte(`{"budget": 10, "sections": [`+goodSection+`]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := template.LoadFile(ok); err != nil {
+		t.Error(err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -14,6 +15,29 @@ import (
 
 	"github.com/contextasm/contextasm/internal/strictjson"
 )
+
+// MaxFileBytes is the largest template file LoadFile reads: a template is
+// a few sections, and a larger file is a mistake, not a template.
+const MaxFileBytes = 1 << 20
+
+// readFile reads a template file of at most MaxFileBytes, without reading
+// more of a larger one.
+func readFile(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("template: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("template: %w", err)
+	}
+	if len(data) > MaxFileBytes {
+		return nil, &ValidationError{Problems: []Problem{{File: name,
+			Message: fmt.Sprintf("the file is larger than %d bytes, the most a template may be (template.MaxFileBytes)", MaxFileBytes)}}}
+	}
+	return data, nil
+}
 
 // tplSchema is the shape of a template's JSON, for strict key checks.
 var tplSchema = strictjson.For(reflect.TypeFor[Definition]())

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"unicode"
@@ -128,9 +127,9 @@ type SectionDefinition struct {
 
 // LoadFile reads, validates and compiles a template file.
 func LoadFile(name string) (*Template, error) {
-	data, err := os.ReadFile(name)
+	data, err := readFile(name)
 	if err != nil {
-		return nil, fmt.Errorf("template: %w", err)
+		return nil, err
 	}
 	return Parse(data, name)
 }

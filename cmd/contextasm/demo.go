@@ -49,7 +49,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	var out bytes.Buffer
 	if *format != "text" {
-		if err := writeResult(&out, res, *format, *output == "" && useColor(stdout)); err != nil {
+		if err := writeResult(&out, res, *format, toStdout(*output) && useColor(stdout)); err != nil {
 			return err
 		}
 		return writeOutput(stdout, *output, out.Bytes())

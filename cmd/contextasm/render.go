@@ -12,7 +12,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 
 	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/contextasm"
@@ -110,14 +109,10 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	var out bytes.Buffer
-	if err := writeResult(&out, res, o.format, o.output == "" && useColor(stdout)); err != nil {
+	if err := writeResult(&out, res, o.format, toStdout(o.output) && useColor(stdout)); err != nil {
 		return err
 	}
-	if o.output != "" {
-		return writeFileAtomic(o.output, out.Bytes())
-	}
-	_, err = stdout.Write(out.Bytes())
-	return err
+	return writeOutput(stdout, o.output, out.Bytes())
 }
 
 // inputs are a loaded template and declarations.
@@ -247,27 +242,4 @@ func writeResult(w io.Writer, res *contextasm.Result, format string, color bool)
 func chatFormat(format string) chat.Format {
 	f, _ := chat.ParseFormat(format)
 	return f
-}
-
-// writeFileAtomic writes data to name through a temporary file in the same
-// directory and a rename, so a reader never sees half a file.
-func writeFileAtomic(name string, data []byte) error {
-	dir := filepath.Dir(name)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(name)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), name)
 }

@@ -41,13 +41,3 @@ func useColor(w io.Writer) bool {
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
-
-// writeOutput writes data to the file name (atomically), or to stdout when
-// name is "".
-func writeOutput(stdout io.Writer, name string, data []byte) error {
-	if name != "" {
-		return writeFileAtomic(name, data)
-	}
-	_, err := stdout.Write(data)
-	return err
-}
