@@ -128,8 +128,11 @@ func writeInPlace(name string, data []byte, examined fs.FileInfo) error {
 // file the command keeps (such as the usage log); "-" is a file name here,
 // not standard output.
 func writeFileAtomic(name string, data []byte) error {
-	if name == "" {
+	switch name {
+	case "":
 		return usagef("no file to write to")
+	case "-":
+		name = "./-"
 	}
-	return writeOutput(nil, "./"+name, data)
+	return writeOutput(nil, name, data)
 }

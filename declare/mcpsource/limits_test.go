@@ -56,6 +56,18 @@ func (w countingWriter) Write(p []byte) (int, error) {
 
 func (w countingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter } // for Flush
 
+// within polls cond until it holds or d passes.
+func within(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // logBuffer collects a source's log lines.
 type logBuffer struct {
 	mu sync.Mutex
@@ -90,7 +102,16 @@ func TestHTTPResponseTooLarge(t *testing.T) {
 	}{{"JSON responses", true}, {"event-stream responses", false}} {
 		t.Run(mode.name, func(t *testing.T) {
 			srv := subscribable("2025-11-25")
-			big := addDoc(srv, &mcp.Resource{URI: "test://big", Name: "big"}, "v1")
+			big := &doc{text: "v1"}
+			var hugeReads atomic.Int32
+			read := big.handler("test://big")
+			srv.AddResource(&mcp.Resource{URI: "test://big", Name: "big"}, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				r, err := read(ctx, req)
+				if err == nil && len(r.Contents[0].Text) > limit {
+					hugeReads.Add(1)
+				}
+				return r, err
+			})
 			addDoc(srv, &mcp.Resource{URI: "test://other", Name: "other"}, "other")
 			var written atomic.Int64
 			client, url := loopback(t, countWrites(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
@@ -100,7 +121,7 @@ func TestHTTPResponseTooLarge(t *testing.T) {
 			col := start(t, sink, mcpsource.Config{
 				Logger: slog.New(slog.NewTextHandler(logs, nil)),
 				Servers: []mcpsource.Server{fast(mcpsource.Server{Name: "h", URL: url + "/mcp", HTTPClient: client,
-					MaxResponseBytes: limit, MaxContentBytes: 2 * huge})},
+					MaxResponseBytes: limit, MaxContentBytes: 2 * huge, RequestTimeout: time.Minute})},
 			})
 			if err := col.WaitSynced(t.Context()); err != nil {
 				t.Fatal(err)
@@ -111,10 +132,16 @@ func TestHTTPResponseTooLarge(t *testing.T) {
 			before := written.Load()
 
 			big.set(strings.Repeat("x", huge), nil)
-			if err := srv.ResourceUpdated(t.Context(), &mcp.ResourceUpdatedNotificationParams{URI: "test://big"}); err != nil {
-				t.Fatal(err)
-			}
-			eventually(t, "the response cut", func() bool {
+			// Until the server is asked for the huge content: a notification
+			// sent before the client's event stream is open is lost.
+			var notified time.Time
+			// A machine shared with other jobs may take a while to encode
+			// 48 MiB: wait longer than eventually does.
+			within(t, time.Minute, "the response cut", func() bool {
+				if hugeReads.Load() == 0 && time.Since(notified) > 200*time.Millisecond {
+					_ = srv.ResourceUpdated(t.Context(), &mcp.ResourceUpdatedNotificationParams{URI: "test://big"})
+					notified = time.Now()
+				}
 				return strings.Contains(logs.String(), "response too large") &&
 					sink.hasEvent("mcp:h", "mcp:h:test://big", outcome.ReasonSourceUnavailable)
 			})
