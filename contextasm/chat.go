@@ -93,7 +93,36 @@ func (o ChatOverhead) cost(f chat.Format) assemble.ChatCost {
 
 // conversation returns an assembly's output as a chat conversation.
 func conversation(out *assemble.Output) chat.Conversation {
-	return chat.Conversation{System: []chat.SystemPart{{Text: out.Text}}, Messages: out.Messages}
+	return conversationOf(out.Text, out.Breakpoints, out.Messages)
+}
+
+// conversationOf returns a text, its cache breakpoints and its messages as
+// a chat conversation: the text as the system prompt, split at the
+// breakpoints into parts that each end at one (the last ones, so that
+// with a breakpoint on a message there are at most
+// chat.MaxCacheBreakpoints in all), then the messages.
+func conversationOf(text string, bps []Breakpoint, msgs []chat.Message) chat.Conversation {
+	room := chat.MaxCacheBreakpoints
+	for _, m := range msgs {
+		if m.CacheBreakpoint {
+			room--
+		}
+	}
+	if len(bps) > room {
+		bps = bps[len(bps)-max(room, 0):]
+	}
+	parts := make([]chat.SystemPart, 0, len(bps)+1)
+	start := 0
+	for _, bp := range bps {
+		if bp.Offset > start && bp.Offset <= len(text) {
+			parts = append(parts, chat.SystemPart{Text: text[start:bp.Offset], CacheBreakpoint: true})
+			start = bp.Offset
+		}
+	}
+	if start < len(text) {
+		parts = append(parts, chat.SystemPart{Text: text[start:]})
+	}
+	return chat.Conversation{System: parts, Messages: msgs}
 }
 
 // Messages returns the result as a chat conversation: the system prompt
@@ -105,7 +134,13 @@ func conversation(out *assemble.Output) chat.Conversation {
 // prompt and no messages. The result's slices are shared: treat them as
 // read-only.
 //
+// The system prompt is split at the result's CacheBreakpoints, each part
+// that ends at one marked as a cache breakpoint; in a conversation (a
+// request with a session) of at least Stickiness.MinCachePrefix tokens,
+// the last message is one too. chat.Anthropic writes them as
+// cache_control; the whole is at most four.
+//
 // chat.OpenAI and chat.Anthropic encode it as a request body.
 func (r *Result) Messages() chat.Conversation {
-	return chat.Conversation{System: []chat.SystemPart{{Text: r.Text}}, Messages: r.messages}
+	return conversationOf(r.Text, r.CacheBreakpoints, r.messages)
 }

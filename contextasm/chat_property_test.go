@@ -19,6 +19,7 @@ import (
 	"github.com/contextasm/contextasm/internal/chatcheck"
 	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/template"
+	"github.com/contextasm/contextasm/truncate"
 )
 
 var chatNow = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
@@ -375,5 +376,94 @@ func BenchmarkAssembleChat(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestChatConversationProperties drives generated conversations call by
+// call, as a host does: each call declares the next blocks and assembles,
+// so every assembly after the first follows the previous decision (sticky
+// kept sets, history shed in batches). Every guarantee holds at every call,
+// in every format.
+func TestChatConversationProperties(t *testing.T) {
+	tok := o200k(t)
+	r := rand.New(rand.NewPCG(11, 0xC4A7))
+	conversations := 40
+	if testing.Short() {
+		conversations = 10
+	}
+	stats := map[string]int{}
+	for i := range conversations {
+		decls := session(r, 6+r.IntN(20))
+		tpl := chatTemplate(t, 150+r.IntN(700), 100+r.IntN(500), r.IntN(2) == 0)
+		// Calls declare up to the next user turn (a call's results come
+		// with it: a result is never declared before its call).
+		var stops []int
+		for j := 2; j < len(decls); j++ {
+			if decls[j].ChatRole() == declare.RoleUser && decls[j].Group == "" {
+				stops = append(stops, j)
+			}
+		}
+		stops = append(stops, len(decls))
+		// Half the conversations mark cache breakpoints from 64 tokens.
+		cfg := contextasm.Config{}
+		if i%2 == 0 {
+			cfg.Stickiness = truncate.Stickiness{MinCachePrefix: 64}
+		}
+		for _, f := range []chat.Format{0, chat.FormatOpenAI, chat.FormatAnthropic} {
+			eng := newEngine(t, cfg)
+			declared := 0
+			for call, stop := range stops {
+				if err := eng.Declare(decls[declared:stop]...); err != nil {
+					t.Fatal(err)
+				}
+				declared = stop
+				what := fmt.Sprintf("conversation %d, format %v, call %d", i, f, call)
+				res, err := eng.Assemble(context.Background(), contextasm.Request{Template: tpl, Now: chatNow.Add(time.Duration(call) * time.Minute), SessionID: "s1", Format: f})
+				if errors.Is(err, contextasm.ErrBudgetTooSmall) {
+					stats["too small"]++
+					continue
+				}
+				if err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				checkChatResult(t, what, tok, contextasm.ChatOverhead{}, decls[:declared], res)
+				stats["assemblies"]++
+				for _, e := range res.Events {
+					stats[string(e.Reason)]++
+				}
+				if res.Prefix != nil {
+					stats["with a prefix"]++
+				}
+				conv := res.Messages()
+				if conv.SystemText() != res.Text {
+					t.Fatalf("%s: the system parts are not the text", what)
+				}
+				marks := 0
+				for _, p := range conv.System {
+					if p.CacheBreakpoint {
+						marks++
+						stats["system breakpoints"]++
+					}
+				}
+				for j, m := range conv.Messages {
+					if m.CacheBreakpoint {
+						marks++
+						stats["message breakpoints"]++
+						if j != len(conv.Messages)-1 {
+							t.Fatalf("%s: a breakpoint on message %d of %d", what, j, len(conv.Messages))
+						}
+					}
+				}
+				if f != 0 && (marks > chat.MaxCacheBreakpoints || marks < min(len(res.CacheBreakpoints), chat.MaxCacheBreakpoints-1)) {
+					t.Fatalf("%s: %d breakpoints marked for %d in the result", what, marks, len(res.CacheBreakpoints))
+				}
+			}
+		}
+	}
+	t.Logf("%v", stats)
+	for _, k := range []string{"group", "orphan", "slack", "sticky", "with a prefix", "system breakpoints", "message breakpoints"} {
+		if stats[k] == 0 {
+			t.Errorf("no assembly had %q: the generator does not test it (%v)", k, stats)
+		}
 	}
 }

@@ -183,12 +183,13 @@ func (a *Assembler) AssembleRefs(tpl *template.Template, blocks []*Block, req Re
 				a.cands[si][i].msg = blocks[a.cands[si][i].Index].Type == declare.History
 			}
 		}
-		a.bindUnits(si)
 		if sticky {
 			a.prepareSticky(si, blocks, &prev.Sections[si], prev.Now, st.Margin)
+			a.bindUnits(si) // after the sticky order: units know their members' places
 			misses = a.fillSticky(tpl.Section(si), blocks, c, out, misses, st.Slack)
 			continue
 		}
+		a.bindUnits(si)
 		misses = a.fill(tpl.Section(si), blocks, c, out, misses)
 	}
 	if len(misses) > 0 {
@@ -215,6 +216,12 @@ func (a *Assembler) AssembleRefs(tpl *template.Template, blocks []*Block, req Re
 	a.results(tpl, blocks, out)
 	if req.Previous != nil || req.Record {
 		a.cacheInfo(tpl, blocks, prev, &req, out, c, st.MinCachePrefix)
+		// A conversation's messages only grow at the end: a breakpoint on
+		// the last one caches the whole request for the next call, which
+		// reads it back up to where it appends.
+		if n := len(out.Messages); n > 0 && out.TotalTokens >= st.MinCachePrefix {
+			out.Messages[n-1].CacheBreakpoint = true
+		}
 	}
 	return out, nil
 }
