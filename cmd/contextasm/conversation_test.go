@@ -2,12 +2,19 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/contextasm/contextasm/bench"
+	"github.com/contextasm/contextasm/contextasm"
+	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/internal/bpe"
 )
 
 // workload writes the generated workload (bench/genworkload) of n blocks
@@ -114,3 +121,145 @@ func TestFigures(t *testing.T) {
 }
 
 func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
+
+// TestCLIConversation drives the command line through the conversation
+// `bench --turns 40` simulates, one process-like run per step, the learned
+// state in a file: each call appends the user's turn to the turns file,
+// renders with --state, feeds the answer back with feedback --state, and
+// appends the answer; every tenth call a document kept by the previous
+// render is edited in the memories file. It checks the issue's targets as
+// properties of the renders themselves: every render within the budget by
+// the real tokenizer, with its required blocks and the newest user turn;
+// at least 85% of the tokens a prefix the previous render shares; an
+// Anthropic-priced cost of at most 0.30 of no cache; and --fresh
+// re-deciding from scratch.
+func TestCLIConversation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 40-call conversation through the CLI")
+	}
+	tplPath, memPath := workload(t, 2000, 6000)
+	dir := filepath.Dir(memPath)
+	state, turnsPath := filepath.Join(dir, "state.json"), filepath.Join(dir, "turns.jsonl")
+	tok, err := bpe.Load("o200k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	decls, err := declare.LoadFile(memPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	conv := &conversation{tok: tok, req: contextasm.Request{SessionID: "s-bench"}, docs: map[string]declare.Declaration{}}
+	for _, d := range decls {
+		if d.MemoryType == declare.Context || d.MemoryType == declare.External {
+			conv.docs[d.RequestID] = d
+		}
+	}
+	writeDecls := func(path string, ds []declare.Declaration) {
+		t.Helper()
+		var b strings.Builder
+		for _, d := range ds {
+			line, err := json.Marshal(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.Write(line)
+			b.WriteByte('\n')
+		}
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rng := rand.New(rand.NewPCG(7, 11))
+	var turns []declare.Declaration
+	var prev *contextasm.Result
+	var calls []convCall
+	const n = 40
+	for i := range n {
+		now := start.Add(time.Duration(i) * turnInterval)
+		user := conv.userTurn(i, now)
+		turns = append(turns, user)
+		writeDecls(turnsPath, turns)
+		if i%editEvery == editEvery-1 {
+			d, ok := conv.edit(prev, rng, now)
+			if !ok {
+				t.Fatalf("call %d: nothing to edit", i+1)
+			}
+			decls[slices.IndexFunc(decls, func(x declare.Declaration) bool { return x.RequestID == d.RequestID })] = d
+			writeDecls(memPath, decls)
+		}
+		dumpPath := filepath.Join(dir, fmt.Sprintf("render-%02d.json", i+1))
+		code, _, stderr := runCLI(t, "render", "-t", tplPath, "-m", memPath, "-m", turnsPath, "--state", state,
+			"--session", "s-bench", "--user", "u-bench", "--now", now.Format(time.RFC3339), "--format", "json", "-o", dumpPath)
+		if code != exitOK {
+			t.Fatalf("call %d: render: exit %d: %s", i+1, code, stderr)
+		}
+		d, err := readDumpFile(dumpPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := &contextasm.Result{Text: d.Text, TotalTokens: d.TotalTokens, Budget: d.Budget, Sections: d.Sections, Prefix: d.Prefix}
+		call := conv.measure(prev, res, user.RequestID)
+		if call.overBudget || call.reqMissing || call.newestMissing {
+			t.Fatalf("call %d: over budget %v (%d tokens), a required block missing %v, the newest turn missing %v",
+				i+1, call.overBudget, call.tokens, call.reqMissing, call.newestMissing)
+		}
+		// The dump's own account of the prefix agrees with the texts.
+		if prev == nil != (d.Prefix == nil) {
+			t.Fatalf("call %d: prefix %+v", i+1, d.Prefix)
+		}
+		if p := d.Prefix; p != nil && (d.Text[:p.StableBytes] != prev.Text[:p.StableBytes] || p.StableTokens != tok.Count(d.Text[:p.StableBytes]) || p.StableTokens > call.stable) {
+			t.Fatalf("call %d: prefix %+v; the texts share %d tokens of whole lines", i+1, *p, call.stable)
+		}
+		calls = append(calls, call)
+
+		answer := conv.answer(i, res, rng)
+		respPath := filepath.Join(dir, "answer.txt")
+		if err := os.WriteFile(respPath, []byte(answer), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if code, _, stderr := runCLI(t, "feedback", "--state", state, "--render", dumpPath, "--response", respPath); code != exitOK {
+			t.Fatalf("call %d: feedback: exit %d: %s", i+1, code, stderr)
+		}
+		turns = append(turns, conv.turn(fmt.Sprintf("conv-%03d-assistant", i+1), answer, now.Add(time.Minute)))
+		prev = res
+	}
+	f := figures(calls)
+	t.Logf("%d calls through the CLI: stable fraction %.3f, Anthropic-priced cost %.3f, OpenAI-priced %.3f", n, f.StableFraction, f.CostAnthropic, f.CostOpenAI)
+	if f.StableFraction < 0.85 || f.CostAnthropic > 0.30 {
+		t.Errorf("stable fraction %.3f (want ≥ 0.85), Anthropic-priced cost %.3f (want ≤ 0.30)", f.StableFraction, f.CostAnthropic)
+	}
+
+	// --fresh decides from scratch: as a render with the same learned
+	// trust but no previous decision does.
+	now := start.Add(n * turnInterval)
+	raw, err := os.ReadFile(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &st); err != nil {
+		t.Fatal(err)
+	}
+	if len(st["sessions"]) < 10 {
+		t.Fatalf("the state file holds no conversation: %.200s", raw)
+	}
+	delete(st, "sessions")
+	forgetful := filepath.Join(dir, "no-sessions.json")
+	if raw, err = json.Marshal(st); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(forgetful, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"render", "-t", tplPath, "-m", memPath, "-m", turnsPath, "--session", "s-bench", "--user", "u-bench", "--now", now.Format(time.RFC3339)}
+	_, scratch, _ := runCLI(t, append(args, "--state", forgetful)...)
+	_, sticky, _ := runCLI(t, append(args, "--state", state)...)
+	code, fresh, stderr := runCLI(t, append(args, "--state", state, "--fresh")...)
+	if code != exitOK || fresh != scratch {
+		t.Errorf("render --fresh (exit %d, %s) differs from a render without the previous decision", code, stderr)
+	}
+	if sticky == fresh {
+		t.Errorf("the fixture should make a sticky render differ from a fresh one")
+	}
+}

@@ -32,6 +32,7 @@ type renderOptions struct {
 	output    string
 	tokenizer string
 	usage     string
+	fresh     bool
 	sources   sourceOptions
 }
 
@@ -40,7 +41,8 @@ func (o *renderOptions) register(fs *flag.FlagSet) {
 	fs.Var(&o.budget, "budget", "override the template's budget, in tokens (positive)")
 	o.requestFlags.register(fs)
 	fs.StringVar(&o.audit, "audit", "", "append the assembly's audit record to this JSONL file")
-	fs.StringVar(&o.state, "state", "", "learned state (trust, heat): a file; read for ranking, updated with this render's heat")
+	fs.StringVar(&o.state, "state", "", "learned state (trust, heat, conversations' decisions): a file; read for ranking, updated with this render's heat and decisions")
+	fs.BoolVar(&o.fresh, "fresh", false, "decide from scratch, not following the previous render of this session, user and template (with --state)")
 	fs.StringVar(&o.format, "format", "text", "output format: text, json, report (why each block is in or out), html (the same as one page), or openai or anthropic (a chat API's request body)")
 	fs.StringVar(&o.output, "o", "", "write the output to this file instead of stdout")
 	fs.StringVar(&o.usage, "usage", "", "usage file (feedback --usage): what an approx: encoding learned from reported usage")
@@ -104,6 +106,7 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	req := o.request(in.tpl, now)
 	req.Format = chatFormat(o.format)
+	req.Fresh = o.fresh
 	res, err := assemble(ctx, cfg, in, req)
 	if err != nil {
 		return err
