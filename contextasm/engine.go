@@ -143,8 +143,10 @@ type Engine struct {
 	// declTrust keeps the declared trust of blocks whose trust the learned
 	// state overrides; guarded by mu.
 	declTrust map[string]float64
-	decMu     sync.Mutex         // guards decoded
-	decoded   map[string]decoded // each conversation's previous decision, decoded
+	decMu     sync.Mutex           // guards decoded
+	decoded   map[string]decoded   // each conversation's previous decision, decoded
+	idleMu    sync.Mutex           // guards lastUse
+	lastUse   map[string]time.Time // sessions' last assembly, for idle TTLs
 }
 
 // New returns an Engine configured by cfg.
@@ -192,6 +194,7 @@ func New(cfg Config) (*Engine, error) {
 		cells:      make(map[string]*heatCell),
 		declTrust:  make(map[string]float64),
 		decoded:    make(map[string]decoded),
+		lastUse:    make(map[string]time.Time),
 	}
 	e.usage = cfg.Usage.Clone()
 	e.pool.New = func() any {
@@ -353,7 +356,7 @@ func (e *Engine) publish(blocks []*assemble.Block, cells []*heatCell) {
 	if cells == nil {
 		cells = make([]*heatCell, len(blocks))
 	}
-	snap := &snapshot{blocks: blocks, cells: cells, state: e.stateVersion()}
+	snap := &snapshot{blocks: blocks, cells: cells, state: e.stateVersion(), idle: idleIndex(blocks)}
 	e.learnMu.Lock()
 	for i := range blocks {
 		if cells[i] != nil {
@@ -413,7 +416,8 @@ func (e *Engine) Len() int { return len(e.blocks()) }
 type snapshot struct {
 	blocks []*assemble.Block // never mutated: a change makes a new block
 	cells  []*heatCell
-	state  uint64 // the learned state's version the blocks' trust is from
+	state  uint64              // the learned state's version the blocks' trust is from
+	idle   map[string]*idleSet // blocks with an idle TTL, by session; nil for none
 }
 
 // empty is the snapshot of an Engine nothing was declared to.
@@ -458,6 +462,9 @@ func toBlock(d *declare.Declaration) *assemble.Block {
 	}
 	if d.LastModified != nil {
 		b.LastModified = *d.LastModified
+	}
+	if d.IdleTTL != nil {
+		b.IdleTTL = time.Duration(*d.IdleTTL)
 	}
 	b.Key = blockKey(b)
 	// Rendering adds literals around the content, and a run of the content
@@ -562,6 +569,11 @@ func (e *Engine) Assemble(ctx context.Context, req Request) (*Result, error) {
 		return nil, err
 	}
 	approx := e.approximation(tpl)
+	// Sessions idle past their blocks' TTL end before this assembly sees
+	// them. A failure to queue their deletion for the state store leaves
+	// the decisions for a later call; this assembly goes on.
+	_, _ = e.CollectIdle(req.Now)
+	e.used(req.SessionID, req.Now)
 	snap := e.current()
 	var conv convState
 	if req.SessionID != "" {

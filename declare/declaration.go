@@ -79,19 +79,22 @@ type Provenance struct {
 // absent SemanticWeight or TrustScore means the default (0.5), an absent
 // Priority means the block carries no priority hint.
 type Declaration struct {
-	RequestID         string     `json:"request_id" validate:"required,request_id"`
-	MemoryType        MemoryType `json:"memory_type" validate:"required,oneof=constraint context history external"`
-	Scope             Scope      `json:"scope" validate:"required,oneof=session user global"`
-	SessionID         string     `json:"session_id,omitempty" validate:"required_if=Scope session"`
-	UserID            string     `json:"user_id,omitempty" validate:"required_if=Scope user"`
-	Content           string     `json:"content" validate:"required_unless=Role assistant"`
-	SemanticWeight    *float64   `json:"semantic_weight,omitempty" validate:"omitnil,gte=0,lte=1"`
-	TrustScore        *float64   `json:"trust_score,omitempty" validate:"omitnil,gte=0,lte=0.99"`
-	Priority          *float64   `json:"priority,omitempty" validate:"omitnil,gte=0,lte=1"`
-	Required          bool       `json:"required,omitempty"`
-	Audience          []string   `json:"audience,omitempty" validate:"omitempty,dive,oneof=user assistant"`
-	ValidUntil        *Time      `json:"valid_until,omitempty"`
-	StaleAfter        *Duration  `json:"stale_after,omitempty"`
+	RequestID      string     `json:"request_id" validate:"required,request_id"`
+	MemoryType     MemoryType `json:"memory_type" validate:"required,oneof=constraint context history external"`
+	Scope          Scope      `json:"scope" validate:"required,oneof=session user global"`
+	SessionID      string     `json:"session_id,omitempty" validate:"required_if=Scope session"`
+	UserID         string     `json:"user_id,omitempty" validate:"required_if=Scope user"`
+	Content        string     `json:"content" validate:"required_unless=Role assistant"`
+	SemanticWeight *float64   `json:"semantic_weight,omitempty" validate:"omitnil,gte=0,lte=1"`
+	TrustScore     *float64   `json:"trust_score,omitempty" validate:"omitnil,gte=0,lte=0.99"`
+	Priority       *float64   `json:"priority,omitempty" validate:"omitnil,gte=0,lte=1"`
+	Required       bool       `json:"required,omitempty"`
+	Audience       []string   `json:"audience,omitempty" validate:"omitempty,dive,oneof=user assistant"`
+	ValidUntil     *Time      `json:"valid_until,omitempty"`
+	StaleAfter     *Duration  `json:"stale_after,omitempty"`
+	// IdleTTL, on a session-scoped block, releases it once its session has
+	// gone that long without an assembly (docs/conversations.md).
+	IdleTTL           *Duration  `json:"idle_ttl,omitempty"`
 	LastModified      *time.Time `json:"last_modified,omitempty"`
 	Roles             []string   `json:"roles,omitempty" validate:"omitempty,dive,required,printascii"`
 	Provenance        Provenance `json:"provenance,omitzero"`

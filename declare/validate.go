@@ -178,6 +178,14 @@ func (c Config) problems(d *Declaration, dst []Problem) []Problem {
 			add("stale_after", "needs valid_until or last_modified to count from")
 		}
 	}
+	if d.IdleTTL != nil {
+		if *d.IdleTTL <= 0 {
+			add("idle_ttl", "must be positive")
+		}
+		if d.Scope != ScopeSession {
+			add("idle_ttl", "applies to session-scoped blocks only (scope is %q)", d.Scope)
+		}
+	}
 	if d.BreakOnViolation && d.MemoryType != Constraint {
 		add("break_on_violation", "applies to constraint blocks only (memory_type is %q)", d.MemoryType)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/contextasm/contextasm/bench"
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/feedback"
 	"github.com/contextasm/contextasm/internal/bpe"
 )
 
@@ -261,5 +262,54 @@ func TestCLIConversation(t *testing.T) {
 	}
 	if sticky == fresh {
 		t.Errorf("the fixture should make a sticky render differ from a fresh one")
+	}
+}
+
+// TestEndSessionCommand: end-session releases what the state file keeps
+// of a session (its conversations' decisions) and nothing else; the next
+// render of the session starts afresh.
+func TestEndSessionCommand(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state.json")
+	render := func(session string) string {
+		t.Helper()
+		code, out, stderr := runCLI(t, "render", "-t", mlTemplate, "-m", mlMemories, "--state", state, "--session", session,
+			"--user", "u-li", "--now", "2026-11-30T10:05:00Z", "--format", "json")
+		if code != exitOK {
+			t.Fatalf("render: exit %d: %s", code, stderr)
+		}
+		return out
+	}
+	render("s-9")
+	render("s-other")
+	if out := render("s-9"); !strings.Contains(out, `"prefix"`) {
+		t.Fatalf("the second render has no prefix:\n%.300s", out)
+	}
+	code, out, stderr := runCLI(t, "end-session", "--state", state, "--session", "s-9")
+	if code != exitOK || out != "session s-9 ended: 1 conversation(s) released\n" {
+		t.Fatalf("end-session: exit %d, %q, %s", code, out, stderr)
+	}
+	st, err := feedback.NewFileStore(state).Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for k := range st.Sessions {
+		keys = append(keys, k)
+	}
+	if len(keys) != 1 || !strings.HasPrefix(keys[0], "7:s-other") {
+		t.Errorf("the state holds conversations %q, want only s-other's", keys)
+	}
+	if len(st.Heat) == 0 {
+		t.Error("end-session lost the heat")
+	}
+	if out := render("s-9"); strings.Contains(out, `"prefix"`) {
+		t.Error("after end-session the session's render follows a previous decision")
+	}
+	code, out, _ = runCLI(t, "end-session", "--state", state, "--session", "nobody", "--format", "json")
+	if code != exitOK || strings.TrimSpace(out) != `{"session":"nobody","decisions":0}` {
+		t.Errorf("end-session of an unknown session: exit %d, %q", code, out)
+	}
+	if code, _, stderr := runCLI(t, "end-session", "--state", state); code != exitUsage || !strings.Contains(stderr, "--session") {
+		t.Errorf("end-session without --session: exit %d, %s", code, stderr)
 	}
 }

@@ -35,6 +35,10 @@ var commandHelp = map[string]struct{ synopsis, example string }{
 		"contextasm heat --state STATE.json [--format text|json]",
 		"contextasm heat --state state.json",
 	},
+	"end-session": {
+		"contextasm end-session --state STATE.json --session ID [--format text|json]",
+		"contextasm end-session --state state.json --session sess-4711",
+	},
 	"count": {
 		"contextasm count [--encoding E | --tokenizer FILE] [--usage U.json] [--format text|json] [FILE ... | -]",
 		"contextasm count --encoding cl100k_base notes.txt",

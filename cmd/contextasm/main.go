@@ -55,7 +55,7 @@ Commands:
                                          render the built-in loan-compliance example
   render -t T.json -m M.jsonl [-m ...]   assemble and print a context
          [--budget N] [--now RFC3339] [--session ID] [--user ID] [--role R ...]
-         [--state S.json] [--audit AUDIT.jsonl] [-o FILE] [--tokenizer FILE]
+         [--state S.json] [--fresh] [--audit AUDIT.jsonl] [-o FILE] [--tokenizer FILE]
          [--usage U.json]
          [--format text|json|report|html]
                                          report: why each block is in or out, for
@@ -75,12 +75,15 @@ Commands:
   count [--encoding E | --tokenizer FILE] [--usage U.json] [--format text|json] [FILE ...]
                                          token counts of files (stdin without files)
   bench -t T.json -m M.jsonl [--budgets 1024,2048,...] [--runs N] [--now RFC3339]
-        [--session ID] [--user ID] [--role R ...] [--format text|json]
+        [--session ID] [--user ID] [--role R ...] [--format text|json] [--turns N]
                                          per budget: kept/cut/dropped, cold, warm and
-                                         per-turn assembly time, allocations, tokenizer calls
+                                         per-turn assembly time, allocations, tokenizer calls;
+                                         --turns: a conversation's prompt-cache reuse and cost
   heat --state S.json [--format text|json]
                                          per block: renders included, dropped, cut,
                                          citations; hot-and-truncated flags
+  end-session --state S.json --session ID [--format text|json]
+                                         release the decisions a session's renders follow
   diff A.json B.json [--format text|json]
                                          what changed between two render dumps
                                          (render --format json), and why
@@ -112,6 +115,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = runFeedback(ctx, rest, stdout, stderr)
 	case "heat":
 		err = runHeat(ctx, rest, stdout, stderr)
+	case "end-session":
+		err = runEndSession(ctx, rest, stdout, stderr)
 	case "bench":
 		err = runBench(ctx, rest, stdout, stderr)
 	case "count":

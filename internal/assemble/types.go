@@ -33,6 +33,9 @@ type Block struct {
 	StaleFrom    time.Time // zero: never stale
 	StaleAfter   time.Duration
 	LastModified time.Time // zero: unknown
+	// IdleTTL releases a session-scoped block once its session has been
+	// idle that long; the engine acts on it, the Assembler does not read it.
+	IdleTTL time.Duration
 	// MinTokens is a number of tokens any rendering of the block has at
 	// least, for counters that are LowerBounded; 0 means unknown. A block
 	// that cannot fit even so is dropped without being counted.

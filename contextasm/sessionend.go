@@ -1,0 +1,251 @@
+package contextasm
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/internal/assemble"
+)
+
+// SessionEnd says what ending a session released.
+type SessionEnd struct {
+	// Blocks is the number of the session's blocks released from the store.
+	Blocks int
+	// Decisions is the number of its conversations (one per user and
+	// template) whose previous decisions were released.
+	Decisions int
+}
+
+// EndSession releases a session: its session-scoped blocks, the decisions
+// its conversations follow (for every user and template, in the learned
+// state too), and the engine's cached output and rendered-block counts of
+// those blocks. User- and global-scoped memory is untouched, and so are
+// learned trust and heat, which are kept by request_id. Ending a session
+// that holds nothing is not an error.
+func (e *Engine) EndSession(session string) (SessionEnd, error) {
+	if session == "" {
+		return SessionEnd{}, fmt.Errorf("%w: EndSession needs a session id", ErrInvalid)
+	}
+	released := e.releaseBlocks(func(b *assemble.Block) bool { return b.SessionID == session })
+	n, err := e.releaseDecisions(session)
+	return SessionEnd{Blocks: len(released), Decisions: n}, err
+}
+
+// CollectIdle releases what the idle TTLs of session-scoped blocks say is
+// due at now (declaration field idle_ttl): each such block once its
+// session has gone idle_ttl without an assembly, and the session's
+// decisions and cached output once it has gone the longest idle_ttl of its
+// blocks. A session's idle time counts from its last assembly by this
+// Engine, or, before its first, from the latest last_modified of its
+// blocks. Assemble calls it with its own now; a host that wants abandoned
+// sessions collected without assembling calls it itself.
+func (e *Engine) CollectIdle(now time.Time) (SessionEnd, error) {
+	snap := e.current()
+	if len(snap.idle) == 0 {
+		return SessionEnd{}, nil
+	}
+	var end SessionEnd
+	e.idleMu.Lock()
+	due := map[string]bool{}
+	var over []string
+	for session, set := range snap.idle {
+		since := e.lastUseOf(session)
+		if set.dated.After(since) {
+			since = set.dated
+		}
+		if since.IsZero() {
+			continue
+		}
+		idle := now.Sub(since)
+		for id, ttl := range set.ttl {
+			if idle >= ttl {
+				due[id] = true
+			}
+		}
+		if idle >= set.longest {
+			over = append(over, session)
+		}
+	}
+	e.idleMu.Unlock()
+	if len(due) > 0 {
+		end.Blocks = len(e.releaseBlocks(func(b *assemble.Block) bool { return due[b.ID] }))
+	}
+	slices.Sort(over)
+	for _, s := range over {
+		n, err := e.releaseDecisions(s)
+		end.Decisions += n
+		if err != nil {
+			return end, err
+		}
+	}
+	return end, nil
+}
+
+// idleSet is a session's blocks that carry an idle TTL, in one snapshot.
+type idleSet struct {
+	ttl     map[string]time.Duration // by request_id
+	longest time.Duration
+	dated   time.Time // the latest last_modified of the session's blocks
+}
+
+// idleIndex returns the idle TTLs of blocks by session, nil when no block
+// has one.
+func idleIndex(blocks []*assemble.Block) map[string]*idleSet {
+	var idx map[string]*idleSet
+	for _, b := range blocks {
+		if b.IdleTTL <= 0 || b.Scope != declare.ScopeSession {
+			continue
+		}
+		if idx == nil {
+			idx = make(map[string]*idleSet)
+		}
+		set := idx[b.SessionID]
+		if set == nil {
+			set = &idleSet{ttl: make(map[string]time.Duration)}
+			idx[b.SessionID] = set
+		}
+		set.ttl[b.ID] = b.IdleTTL
+		set.longest = max(set.longest, b.IdleTTL)
+	}
+	if idx == nil {
+		return nil
+	}
+	for _, b := range blocks {
+		if set := idx[b.SessionID]; set != nil && b.Scope == declare.ScopeSession && b.LastModified.After(set.dated) {
+			set.dated = b.LastModified
+		}
+	}
+	return idx
+}
+
+// used notes an assembly of session at now, from which its idle time
+// counts. Only sessions with blocks that carry an idle TTL are tracked.
+func (e *Engine) used(session string, now time.Time) {
+	if session == "" || e.current().idle[session] == nil {
+		return
+	}
+	e.idleMu.Lock()
+	if now.After(e.lastUseOf(session)) {
+		e.lastUse[session] = now
+	}
+	e.idleMu.Unlock()
+}
+
+// lastUseOf returns session's last assembly: as noted, or, the first time
+// it is asked, as the learned state says (the latest Updated of its
+// conversations, written by this process or an earlier one). The caller
+// holds idleMu.
+func (e *Engine) lastUseOf(session string) time.Time {
+	if t, ok := e.lastUse[session]; ok {
+		return t
+	}
+	var last time.Time
+	e.learnMu.Lock()
+	for k, ss := range e.learned.Sessions {
+		if s, ok := sessionOfKey(k); ok && s == session && ss.Updated.After(last) {
+			last = ss.Updated
+		}
+	}
+	e.learnMu.Unlock()
+	e.lastUse[session] = last
+	return last
+}
+
+// releaseBlocks forgets the session-scoped blocks release picks, and the
+// engine's cached counts of their renderings. It returns them.
+func (e *Engine) releaseBlocks(release func(*assemble.Block) bool) []*assemble.Block {
+	e.mu.Lock()
+	old := e.blocks()
+	kept := make([]*assemble.Block, 0, len(old))
+	var gone []*assemble.Block
+	for _, b := range old {
+		if b.Scope == declare.ScopeSession && release(b) {
+			gone = append(gone, b)
+			continue
+		}
+		kept = append(kept, b)
+	}
+	if len(gone) > 0 {
+		e.publish(kept, nil)
+	}
+	e.mu.Unlock()
+	if len(gone) == 0 {
+		return nil
+	}
+	e.last.forget()
+	keys := make(map[[16]byte]bool, len(gone))
+	contents := make(map[[16]byte]bool, len(gone))
+	for _, b := range gone {
+		keys[b.Key] = true
+		sum := sha256.Sum256([]byte(b.Content))
+		contents[[16]byte(sum[:16])] = true
+	}
+	for _, k := range e.memo.cache.Keys() {
+		if keys[k.Block] {
+			e.memo.cache.Remove(k)
+		}
+	}
+	// A partial block's cut plan and cuts are cached by its content's hash.
+	for _, k := range e.plans.Keys() {
+		if contents[k.hash] {
+			e.plans.Remove(k)
+		}
+	}
+	for _, k := range e.counts.Keys() {
+		if k.cut > 0 && contents[k.hash] {
+			e.counts.Remove(k)
+		}
+	}
+	return gone
+}
+
+// releaseDecisions deletes the decisions of every conversation of session
+// (one per user and template) and returns how many there were.
+func (e *Engine) releaseDecisions(session string) (int, error) {
+	var keys []string
+	e.learnMu.Lock()
+	for k := range e.learned.Sessions {
+		if s, ok := sessionOfKey(k); ok && s == session {
+			keys = append(keys, k)
+		}
+	}
+	e.learnMu.Unlock()
+	slices.Sort(keys)
+	e.decMu.Lock()
+	for _, k := range keys {
+		delete(e.decoded, k)
+	}
+	e.decMu.Unlock()
+	e.idleMu.Lock()
+	delete(e.lastUse, session)
+	e.idleMu.Unlock()
+	if len(keys) > 0 {
+		e.last.forget() // the cached output may be one of the session's
+	}
+	for i, k := range keys {
+		if err := e.dropSession(k); err != nil {
+			return i, err
+		}
+	}
+	return len(keys), nil
+}
+
+// sessionOfKey returns the session of a feedback.SessionKey: its first
+// length-prefixed part.
+func sessionOfKey(key string) (string, bool) {
+	for i := 0; i < len(key) && i < 20; i++ {
+		if key[i] != ':' {
+			continue
+		}
+		n, err := strconv.Atoi(key[:i])
+		if err != nil || n < 0 || i+1+n > len(key) {
+			return "", false
+		}
+		return key[i+1 : i+1+n], true
+	}
+	return "", false
+}

@@ -1,0 +1,72 @@
+package contextasm
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/template"
+)
+
+// TestEndSessionReleasesCaches: the session's blocks leave the memo of
+// rendered-block counts and the cut plans, and the cached output goes;
+// another session's entries stay.
+func TestEndSessionReleasesCaches(t *testing.T) {
+	e, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl, err := template.Parse([]byte(`{"budget": 200, "sections": [
+	  {"name": "H", "priority": 1, "memory_types": ["history"], "max_tokens": 15, "render": "{content}", "partial": true, "min_partial_tokens": 1}]}`), "t.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	long := "USER: a long question about the fees, the rate, the term, the first instalment and when the money arrives, asked twice over to need a cut"
+	var decls []declare.Declaration
+	for _, s := range []string{"s1", "s2"} {
+		older, newer := now.Add(-2*time.Minute), now.Add(-time.Minute)
+		decls = append(decls,
+			declare.Declaration{RequestID: s + "-turn", MemoryType: declare.History, Scope: declare.ScopeSession,
+				SessionID: s, Content: "USER: hi " + s, LastModified: &newer},
+			declare.Declaration{RequestID: s + "-long", MemoryType: declare.History, Scope: declare.ScopeSession,
+				SessionID: s, Content: long + " " + s, LastModified: &older})
+	}
+	if err := e.Declare(decls...); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"s2", "s1"} {
+		if _, err := e.Assemble(context.Background(), Request{Template: tpl, Now: now, SessionID: s}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keyOf := func(id string) [16]byte {
+		for _, b := range e.blocks() {
+			if b.ID == id {
+				return b.Key
+			}
+		}
+		t.Fatalf("no block %s", id)
+		return [16]byte{}
+	}
+	memoized := func(key [16]byte) bool {
+		for _, k := range e.memo.cache.Keys() {
+			if k.Block == key {
+				return true
+			}
+		}
+		return false
+	}
+	k1, k2 := keyOf("s1-turn"), keyOf("s2-turn")
+	if !memoized(k1) || !memoized(k2) || e.plans.Len() < 2 || e.last.val == nil {
+		t.Fatalf("fixture: memo %v %v, %d plans, output cached %v", memoized(k1), memoized(k2), e.plans.Len(), e.last.val != nil)
+	}
+	plans := e.plans.Len()
+	if _, err := e.EndSession("s1"); err != nil {
+		t.Fatal(err)
+	}
+	if memoized(k1) || !memoized(k2) || e.plans.Len() != plans-1 || e.last.val != nil {
+		t.Errorf("after the end: s1 memoized %v, s2 %v, plans %d (was %d), output cached %v", memoized(k1), memoized(k2), e.plans.Len(), plans, e.last.val != nil)
+	}
+}
