@@ -110,12 +110,18 @@ func (m *outputMemo) put(k outputKey, v *assembled) {
 // When the response breaks a constraint, Feedback returns the result and an
 // error wrapping feedback.ErrConstraintViolation (a *feedback.ViolationError).
 func (e *Engine) Feedback(ctx context.Context, res *Result, response string) (*feedback.Result, error) {
+	return e.feedbackCited(ctx, res, response, nil)
+}
+
+// feedbackCited is Feedback with citations reported apart from the
+// response's text (see Response.Cited).
+func (e *Engine) feedbackCited(ctx context.Context, res *Result, response string, cited []feedback.Tag) (*feedback.Result, error) {
 	if res == nil {
 		return nil, fmt.Errorf("%w: Feedback needs the Result of an assembly", ErrInvalid)
 	}
 	blocks := e.blocks()
 	e.learnMu.Lock()
-	fb, batch, err := learn(e.learned, res.Sections, response, e.cfg.Policy, func(id string) (*assemble.Block, bool) {
+	fb, batch, err := learn(e.learned, res.Sections, response, cited, e.cfg.Policy, func(id string) (*assemble.Block, bool) {
 		i, ok := slices.BinarySearchFunc(blocks, id, func(b *assemble.Block, id string) int { return strings.Compare(b.ID, id) })
 		if !ok {
 			return nil, false
@@ -201,19 +207,19 @@ func FeedbackDump(st *feedback.State, d *Dump, response string, p feedback.Polic
 // FeedbackDeltas is FeedbackDump without applying: it returns the batch of
 // deltas (Writer and Seq unset) a store is to apply, and leaves st alone.
 func FeedbackDeltas(st *feedback.State, d *Dump, response string, p feedback.Policy) (*feedback.Result, *feedback.Batch, error) {
-	fb, b, err := learn(st, d.Sections, response, p, nil)
+	fb, b, err := learn(st, d.Sections, response, nil, p, nil)
 	if err != nil {
 		return nil, nil, err
 	}
 	return fb, b, fb.Err()
 }
 
-// learn evaluates response against the blocks sections put in the text,
-// with the trust st holds, and returns the deltas to apply: for each block
+// learn evaluates response and the citations cited against the blocks
+// sections put in the text, with the trust st holds, and returns the deltas to apply: for each block
 // cited, its policy gain and a citation in its heat. lookup, when set,
 // finds a block's current trust and compiled patterns; otherwise they come
 // from the sections.
-func learn(st *feedback.State, sections []SectionResult, response string, p feedback.Policy,
+func learn(st *feedback.State, sections []SectionResult, response string, cited []feedback.Tag, p feedback.Policy,
 	lookup func(id string) (*assemble.Block, bool)) (*feedback.Result, *feedback.Batch, error) {
 	var in []feedback.Block
 	for si := range sections {
@@ -239,7 +245,7 @@ func learn(st *feedback.State, sections []SectionResult, response string, p feed
 			in = append(in, fbb)
 		}
 	}
-	fb, err := feedback.Evaluate(in, response, p)
+	fb, err := feedback.EvaluateCited(in, response, cited, p)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -216,7 +216,8 @@ func (m approxMemo) Add(k assemble.MemoKey, n int)      { m.m.Add(m.key(k), n) }
 
 // ReportUsage teaches the approximate counter of res's encoding the input
 // tokens the provider counted for the call that sent res.Text (Anthropic's
-// usage.input_tokens, Gemini's usageMetadata.promptTokenCount): later
+// usage.input_tokens, Gemini's usageMetadata.promptTokenCount), or for a
+// chat format res.Text and its messages: later
 // assemblies with that encoding count o200k_base tokens times the largest
 // ratio of reported to o200k_base tokens among the last
 // feedback.UsageWindow reports. Report the usage of calls whose prompt
@@ -228,7 +229,7 @@ func (e *Engine) ReportUsage(res *Result, inputTokens int) error {
 	if res == nil {
 		return fmt.Errorf("%w: ReportUsage needs the Result of an assembly", ErrInvalid)
 	}
-	return e.ReportUsageText(res.Encoding, res.Text, inputTokens)
+	return e.ReportUsageText(res.Encoding, sentText(res), inputTokens)
 }
 
 // ReportUsageText is ReportUsage for any text the provider counted: a host

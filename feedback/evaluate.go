@@ -217,6 +217,12 @@ func Evaluate(blocks []Block, response string, p Policy) (*Result, error) {
 
 // Evaluate is [Evaluate] under l.
 func (l Limits) Evaluate(blocks []Block, response string, p Policy) (*Result, error) {
+	return l.evaluate(blocks, response, ParseRefs(response), p)
+}
+
+// evaluate is Evaluate with the citations found in the response: tags, in
+// order of offset.
+func (l Limits) evaluate(blocks []Block, response string, tags []Tag, p Policy) (*Result, error) {
 	if err := l.check(blocks, len(response)); err != nil {
 		return nil, err
 	}
@@ -232,7 +238,7 @@ func (l Limits) Evaluate(blocks []Block, response string, p Policy) (*Result, er
 		index[blocks[i].RequestID] = i
 	}
 	seen := make(map[string]bool)
-	for _, t := range ParseRefs(response) {
+	for _, t := range tags {
 		if seen[t.ID] {
 			continue
 		}
