@@ -33,6 +33,10 @@ func FuzzLoad(f *testing.F) {
 		`{"request_id":"a","valid_until":"x","valid_until":1,"memory_type":"context","scope":"global","content":"x"}`,
 		`{"request_id":"a","memory_type":"context","scope":"global","content":"x","provenance":{"uri":1,"x":2}}`,
 		`{"request_id":"a","memory_type":"context","scope":"global","content":"x","stale_after":1e300,"valid_until":-1e11}`,
+		`{"request_id":"a","memory_type":"context","scope":"session","session_id":"s","content":"x","SCOPE":"global"}`,
+		`{"request_id":"a","memory_type":"context","scope":"global","content":"x","\u0073cope":"user","sematic_weight":1,"source_id":"y"}`,
+		"\xEF\xBB\xBF" + `{"request_id":"a","memory_type":"context","scope":"global","content":"x"}`,
+		"\xFF\xFE{\x00\"\x00", "{\x00\"\x00a\x00",
 	} {
 		f.Add([]byte(s))
 	}

@@ -32,6 +32,9 @@ func FuzzParse(f *testing.F) {
 		`{"budget":10,"sections":[{"name":"a","priority":1,"memory_types":["context","context"],"max_tokens":5,"render":"{title}"}]}`,
 		`{"budget":1e3,"sections":[]}`,
 		`{"Budget":10,"SECTIONS":[{"Name":"a","priority":1,"memory_types":["history"],"max_tokens":5,"render":"<a>{content}</a>"}]}`,
+		`{"budget":10,"budget":20,"sections":[{"name":"a","priority":"1","memory_types":"history","max_tokens":5,"rendr":"{content}"},7]}`,
+		"\xEF\xBB\xBF{\"budget\":10,\"sections\":[{\"name\":\"a\",\"priority\":1,\"memory_types\":[\"context\"],\"max_tokens\":5,\"render\":\"{content}\"}]}",
+		"\xFE\xFF\x00{", "{\"budget\":\"caf\xe9\"}",
 	} {
 		f.Add([]byte(s))
 	}

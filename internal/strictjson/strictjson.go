@@ -318,19 +318,8 @@ func (sc *scanner) array(n *node, depth int) {
 		if sc.track {
 			sc.stack = sc.stack[:len(sc.stack)-1]
 		}
-		sc.ws()
-		if sc.i >= len(sc.data) {
-			sc.bad = true
+		if !sc.more(']') {
 			return
-		}
-		switch sc.data[sc.i] {
-		case ',':
-			sc.i++
-		case ']':
-			sc.i++
-			return
-		default:
-			sc.bad = true
 		}
 	}
 }
@@ -402,21 +391,28 @@ func (sc *scanner) object(n *node, depth int) {
 			}
 		}
 
-		sc.ws()
-		if sc.i >= len(sc.data) {
-			sc.bad = true
+		if !sc.more('}') {
 			return
 		}
+	}
+}
+
+// more reads what follows a member or an element: ',' (more follow) or
+// the container's closing byte. Anything else makes the document bad.
+func (sc *scanner) more(closing byte) bool {
+	sc.ws()
+	if sc.i < len(sc.data) {
 		switch sc.data[sc.i] {
 		case ',':
 			sc.i++
-		case '}':
+			return true
+		case closing:
 			sc.i++
-			return
-		default:
-			sc.bad = true
+			return false
 		}
 	}
+	sc.bad = true
+	return false
 }
 
 // repeated reports whether st's key is among the keys seen in this object.
