@@ -73,7 +73,7 @@ func (t *Template) Definition() Definition { return withDefaults(t.def) }
 // Canonical returns the canonical JSON the fingerprint is computed over.
 func (t *Template) Canonical() []byte {
 	def := t.def
-	def.Encoding = t.encoding // a tokenizer file's identity, not its path
+	def.Encoding = t.encoding          // a tokenizer file's identity, not its path
 	c, _ := fingerprint.Canonical(def) // cannot fail: it did at compile time
 	return c
 }
