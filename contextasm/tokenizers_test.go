@@ -3,13 +3,17 @@ package contextasm_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/contextasm/contextasm/contextasm"
+	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/internal/bpe"
 	"github.com/contextasm/contextasm/internal/hftok"
 	"github.com/contextasm/contextasm/outcome"
@@ -54,11 +58,11 @@ func demoWith(t *testing.T, encoding string, budget int, scale ...int) *template
 }
 
 // TestTokenizerFileBudget assembles the demo under a range of budgets with
-// Llama 3's and Gemma 3's tokenizer files and checks the final-text
+// each family's tokenizer file and checks the final-text
 // guarantee with the file's own tokenizer: the text counts exactly
 // TotalTokens, at most the budget.
 func TestTokenizerFileBudget(t *testing.T) {
-	for _, family := range []string{"llama3", "gemma3"} {
+	for _, family := range []string{"llama3", "qwen3", "deepseek_v3", "gemma3"} {
 		t.Run(family, func(t *testing.T) {
 			file := hfFile(t, family)
 			ref, err := hftok.LoadFile(file)
@@ -82,6 +86,60 @@ func TestTokenizerFileBudget(t *testing.T) {
 				if n := ref.Count(res.Text); n != res.TotalTokens || n > budget {
 					t.Fatalf("budget %d: text counts %d with %s, TotalTokens %d", budget, n, family, res.TotalTokens)
 				}
+			}
+		})
+	}
+}
+
+// TestTokenizerFileBudgetHostile assembles blocks of adversarial content
+// (line breaks, white space runs, added tokens, marks, CJK) with each
+// family's file, where the final count may come from the lines' counts
+// (LineAdditive), and checks it against a full count of the text.
+func TestTokenizerFileBudgetHostile(t *testing.T) {
+	frags := []string{"hello", " world", "\n", "\r\n", "  ", "\t", "中文", "ひら", "e\u0301", "\u0301", "123", "'s", "!!", "/x",
+		"▁▁", "\n\n", "<b>", "<|im_start|>", "<start_of_turn>", "<｜User｜>", "😀", "\u00a0", "—", "{\"a\": 1}"}
+	r := rand.New(rand.NewPCG(5, 8))
+	var decls []declare.Declaration
+	for i := range 60 {
+		var b strings.Builder
+		for range 1 + r.IntN(12) {
+			b.WriteString(frags[r.IntN(len(frags))])
+		}
+		mt := []declare.MemoryType{declare.Constraint, declare.Context, declare.History, declare.External}[i%4]
+		d := global(fmt.Sprintf("b-%02d", i), mt, b.String())
+		decls = append(decls, d)
+	}
+	for _, family := range []string{"llama3", "qwen3", "deepseek_v3", "gemma3"} {
+		t.Run(family, func(t *testing.T) {
+			file, err := filepath.Abs(hfFile(t, family))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref, err := hftok.LoadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			eng := newEngine(t, contextasm.Config{}, decls...)
+			checked := 0
+			for budget := 60; budget <= 1200; budget += 45 {
+				src := `{"budget": ` + strconv.Itoa(budget) + `, "encoding": ` + strconv.Quote(file) + `, "sections": [
+  {"name": "A", "priority": 2, "memory_types": ["constraint", "context"], "max_tokens": 400, "render": "{content}", "fill": "skip"},
+  {"name": "B", "priority": 1, "memory_types": ["history", "external"], "max_tokens": 500, "render": "- {content}", "partial": true}]}`
+				tpl := parseTemplate(t, src)
+				res, err := eng.Assemble(context.Background(), contextasm.Request{Template: tpl, Now: demoNow})
+				if errors.Is(err, contextasm.ErrBudgetTooSmall) {
+					continue
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n := ref.Count(res.Text); n != res.TotalTokens || n > budget {
+					t.Fatalf("budget %d: text counts %d, TotalTokens %d", budget, n, res.TotalTokens)
+				}
+				checked++
+			}
+			if checked < 10 {
+				t.Errorf("only %d budgets assembled", checked)
 			}
 		})
 	}

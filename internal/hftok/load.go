@@ -123,6 +123,7 @@ func Parse(data []byte, name string) (*Tokenizer, error) {
 	if t.added, err = p.addedTokens(added, t.norm); err != nil {
 		return nil, err
 	}
+	t.lineAdditive = t.additive(added)
 	return t, nil
 }
 

@@ -14,6 +14,8 @@ type Tokenizer struct {
 	byteLevel bool
 	model     *bpeModel
 	spans     sync.Pool // *[]span scratch
+	// lineAdditive: see LineAdditive.
+	lineAdditive bool
 }
 
 // encode runs the pipeline on text and calls fn with each token: its id and

@@ -2,10 +2,12 @@
 // Face tokenizer.json (package internal/hftok) or a tiktoken spec and its
 // rank file (package internal/bpe's core) — into a counter.
 //
-// The counters it returns implement only Count and Cut: none of the fast
-// paths of the built-in encodings (line additivity, lower bounds, cut
-// plans) is claimed for them, so an assembly counts its final text with the
-// file's tokenizer every time and the budget guarantee stays exact.
+// The counters it returns implement Count, Cut and LineAdditive (when the
+// file's pipeline keeps pieces from running across line breaks: see
+// hftok.Tokenizer.LineAdditive and, for rank files, bpe's splitter, and the
+// tests that check each). The other fast paths of the built-in encodings
+// (lower bounds, cut plans) are not claimed, so blocks are counted in full
+// and the budget guarantee stays exact.
 package tokload
 
 import (
@@ -39,6 +41,14 @@ func (t *Tokenizer) Count(text string) int { return t.c.Count(text) }
 // Cut returns the longest prefix of text that ends on a token boundary and
 // counts at most maxTokens tokens (see the underlying tokenizers).
 func (t *Tokenizer) Cut(text string, maxTokens int) string { return t.c.Cut(text, maxTokens) }
+
+// LineAdditive reports whether lines that start cleanly count as their sum
+// (see package internal/assemble): the assembler then skips counting a
+// final text whose lines it counted.
+func (t *Tokenizer) LineAdditive() bool {
+	la, ok := t.c.(interface{ LineAdditive() bool })
+	return ok && la.LineAdditive()
+}
 
 // shared holds the tokenizers loaded so far, by identity: a vocabulary costs
 // seconds and tens of megabytes to build, and is immutable once built.
@@ -106,10 +116,14 @@ func LoadAs(path, id string) (*Tokenizer, error) {
 	return t, nil
 }
 
-// rankCounter hides the fast paths of a bpe.Tokenizer built from a rank
-// file: they are argued for the built-in vocabularies, and a file's
-// tokenizer is counted in full instead.
+// rankCounter passes on Count, Cut and line additivity of a bpe.Tokenizer
+// built from a rank file, and hides its lower bounds and cut plans: those
+// are argued and tested for the built-in vocabularies only. Line additivity
+// rests on the pre-tokenizer pattern alone (BPE never merges across
+// pieces), which a spec shares with a built-in encoding;
+// TestRankFileLineAdditive checks it on Llama 3's vocabulary.
 type rankCounter struct{ t *bpe.Tokenizer }
 
 func (r rankCounter) Count(text string) int                 { return r.t.Count(text) }
 func (r rankCounter) Cut(text string, maxTokens int) string { return r.t.Cut(text, maxTokens) }
+func (r rankCounter) LineAdditive() bool                    { return r.t.LineAdditive() }

@@ -4,12 +4,14 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/internal/bpe"
 
 	"github.com/contextasm/contextasm/internal/tokfile"
@@ -89,12 +91,10 @@ func toTiktoken(t *testing.T, src, dst string) []string {
 	return added
 }
 
-// TestRankFileMatchesReference converts Llama 3's vocabulary to the
-// tiktoken format, loads it through a spec (the bpe core) and checks that
-// its counts equal the Rust library's on the corpus and the sample — but
-// for texts holding Llama 3's special tokens, which a rank file does not
-// know (it counts them as ordinary text).
-func TestRankFileMatchesReference(t *testing.T) {
+// llama3Spec converts Llama 3's vocabulary to a rank file and writes a spec
+// naming it; it returns the spec's path and Llama 3's added tokens.
+func llama3Spec(t *testing.T) (string, []string) {
+	t.Helper()
 	src := llama3File(t)
 	dir := t.TempDir()
 	added := toTiktoken(t, src, filepath.Join(dir, "tokenizer.model"))
@@ -102,6 +102,61 @@ func TestRankFileMatchesReference(t *testing.T) {
 	if err := os.WriteFile(spec, []byte(`{"format": "tiktoken", "ranks": "tokenizer.model", "pattern": "cl100k_base"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return spec, added
+}
+
+// TestRankFileLineAdditive checks line additivity on the rank file path:
+// lines that start cleanly count, with their newlines, as the whole text.
+func TestRankFileLineAdditive(t *testing.T) {
+	spec, _ := llama3Spec(t)
+	tok, err := Load(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tok.LineAdditive() {
+		t.Fatal("LineAdditive() = false")
+	}
+	pieces := []string{"hello", " world", "。", "中文", "/p", " ", "\t", "\n", "\r\n", "}", "123", "4567", "'s", "é", "!!", "...", "  ", "\u00a0", "😀", "—", "\u3000"}
+	r := rand.New(rand.NewPCG(3, 5))
+	clean := 0
+	for range 4000 {
+		lines := make([]string, 1+r.IntN(4))
+		for i := range lines {
+			var b strings.Builder
+			for range 1 + r.IntN(8) {
+				b.WriteString(pieces[r.IntN(len(pieces))])
+			}
+			lines[i] = b.String()
+		}
+		ok := true
+		for _, l := range lines[1:] {
+			ok = ok && assemble.StartsLineCleanly(l)
+		}
+		if !ok {
+			continue
+		}
+		clean++
+		sum := 0
+		for _, l := range lines {
+			sum += tok.Count(l + "\n")
+		}
+		if whole := tok.Count(strings.Join(lines, "\n") + "\n"); whole != sum {
+			t.Fatalf("%q counts %d whole but %d by lines", lines, whole, sum)
+		}
+	}
+	if clean < 1000 {
+		t.Errorf("only %d clean cases", clean)
+	}
+}
+
+// TestRankFileMatchesReference converts Llama 3's vocabulary to the
+// tiktoken format, loads it through a spec (the bpe core) and checks that
+// its counts equal the Rust library's on the corpus and the sample — but
+// for texts holding Llama 3's special tokens, which a rank file does not
+// know (it counts them as ordinary text).
+func TestRankFileMatchesReference(t *testing.T) {
+	spec, added := llama3Spec(t)
+	dir := filepath.Dir(spec)
 	tok, err := Load(spec)
 	if err != nil {
 		t.Fatal(err)
