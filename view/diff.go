@@ -60,6 +60,10 @@ type DiffResult struct {
 	Changes []BlockChange `json:"changes"`
 	// Unchanged counts the blocks both dumps decided the same way.
 	Unchanged int `json:"unchanged"`
+	// FirstDifference is where the two texts part, byte for byte: what a
+	// prompt cache holding A can reuse for B. Nil when the texts are the
+	// same.
+	FirstDifference *FirstDifference `json:"first_difference"`
 }
 
 // DumpSummary identifies one side of a diff.
@@ -150,11 +154,12 @@ func Diff(a, b *outcome.Dump) DiffResult {
 	ma, mb := analyse(a), analyse(b)
 	sa, sb := states(ma), states(mb)
 	res := DiffResult{
-		A:            summary(a),
-		B:            summary(b),
-		SameTemplate: a.Fingerprint == b.Fingerprint,
-		Sections:     []SectionShift{},
-		Changes:      []BlockChange{},
+		A:               summary(a),
+		B:               summary(b),
+		SameTemplate:    a.Fingerprint == b.Fingerprint,
+		Sections:        []SectionShift{},
+		Changes:         []BlockChange{},
+		FirstDifference: firstDifference(a, b),
 	}
 
 	// Sections: B's order, then those only A has.
@@ -305,6 +310,21 @@ func WriteDiff(w io.Writer, r DiffResult) error {
 		t.line("", "  same template (fingerprint unchanged)")
 	} else {
 		t.line("", "  the template changed: caps, priorities or render rules may differ")
+	}
+	if f := r.FirstDifference; f == nil {
+		t.line("", "  the texts are the same, byte for byte")
+	} else {
+		at := fmt.Sprintf("the texts part at byte %d (line %d, column %d)", f.Byte, f.Line, f.Column)
+		if f.Block != "" {
+			at += ", in " + clean(f.Section) + " at " + clean(f.Block)
+		}
+		for i, l := range wrap(at, t.width-2, t.width-4) {
+			indent := "    "
+			if i == 0 {
+				indent = "  "
+			}
+			t.line("", indent+l)
+		}
 	}
 
 	t.blank()

@@ -92,6 +92,7 @@ type (
 		LeftOut   []*htmlRow
 		Segments  []segment
 		HasJoiner bool // the text has a word joiner contextasm inserted
+		Cache     cacheView
 	}
 	statusCount struct {
 		Status string
@@ -162,6 +163,7 @@ func buildHTML(d *outcome.Dump, p *page) *htmlData {
 		BudgetPct: m.budgetPct,
 		Free:      m.free,
 		Rest:      d.Budget - m.used,
+		Cache:     m.cache,
 	}
 	n := 0
 	newRow := func() *htmlRow {

@@ -143,6 +143,7 @@ type model struct {
 	budgetPct int // total tokens, % of the budget
 	free      int // budget minus total tokens
 	legend    []legendEntry
+	cache     cacheView
 }
 
 // kindOrder is the order of event groups in the views.
@@ -151,7 +152,7 @@ var kindOrder = []outcome.Kind{outcome.KindExcluded, outcome.KindSource, outcome
 // analyse arranges d for the views. It trusts nothing in d: names and ids
 // may be anything, events may name blocks no section has.
 func analyse(d *outcome.Dump) *model {
-	m := &model{counts: make(map[string]int), budgetPct: percent(d.TotalTokens, d.Budget), free: d.Budget - d.TotalTokens}
+	m := &model{counts: make(map[string]int), budgetPct: percent(d.TotalTokens, d.Budget), free: d.Budget - d.TotalTokens, cache: cacheOf(d)}
 	type key struct{ section, id string }
 	where := make(map[key][2]int) // section and row index of each block
 	byID := make(map[string][2]int)

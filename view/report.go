@@ -137,6 +137,25 @@ func WriteReport(w io.Writer, d *outcome.Dump, opt ReportOptions) error {
 		t.add(statusColor[st], fmt.Sprintf("%d %s", m.counts[st], st))
 	}
 	t.end()
+	// The prompt cache: the prefix shared with the previous render, and
+	// the breakpoints.
+	for _, l := range []struct {
+		head  string
+		lines []string
+	}{{"Prefix  ", []string{m.cache.Prefix}}, {"Cache   ", m.cache.Breakpoints}} {
+		for i, s := range l.lines {
+			if s == "" {
+				continue
+			}
+			for j, w := range wrap(s, t.width-8, t.width-8) {
+				head := "        "
+				if i == 0 && j == 0 {
+					head = l.head
+				}
+				t.add(sgrBold, head).add("", w).end()
+			}
+		}
+	}
 
 	// Column widths shared by every section, so the tables line up.
 	rankW, idW, whyW := 1, 5, 3
