@@ -15,7 +15,7 @@ import (
 // themselves in the files the host gives render, which the host deletes).
 func runEndSession(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("end-session", stdout)
-	statePath := fs.String("state", "", "learned-state file")
+	statePath := fs.String("state", "", "learned state: a file, or redis://[user:pass@]host:port/db?prefix=NAME")
 	session := fs.String("session", "", "the session to end")
 	format := fs.String("format", "text", "output format: text or json")
 	if err := parse(fs, args, 0); err != nil {

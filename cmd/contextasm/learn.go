@@ -16,7 +16,7 @@ import (
 
 func runFeedback(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("feedback", stdout)
-	statePath := fs.String("state", "", "learned state (trust, heat): a file (created if missing)")
+	statePath := fs.String("state", "", "learned state (trust, heat): a file (created if missing), or redis://[user:pass@]host:port/db?prefix=NAME")
 	renderPath := fs.String("render", "", "the render's JSON dump (render --format json)")
 	responsePath := fs.String("response", "", "the model's response, as text")
 	format := fs.String("format", "text", "output format: text or json")
@@ -143,7 +143,7 @@ type heatRow struct {
 
 func runHeat(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("heat", stdout)
-	statePath := fs.String("state", "", "learned-state file")
+	statePath := fs.String("state", "", "learned state: a file, or redis://[user:pass@]host:port/db?prefix=NAME")
 	format := fs.String("format", "text", "output format: text or json")
 	if err := parse(fs, args, 0); err != nil {
 		return err

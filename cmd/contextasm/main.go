@@ -27,6 +27,7 @@ import (
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/feedback"
+	"github.com/contextasm/contextasm/feedback/redisstore"
 	"github.com/contextasm/contextasm/fingerprint"
 	"github.com/contextasm/contextasm/template"
 	"github.com/contextasm/contextasm/view"
@@ -55,7 +56,7 @@ Commands:
                                          render the built-in loan-compliance example
   render -t T.json -m M.jsonl [-m ...]   assemble and print a context
          [--budget N] [--now RFC3339] [--session ID] [--user ID] [--role R ...]
-         [--state S.json] [--fresh] [--audit AUDIT.jsonl] [-o FILE] [--tokenizer FILE]
+         [--state S.json|redis://…] [--fresh] [--audit AUDIT.jsonl] [-o FILE] [--tokenizer FILE]
          [--usage U.json]
          [--format text|json|report|html]
                                          report: why each block is in or out, for
@@ -67,7 +68,7 @@ Commands:
   validate -t T.json -m M.jsonl [-m ...] check inputs, list all problems
   verify -t T.json [--budget N] RENDERED.txt
                                          check a rendering's header fingerprint
-  feedback --state S.json --render R.json --response OUT.txt
+  feedback --state S.json|redis://… --render R.json --response OUT.txt
            [--format text|json] [--input-tokens N --usage U.json]
                                          read the model's citations and violations,
                                          move trust, count heat; with --input-tokens,
@@ -79,10 +80,10 @@ Commands:
                                          per budget: kept/cut/dropped, cold, warm and
                                          per-turn assembly time, allocations, tokenizer calls;
                                          --turns: a conversation's prompt-cache reuse and cost
-  heat --state S.json [--format text|json]
+  heat --state S.json|redis://… [--format text|json]
                                          per block: renders included, dropped, cut,
                                          citations; hot-and-truncated flags
-  end-session --state S.json --session ID [--format text|json]
+  end-session --state S.json|redis://… --session ID [--format text|json]
                                          release the decisions a session's renders follow
   diff A.json B.json [--format text|json]
                                          what changed between two render dumps
@@ -92,6 +93,9 @@ Commands:
 
 Exit codes: 0 ok; 2 invalid input or usage; 3 budget too small for required
 blocks; 4 constraint violation; 1 anything else.
+
+--state takes a file or redis://[user:pass@]host:port/db?prefix=NAME
+(rediss:// for TLS): hosts sharing one learn together (docs/fleet.md).
 `
 
 // run is the whole program, minus the process: tests drive it directly.
@@ -169,7 +173,8 @@ func report(err error, stderr io.Writer) int {
 		return exitBudget
 	case errors.Is(err, feedback.ErrConstraintViolation):
 		return exitViolation
-	case errors.Is(err, feedback.ErrStateVersion), errors.Is(err, feedback.ErrInvalidState), errors.Is(err, feedback.ErrResponseTooLarge):
+	case errors.Is(err, feedback.ErrStateVersion), errors.Is(err, feedback.ErrInvalidState), errors.Is(err, feedback.ErrResponseTooLarge),
+		errors.Is(err, redisstore.ErrConfig):
 		return exitUsage
 	}
 	return exitFailure

@@ -41,7 +41,7 @@ func (o *renderOptions) register(fs *flag.FlagSet) {
 	fs.Var(&o.budget, "budget", "override the template's budget, in tokens (positive)")
 	o.requestFlags.register(fs)
 	fs.StringVar(&o.audit, "audit", "", "append the assembly's audit record to this JSONL file")
-	fs.StringVar(&o.state, "state", "", "learned state (trust, heat, conversations' decisions): a file; read for ranking, updated with this render's heat and decisions")
+	fs.StringVar(&o.state, "state", "", "learned state (trust, heat, conversations' decisions): a file, or redis://[user:pass@]host:port/db?prefix=NAME; read for ranking, updated with this render's heat and decisions")
 	fs.BoolVar(&o.fresh, "fresh", false, "decide from scratch, not following the previous render of this session, user and template (with --state)")
 	fs.StringVar(&o.format, "format", "text", "output format: text, json, report (why each block is in or out), html (the same as one page), or openai or anthropic (a chat API's request body)")
 	fs.StringVar(&o.output, "o", "", "write the output to this file instead of stdout")

@@ -6,14 +6,18 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/feedback"
+	"github.com/contextasm/contextasm/feedback/redisstore"
 )
 
 // stateTimeout bounds each call of a command to its learned-state store.
-const stateTimeout = 3 * time.Second
+const stateTimeout = 2 * time.Second
 
 // stateStore is a store named by --state.
 type stateStore interface {
@@ -26,10 +30,22 @@ type fileStore struct{ *feedback.FileStore }
 
 func (fileStore) Close() error { return nil }
 
-// openState opens the store --state names: a file path.
+// openState opens the store --state names: a file path, or a Redis URL
+// (redis://[user:pass@]host:port/db?prefix=NAME, rediss:// for TLS).
 func openState(spec string) (stateStore, error) {
+	if strings.HasPrefix(spec, "redis://") || strings.HasPrefix(spec, "rediss://") {
+		// The commands say what went wrong with the store themselves; the
+		// client's own log lines would repeat it, less clearly.
+		redis.SetLogger(quietLog{})
+		return redisstore.Open(spec)
+	}
 	return fileStore{feedback.NewFileStore(spec)}, nil
 }
+
+// quietLog drops the Redis client's log lines.
+type quietLog struct{}
+
+func (quietLog) Printf(context.Context, string, ...any) {}
 
 // loadState reads the whole learned state. A store out of reach is an
 // empty state and the error, wrapping feedback.ErrUnavailable.
