@@ -99,7 +99,7 @@ type Config struct {
 	// messages' text (see ChatOverhead); each zero field takes its default.
 	ChatOverhead ChatOverhead
 	// Stickiness sets how an assembly follows the previous one of its
-	// conversation (same session, user and template): the margin learned
+	// conversation (same session, user, template and format): the margin learned
 	// trust and freshness must cross to change what was kept, the slack a
 	// growing history sheds down to, and the smallest prefix worth a cache
 	// breakpoint. Each zero field takes its value from
@@ -509,7 +509,7 @@ type Request struct {
 	// Fresh decides from scratch, as if the conversation had no previous
 	// assembly; the decision it makes is the one the next call follows.
 	// Without it, a request with a SessionID follows the decisions of the
-	// previous assembly of the same session, user and template (see
+	// previous assembly of the same session, user, template and format (see
 	// Config.Stickiness), and Result.Prefix compares the two texts.
 	Fresh bool
 }
@@ -577,7 +577,7 @@ func (e *Engine) Assemble(ctx context.Context, req Request) (*Result, error) {
 	snap := e.current()
 	var conv convState
 	if req.SessionID != "" {
-		conv = e.previousDecision(req.SessionID, req.UserID, tpl.Fingerprint())
+		conv = e.previousDecision(req.SessionID, req.UserID, conversationTemplate(tpl.Fingerprint(), req.Format))
 	}
 	key := outputKey{snap: snap, tpl: tpl, now: req.Now.UnixNano(), session: req.SessionID, user: req.UserID, roles: rolesKey(req.Roles), listHidden: req.ListHidden, format: req.Format,
 		previous: conv.digest, fresh: req.Fresh}

@@ -83,7 +83,7 @@ type Result struct {
 	// this says how it was made (see [Engine.ReportUsage]).
 	Approximate *Approximation
 	// Prefix compares Text with the text of the previous assembly of the
-	// same session, user and template: how many leading bytes and tokens
+	// same session, user, template and format: how many leading bytes and tokens
 	// they share, where they part and why. Nil on a conversation's first
 	// assembly, and for a request without a SessionID.
 	Prefix *Prefix

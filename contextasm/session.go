@@ -6,15 +6,29 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/feedback"
 	"github.com/contextasm/contextasm/internal/assemble"
 )
 
-// A conversation is the assemblies of one session, user and template: each
+// A conversation is the assemblies of one session, user, template and
+// format (text, or a chat API's body): each
 // follows the decisions of the one before, kept in the learned state
 // (feedback.State.Sessions, keyed by feedback.SessionKey), so that the
 // rendered prefix stays byte-stable from call to call. Reading and
 // recording those decisions happens here and nowhere else.
+
+// conversationTemplate is what a conversation's key names as its
+// template: the fingerprint, and for a chat format the format too. A text
+// and a chat body of the same session write different prompts, so each
+// follows its own previous decision; the text format's key is the
+// fingerprint alone, as it was before chat formats.
+func conversationTemplate(fingerprint string, f chat.Format) string {
+	if f == 0 {
+		return fingerprint
+	}
+	return fingerprint + "+" + f.String()
+}
 
 // convState is what an assembly reads of its conversation's state.
 type convState struct {

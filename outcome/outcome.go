@@ -191,7 +191,7 @@ type Dump struct {
 	// reason (see [Hidden]), whose ids the events do not list.
 	ExcludedCounts map[Reason]int `json:"excluded_counts,omitempty"`
 	// Prefix compares the text with the previous assembly of the same
-	// session, user and template; absent on a conversation's first.
+	// session, user, template and format; absent on a conversation's first.
 	Prefix *Prefix `json:"prefix,omitempty"`
 	// CacheBreakpoints are where a host may mark its prompt cache.
 	CacheBreakpoints []Breakpoint `json:"cache_breakpoints,omitempty"`

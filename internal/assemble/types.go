@@ -92,7 +92,7 @@ type Request struct {
 	// blocks become Output.Messages and the budget covers them.
 	Chat ChatCost
 	// Previous is the decision of the previous assembly of the same
-	// conversation (session, user and template), or nil: the assembly
+	// conversation (session, user, template and format), or nil: the assembly
 	// follows it (see Assembler.Stickiness) and compares its text with it
 	// (Output.Prefix).
 	Previous *Decision
