@@ -20,6 +20,16 @@ import (
 	"github.com/contextasm/contextasm/template"
 )
 
+// fileFamilies are the tokenizer.json families the engine tests assemble
+// with: all four, or under the race detector (ten times slower) the two
+// pipeline shapes, Llama 3's and Gemma 3's.
+func fileFamilies() []string {
+	if raceEnabled || testing.Short() {
+		return []string{"llama3", "gemma3"}
+	}
+	return []string{"llama3", "qwen3", "deepseek_v3", "gemma3"}
+}
+
 // hfFile returns a reference tokenizer.json of internal/hftok's tests,
 // skipping when it is absent locally and failing in CI.
 func hfFile(t *testing.T, family string) string {
@@ -62,7 +72,7 @@ func demoWith(t *testing.T, encoding string, budget int, scale ...int) *template
 // guarantee with the file's own tokenizer: the text counts exactly
 // TotalTokens, at most the budget.
 func TestTokenizerFileBudget(t *testing.T) {
-	for _, family := range []string{"llama3", "qwen3", "deepseek_v3", "gemma3"} {
+	for _, family := range fileFamilies() {
 		t.Run(family, func(t *testing.T) {
 			file := hfFile(t, family)
 			ref, err := hftok.LoadFile(file)
@@ -109,7 +119,7 @@ func TestTokenizerFileBudgetHostile(t *testing.T) {
 		d := global(fmt.Sprintf("b-%02d", i), mt, b.String())
 		decls = append(decls, d)
 	}
-	for _, family := range []string{"llama3", "qwen3", "deepseek_v3", "gemma3"} {
+	for _, family := range fileFamilies() {
 		t.Run(family, func(t *testing.T) {
 			file, err := filepath.Abs(hfFile(t, family))
 			if err != nil {

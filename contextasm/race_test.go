@@ -1,0 +1,5 @@
+//go:build race
+
+package contextasm_test
+
+const raceEnabled = true
