@@ -126,6 +126,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *turns > 0 {
 		return benchConversation(ctx, stdout, *format, in, list, *turns, reqf.request(nil, now))
 	}
+	if in.tpl.TokenizerFile() != "" || in.tpl.Approximate() {
+		return usagef("bench: measures the built-in encodings (o200k_base, cl100k_base); the template counts with %s", in.tpl.Definition().Encoding)
+	}
 	// The encoder is built once per process, outside every measurement:
 	// "cold" means an empty token-count cache, not an unloaded encoder.
 	tok, err := bpe.Load(in.tpl.Encoding())

@@ -141,3 +141,13 @@ func TestApproxThroughCLI(t *testing.T) {
 		t.Errorf("--input-tokens without --usage: exit %d, %s", code, stderr)
 	}
 }
+
+func TestBenchRefusesTokenizerFile(t *testing.T) {
+	dir := t.TempDir()
+	tpl := filepath.Join(dir, "t.json")
+	os.WriteFile(tpl, []byte(`{"budget": 100, "encoding": "approx:claude", "sections": [{"name": "s", "priority": 1, "memory_types": ["context"], "max_tokens": 50, "render": "{content}"}]}`), 0o644)
+	code, _, stderr := runCLI(t, "bench", "-t", tpl, "-m", "demo/memories.jsonl", "--runs", "1")
+	if code != exitUsage || !strings.Contains(stderr, "built-in encodings") {
+		t.Errorf("exit %d, %s", code, stderr)
+	}
+}
