@@ -125,3 +125,57 @@ func ExampleEngine_Feedback() {
 	// trust of dti: 0.50 -> 0.55
 	// true CONSTRAINT_VIOLATION: block "rule-age": the response matches "(?i)because of (his|her) age"
 }
+
+// A conversation: each call with the same session, user and template
+// follows the previous one's decisions, so the text only grows at the end
+// and a provider's prompt cache reuses its prefix. Result.Prefix says how
+// much of the text is the previous call's; EndSession releases it all.
+func ExampleEngine_EndSession() {
+	eng, err := contextasm.New(contextasm.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	tpl, err := template.Parse([]byte(`{
+	  "budget": 300,
+	  "sections": [
+	    {"name": "RULES", "priority": 1, "memory_types": ["constraint"], "max_tokens": 50, "render": "<rule>{content}</rule>"},
+	    {"name": "HISTORY", "priority": 2, "memory_types": ["history"], "max_tokens": 200, "render": "{content}", "order": "time"}
+	  ]
+	}`), "template.json")
+	if err != nil {
+		log.Fatal(err)
+	}
+	rule := declare.Declaration{RequestID: "rule-privacy", MemoryType: declare.Constraint, Scope: declare.ScopeGlobal,
+		Required: true, Content: "Never reveal account numbers."}
+	if err := eng.Declare(rule); err != nil {
+		log.Fatal(err)
+	}
+	start := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	for i, q := range []string{"What is my balance?", "And my last payment?", "Thanks!"} {
+		now := start.Add(time.Duration(i) * 3 * time.Minute)
+		turn := declare.Declaration{RequestID: fmt.Sprintf("turn-%d", i+1), MemoryType: declare.History,
+			Scope: declare.ScopeSession, SessionID: "s1", LastModified: &now, Content: "USER: " + q}
+		if err := eng.Declare(turn); err != nil {
+			log.Fatal(err)
+		}
+		res, err := eng.Assemble(context.Background(), contextasm.Request{Template: tpl, Now: now, SessionID: "s1", UserID: "u1"})
+		if err != nil {
+			log.Fatal(err)
+		}
+		if p := res.Prefix; p != nil {
+			fmt.Printf("call %d: %d of %d tokens as before (%s %s)\n", i+1, p.StableTokens, res.TotalTokens, p.Reason, p.FirstChangedBlock)
+		} else {
+			fmt.Printf("call %d: %d tokens, the conversation's first\n", i+1, res.TotalTokens)
+		}
+	}
+	end, err := eng.EndSession("s1")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("released %d blocks and %d decisions; %d block left\n", end.Blocks, end.Decisions, eng.Len())
+	// Output:
+	// call 1: 41 tokens, the conversation's first
+	// call 2: 41 of 48 tokens as before (appended turn-2)
+	// call 3: 48 of 52 tokens as before (appended turn-3)
+	// released 3 blocks and 1 decisions; 1 block left
+}

@@ -489,17 +489,29 @@ func (a *Assembler) drop(sec *template.Section, cd *candidate, b *Block, reason 
 	cd.event = int32(len(out.Events))
 }
 
-// fill selects the section's blocks in rank order under its cap.
-func (a *Assembler) fill(sec *template.Section, blocks []*Block, c truncate.Counter, out *Output, misses []truncate.RequiredMiss) []truncate.RequiredMiss {
-	si := sec.Index()
-	cands := a.cands[si]
-	capTokens := sec.MaxTokens()
+// newFillState returns the running sums of section sec about to be
+// filled, and whether c promises lower bounds (LowerBounded).
+func newFillState(sec *template.Section, c truncate.Counter) (fillState, bool) {
 	var st fillState
 	if !lineMode(sec) {
 		st.sepTokens = c.Count(sec.Separator())
 	}
 	lb, ok := c.(LowerBounded)
-	bounded := ok && lb.LowerBounded()
+	return st, ok && lb.LowerBounded()
+}
+
+// cutEvent gives cd, cut, its reason and event.
+func cutEvent(sec *template.Section, cd *candidate, b *Block, out *Output) {
+	cd.reason = outcome.ReasonCut
+	out.Events = append(out.Events, outcome.Event{Kind: outcome.KindCut, Section: sec.Name(), RequestID: cd.ID, Reason: outcome.ReasonCut, Tokens: cd.tokens, Group: b.Group})
+}
+
+// fill selects the section's blocks in rank order under its cap.
+func (a *Assembler) fill(sec *template.Section, blocks []*Block, c truncate.Counter, out *Output, misses []truncate.RequiredMiss) []truncate.RequiredMiss {
+	si := sec.Index()
+	cands := a.cands[si]
+	capTokens := sec.MaxTokens()
+	st, bounded := newFillState(sec, c)
 	for i := range cands {
 		cd := &cands[i]
 		if cd.done {
@@ -531,8 +543,8 @@ func (a *Assembler) fill(sec *template.Section, blocks []*Block, c truncate.Coun
 			continue
 		}
 		if sec.Partial() && !st.cutDone && room >= sec.MinPartialTokens() && a.cutAny(sec, b, cd, room, c) {
-			cd.status, cd.reason = outcome.StatusCut, outcome.ReasonCut
-			out.Events = append(out.Events, outcome.Event{Kind: outcome.KindCut, Section: sec.Name(), RequestID: cd.ID, Reason: outcome.ReasonCut, Tokens: cd.tokens, Group: b.Group})
+			cd.status = outcome.StatusCut
+			cutEvent(sec, cd, b, out)
 			st.add(cd)
 			st.cutDone = true
 		} else {

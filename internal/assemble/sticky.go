@@ -188,13 +188,8 @@ func (a *Assembler) fillSticky(sec *template.Section, blocks []*Block, c truncat
 	ss := &a.sticky[si]
 	cands := a.cands[si]
 	capTokens := sec.MaxTokens()
-	var st fillState
-	if !lineMode(sec) {
-		st.sepTokens = c.Count(sec.Separator())
-	}
+	st, bounded := newFillState(sec, c)
 	entrants := 0
-	lb, ok := c.(LowerBounded)
-	bounded := ok && lb.LowerBounded()
 	keep := func(cd *candidate, status outcome.Status) {
 		cd.status = status
 		st.add(cd)
@@ -206,8 +201,7 @@ func (a *Assembler) fillSticky(sec *template.Section, blocks []*Block, c truncat
 		if !sec.Partial() || st.cutDone || ss.shed || room < sec.MinPartialTokens() || !a.cutAny(sec, b, cd, room, c) {
 			return false
 		}
-		cd.reason = outcome.ReasonCut
-		out.Events = append(out.Events, outcome.Event{Kind: outcome.KindCut, Section: sec.Name(), RequestID: cd.ID, Reason: outcome.ReasonCut, Tokens: cd.tokens, Group: b.Group})
+		cutEvent(sec, cd, b, out)
 		keep(cd, outcome.StatusCut)
 		st.cutDone = true
 		return true
@@ -252,8 +246,7 @@ func (a *Assembler) fillSticky(sec *template.Section, blocks []*Block, c truncat
 			}
 			if cd.tokens <= room {
 				if cd.prevCut > 0 {
-					cd.reason = outcome.ReasonCut
-					out.Events = append(out.Events, outcome.Event{Kind: outcome.KindCut, Section: sec.Name(), RequestID: cd.ID, Reason: outcome.ReasonCut, Tokens: cd.tokens, Group: b.Group})
+					cutEvent(sec, cd, b, out)
 					keep(cd, outcome.StatusCut)
 					st.cutDone = true
 				} else {

@@ -3,6 +3,7 @@ package assemble_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/contextasm/contextasm/chat"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -27,9 +28,10 @@ type convo struct {
 	blocks []assemble.Block // sorted by id
 	prev   *assemble.Decision
 	seq    int64
+	chat   assemble.ChatCost // a chat format, or none
 }
 
-func newChat(t testing.TB, tpl *template.Template, blocks ...assemble.Block) *convo {
+func newConvo(t testing.TB, tpl *template.Template, blocks ...assemble.Block) *convo {
 	c := &convo{t: t, tpl: tpl, tok: realTokenizer(t)}
 	c.put(blocks...)
 	return c
@@ -68,7 +70,7 @@ func (c *convo) get(id string) assemble.Block {
 // and records the new one.
 func (c *convo) call(at time.Time, fresh bool) *assemble.Output {
 	c.t.Helper()
-	out, err := c.asm.Assemble(c.tpl, c.blocks, assemble.Request{Now: at, SessionID: "s1", UserID: "u1", Previous: c.prev, Fresh: fresh, Record: true}, c.tok)
+	out, err := c.asm.Assemble(c.tpl, c.blocks, assemble.Request{Now: at, SessionID: "s1", UserID: "u1", Previous: c.prev, Fresh: fresh, Record: true, Chat: c.chat}, c.tok)
 	if err != nil {
 		c.t.Fatalf("Assemble: %v", err)
 	}
@@ -126,7 +128,7 @@ func TestStickyRepeat(t *testing.T) {
 	for i := range 12 {
 		blocks = append(blocks, chatTurn(fmt.Sprintf("turn-%02d", i), wordsN(fmt.Sprintf("USER %d:", i), 8), now.Add(time.Duration(i-12)*time.Minute)))
 	}
-	c := newChat(t, tpl, blocks...)
+	c := newConvo(t, tpl, blocks...)
 	first := c.call(now, false)
 	plain := mustAssemble(t, tpl, c.blocks, assemble.Request{Now: now, SessionID: "s1", UserID: "u1"})
 	if first.Text != plain.Text || !reflect.DeepEqual(first.Sections, plain.Sections) || !reflect.DeepEqual(first.Events, plain.Events) {
@@ -163,7 +165,7 @@ func TestStickyMargin(t *testing.T) {
 	tpl := mustParse(t, `{"budget": 1000, "sections": [
 	  {"name": "DOCS", "priority": 1, "memory_types": ["context"], "max_tokens": 60, "render": "{content}", "fill": "skip"}]}`)
 	a, b := doc("a", 0.6, wordsN("A", 25)), doc("b", 0.5, wordsN("B", 25))
-	c := newChat(t, tpl, a, b)
+	c := newConvo(t, tpl, a, b)
 	first := c.call(now, false)
 	if !inText(first, "a") || inText(first, "b") {
 		t.Fatalf("fixture: want a kept and b dropped:\n%s", first.Text)
@@ -202,7 +204,7 @@ func TestStickyWriteOrder(t *testing.T) {
 	tpl := mustParse(t, `{"budget": 1000, "sections": [
 	  {"name": "DOCS", "priority": 1, "memory_types": ["context"], "max_tokens": 500, "render": "{content}"}]}`)
 	x, y := doc("x", 0.6, "Document x."), doc("y", 0.5, "Document y.")
-	c := newChat(t, tpl, x, y)
+	c := newConvo(t, tpl, x, y)
 	first := c.call(now, false)
 	if !strings.HasSuffix(first.Text, "Document x.\nDocument y.\n") {
 		t.Fatalf("fixture: %q", first.Text)
@@ -230,7 +232,7 @@ func TestStickyShedsInBatches(t *testing.T) {
 	line := tok.Count(wordsN("USER 00:", 20) + "\n")
 	const perCall = 2
 	tpl := mustParse(t, fmt.Sprintf(chatTemplate, 4000, 100, 12*line))
-	c := newChat(t, tpl)
+	c := newConvo(t, tpl)
 	var appended, shed int
 	var prev *assemble.Output
 	for i := range 40 {
@@ -303,7 +305,7 @@ func TestStickyEarlierSectionsStay(t *testing.T) {
 		d.LastModified = now.Add(-time.Hour)
 		docs = append(docs, d)
 	}
-	c := newChat(t, tpl, docs...)
+	c := newConvo(t, tpl, docs...)
 	var docsText string
 	for i := range 20 {
 		at := now.Add(time.Duration(i) * 3 * time.Minute)
@@ -390,7 +392,7 @@ func TestPrefixAndBreakpoints(t *testing.T) {
 		{"a rule removed", func(c *convo) { c.remove("a1") }, outcome.PrefixRemoved, "A", "a1", []string{"B", "C"}},
 		{"a turn removed at the end", func(c *convo) { c.remove("c3") }, outcome.PrefixRemoved, "C", "c3", []string{"A", "B"}},
 	}
-	c := newChat(t, tpl, base...)
+	c := newConvo(t, tpl, base...)
 	c.asm.Stickiness = truncate.Stickiness{MinCachePrefix: 1}
 	prev := c.call(now, false)
 	if got := sectionsOf(prev.Breakpoints); !slices.Equal(got, []string{"A", "B", "C"}) {
@@ -428,7 +430,7 @@ func sectionsOf(bps []outcome.Breakpoint) []string {
 // other sections is ignored; the assembly decides afresh.
 func TestStickyIgnoresUnusableDecision(t *testing.T) {
 	tpl := mustParse(t, fmt.Sprintf(chatTemplate, 400, 200, 300))
-	c := newChat(t, tpl, doc("d", 0.5, "Doc."), chatTurn("t", "USER: hi", now))
+	c := newConvo(t, tpl, doc("d", 0.5, "Doc."), chatTurn("t", "USER: hi", now))
 	first := c.call(now, false)
 	for _, bad := range []*assemble.Decision{
 		{Version: 99, Sections: first.Decision.Sections},
@@ -517,7 +519,7 @@ func TestStickyConversationProperties(t *testing.T) {
 	var sticky, slack, shedCalls, rendered, failed int
 	for conv := range conversations {
 		tpl, blocks := randomChat(t, rng)
-		c := newChat(t, tpl, blocks...)
+		c := newConvo(t, tpl, blocks...)
 		var prevText string
 		for i := range calls {
 			at := now.Add(time.Duration(i) * 3 * time.Minute)
@@ -708,7 +710,7 @@ func TestStickyAppendOnlyStable(t *testing.T) {
 			docs = append(docs, doc(fmt.Sprintf("doc-%02d", i), float64(rng.IntN(11))/10, randomContent(rng, 2+rng.IntN(4))))
 		}
 		stable := func(fresh bool) float64 {
-			c := newChat(t, tpl, docs...)
+			c := newConvo(t, tpl, docs...)
 			var prev string
 			var shared, total int
 			for i := range 30 {
@@ -733,4 +735,73 @@ func TestStickyAppendOnlyStable(t *testing.T) {
 			t.Errorf("seed %d: stable fraction %.3f (fresh %.3f), want at least 0.85 and more than fresh", seed, s, f)
 		}
 	}
+}
+
+// TestStickyChatFormat: in a chat format the history is messages, not
+// text; the decisions cover them too: the message list only grows (the
+// newest turn in every call), except when the history sheds a batch of
+// its oldest turns, and the system prompt stays the previous one's.
+func TestStickyChatFormat(t *testing.T) {
+	tok := realTokenizer(t)
+	line := tok.Count(wordsN("USER 00:", 20))
+	tpl := mustParse(t, fmt.Sprintf(chatTemplate, 4000, 200, 10*line))
+	var docs []assemble.Block
+	for i := range 6 {
+		docs = append(docs, doc(fmt.Sprintf("doc-%d", i), float64(i)/10, wordsN(fmt.Sprintf("Doc %d", i), 10)))
+	}
+	c := newConvo(t, tpl, docs...)
+	c.chat = assemble.ChatCost{Format: chat.FormatAnthropic, PerMessage: 3, Reply: 3}
+	var prev *assemble.Output
+	var appended, shed int
+	for i := range 30 {
+		at := now.Add(time.Duration(i) * 3 * time.Minute)
+		user := chatTurn(fmt.Sprintf("turn-%02d", i), wordsN(fmt.Sprintf("USER %02d:", i), 20), at)
+		user.Scope, user.SessionID = declare.ScopeSession, "s1"
+		c.put(user)
+		out := c.call(at, false)
+		ids := messageIDs(out)
+		if len(ids) == 0 || ids[len(ids)-1] != user.ID {
+			t.Fatalf("call %d: messages %v do not end with the newest turn", i, ids)
+		}
+		var msgs int
+		for _, s := range out.Decision.Sections {
+			for _, w := range s.Blocks {
+				if w.Message {
+					msgs++
+					if w.Span != "" {
+						t.Fatalf("call %d: a message has a span", i)
+					}
+				}
+			}
+		}
+		if msgs != len(ids) {
+			t.Fatalf("call %d: the decision records %d messages, the output has %d", i, msgs, len(ids))
+		}
+		if prev != nil {
+			if out.Text != prev.Text || out.Prefix.Reason != outcome.PrefixUnchanged {
+				t.Fatalf("call %d: the system prompt changed (prefix %+v)", i, out.Prefix)
+			}
+			was := messageIDs(prev)
+			switch {
+			case slices.Equal(ids[:len(ids)-1], was):
+				appended++
+			case len(ids) < len(was)+1 && slices.Equal(ids[:len(ids)-1], was[len(was)-(len(ids)-1):]):
+				shed++ // the oldest went, in a batch; the rest in place
+			default:
+				t.Fatalf("call %d: messages %v after %v", i, ids, was)
+			}
+		}
+		prev = out
+	}
+	if shed == 0 || appended < 2*shed {
+		t.Errorf("%d calls appended, %d shed: want batches", appended, shed)
+	}
+}
+
+func messageIDs(out *assemble.Output) []string {
+	var ids []string
+	for _, m := range out.Messages {
+		ids = append(ids, m.BlockIDs...)
+	}
+	return ids
 }
