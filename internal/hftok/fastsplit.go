@@ -92,12 +92,13 @@ func run(s string, i, k int) int {
 
 func isBreak(c byte) bool { return c == '\r' || c == '\n' }
 
-func (m clSplit) find(s string, fn func(start, end int)) {
+func (m clSplit) matches(dst []match, s string) []match {
 	for i := 0; i < len(s); {
 		end := m.match(s, i)
-		fn(i, end)
+		dst = append(dst, match{i, end})
 		i = end
 	}
+	return dst
 }
 
 // match returns the end of the match at i (every position has one).

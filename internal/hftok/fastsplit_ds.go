@@ -16,7 +16,7 @@ const (
 // digitSplit matches runs of at most max numbers (\p{N}{1,max}).
 type digitSplit struct{ max int }
 
-func (m digitSplit) find(s string, fn func(start, end int)) {
+func (m digitSplit) matches(dst []match, s string) []match {
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if !unicode.IsNumber(r) {
@@ -31,9 +31,10 @@ func (m digitSplit) find(s string, fn func(start, end int)) {
 			}
 			end += sz
 		}
-		fn(i, end)
+		dst = append(dst, match{i, end})
 		i = end
 	}
+	return dst
 }
 
 // kanaSplit matches runs of CJK ideographs (U+4E00-U+9FA5), hiragana and
@@ -44,7 +45,7 @@ func isKana(r rune) bool {
 	return ('\u4e00' <= r && r <= '\u9fa5') || ('\u3040' <= r && r <= '\u30ff')
 }
 
-func (kanaSplit) find(s string, fn func(start, end int)) {
+func (kanaSplit) matches(dst []match, s string) []match {
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if !isKana(r) {
@@ -59,9 +60,10 @@ func (kanaSplit) find(s string, fn func(start, end int)) {
 			}
 			end += sz
 		}
-		fn(i, end)
+		dst = append(dst, match{i, end})
 		i = end
 	}
+	return dst
 }
 
 // dsSplit matches DeepSeek V3's word pattern:
@@ -129,16 +131,17 @@ func dsRun(s string, i int, set int) int {
 	return i
 }
 
-func (dsSplit) find(s string, fn func(start, end int)) {
+func (dsSplit) matches(dst []match, s string) []match {
 	for i := 0; i < len(s); {
 		if end := dsMatch(s, i); end > i {
-			fn(i, end)
+			dst = append(dst, match{i, end})
 			i = end
 			continue
 		}
 		_, size := utf8.DecodeRuneInString(s[i:])
 		i += size
 	}
+	return dst
 }
 
 // dsMatch returns the end of the match at i, or i for none.

@@ -44,7 +44,7 @@ func checkPieces(t *testing.T, in string, pieces []span, rejoin bool) {
 }
 
 func splitAll(st preStep, in string, track bool) []span {
-	return st.split(span{s: in}, track, nil)
+	return st.split(span{s: in}, track, nil, nil)
 }
 
 func samePieces(t *testing.T, in string, a, b []span) {
@@ -81,8 +81,7 @@ func FuzzSplit(f *testing.F) {
 		samePieces(t, in, pieces, splitAll(st, in, true))
 		if st.behavior == isolated && !st.invert {
 			// Isolated regex pieces are exactly the matches and the gaps.
-			n := 0
-			st.pat.find(in, func(int, int) { n++ })
+			n := len(st.pat.matches(nil, in))
 			if n > len(pieces) {
 				t.Fatalf("%q: %d matches but %d pieces", in, n, len(pieces))
 			}
@@ -220,15 +219,13 @@ func FuzzFastSplit(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		for i, p := range pairs {
-			var got, want [][2]int
-			p.fast.find(s, func(a, b int) { got = append(got, [2]int{a, b}) })
-			p.re.find(s, func(a, b int) { want = append(want, [2]int{a, b}) })
+			got, want := p.fast.matches(nil, s), p.re.matches(nil, s)
 			if len(got) != len(want) {
 				t.Fatalf("pattern %d, %q: %d matches %v, regexp2 %d %v", i, s, len(got), got, len(want), want)
 			}
 			for j := range got {
 				if got[j] != want[j] {
-					t.Fatalf("pattern %d, %q: match %d is %q, regexp2's %q", i, s, j, s[got[j][0]:got[j][1]], s[want[j][0]:want[j][1]])
+					t.Fatalf("pattern %d, %q: match %d is %q, regexp2's %q", i, s, j, s[got[j].start:got[j].end], s[want[j].start:want[j].end])
 				}
 			}
 		}

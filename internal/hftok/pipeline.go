@@ -87,10 +87,9 @@ func (u unicodeNorm) normalize(sp span, track bool) span {
 	if u.form.IsNormalString(sp.s) {
 		return sp
 	}
-	if !track {
-		return span{s: u.form.String(sp.s), base: sp.base}
-	}
-	b := builder{track: true}
+	// Segment by segment whether tracked or not: on invalid UTF-8,
+	// Form.String and the segments do not always agree.
+	b := builder{track: track}
 	var it norm.Iter
 	it.InitString(u.form, sp.s)
 	for !it.Done() {
@@ -120,11 +119,11 @@ type replaceNorm struct {
 func (r replaceNorm) normalize(sp span, track bool) span {
 	b := builder{track: track}
 	last, matched := 0, false
-	r.pat.find(sp.s, func(start, end int) {
-		b.keep(sp, last, start)
-		b.write(r.with, sp.orig(start))
-		last, matched = end, true
-	})
+	for _, m := range r.pat.matches(nil, sp.s) {
+		b.keep(sp, last, m.start)
+		b.write(r.with, sp.orig(m.start))
+		last, matched = m.end, true
+	}
 	if !matched {
 		return sp
 	}
@@ -144,25 +143,28 @@ func (p prependNorm) normalize(sp span, track bool) span {
 	return b.done(sp)
 }
 
-// A matcher finds the non-empty, non-overlapping matches of a pattern in
-// s, in order.
+// A matcher appends to dst the non-empty, non-overlapping matches of a
+// pattern in s, in order.
 type matcher interface {
-	find(s string, fn func(start, end int))
+	matches(dst []match, s string) []match
 }
+
+// match is the byte offsets where a match starts and ends.
+type match struct{ start, end int }
 
 // literal matches a string.
 type literal string
 
-func (l literal) find(s string, fn func(start, end int)) {
+func (l literal) matches(dst []match, s string) []match {
 	if l == "" {
-		return
+		return dst
 	}
 	for at := 0; ; {
 		i := strings.Index(s[at:], string(l))
 		if i < 0 {
-			return
+			return dst
 		}
-		fn(at+i, at+i+len(l))
+		dst = append(dst, match{at + i, at + i + len(l)})
 		at += i + len(l)
 	}
 }
@@ -170,9 +172,9 @@ func (l literal) find(s string, fn func(start, end int)) {
 // regex matches a regexp2 pattern.
 type regex struct{ re *regexp2.Regexp }
 
-func (r regex) find(s string, fn func(start, end int)) {
+func (r regex) matches(dst []match, s string) []match {
 	if s == "" {
-		return
+		return dst
 	}
 	runes := []rune(s)
 	// regexp2 reports rune offsets; map them to bytes as we go, by decoding
@@ -191,21 +193,23 @@ func (r regex) find(s string, fn func(start, end int)) {
 		start := advance(m.Index)
 		end := advance(m.Index + m.Length)
 		if end > start {
-			fn(start, end)
+			dst = append(dst, match{start, end})
 		}
 		m, _ = r.re.FindNextMatch(m)
 	}
+	return dst
 }
 
 // runeClass matches each character of a class on its own.
 type runeClass func(rune) bool
 
-func (c runeClass) find(s string, fn func(start, end int)) {
+func (c runeClass) matches(dst []match, s string) []match {
 	for i, r := range s {
 		if c(r) {
-			fn(i, i+utf8.RuneLen(r))
+			dst = append(dst, match{i, i + utf8.RuneLen(r)})
 		}
 	}
+	return dst
 }
 
 // isNumeric is Rust's char::is_numeric: general categories Nd, Nl and No.
@@ -223,9 +227,17 @@ const (
 )
 
 // A preStep is one pre-tokenizer: it splits (and may rewrite) a span into
-// pieces, appended to out.
+// pieces, appended to out. sc is scratch it may use (nil: its own).
 type preStep interface {
-	split(sp span, track bool, out []span) []span
+	split(sp span, track bool, out []span, sc *scratch) []span
+}
+
+// scratch is the reusable memory of one encode: the pieces before and after
+// a step, and a split's parts.
+type scratch struct {
+	cur, next []span
+	parts     []part
+	matches   []match
 }
 
 type splitStep struct {
@@ -240,20 +252,24 @@ type part struct {
 	match      bool
 }
 
-func (st splitStep) split(sp span, track bool, out []span) []span {
+func (st splitStep) split(sp span, track bool, out []span, sc *scratch) []span {
 	if sp.s == "" {
 		return out
 	}
+	if sc == nil {
+		sc = new(scratch)
+	}
 	// The stretches of s, matches and the gaps between them, in order.
-	var parts []part
+	sc.matches = st.pat.matches(sc.matches[:0], sp.s)
+	parts := sc.parts[:0]
 	last := 0
-	st.pat.find(sp.s, func(start, end int) {
-		if start > last {
-			parts = append(parts, part{last, start, st.invert})
+	for _, m := range sc.matches {
+		if m.start > last {
+			parts = append(parts, part{last, m.start, st.invert})
 		}
-		parts = append(parts, part{start, end, !st.invert})
-		last = end
-	})
+		parts = append(parts, part{m.start, m.end, !st.invert})
+		last = m.end
+	}
 	if last < len(sp.s) {
 		parts = append(parts, part{last, len(sp.s), st.invert})
 	}
@@ -307,6 +323,7 @@ func (st splitStep) split(sp span, track bool, out []span) []span {
 			emit(acc[i])
 		}
 	}
+	sc.parts = parts[:0]
 	return out
 }
 
@@ -318,7 +335,7 @@ type byteLevelStep struct {
 	regex          *splitStep // nil unless use_regex
 }
 
-func (st byteLevelStep) split(sp span, track bool, out []span) []span {
+func (st byteLevelStep) split(sp span, track bool, out []span, sc *scratch) []span {
 	if sp.s == "" {
 		return out // the pipeline has no empty pieces
 	}
@@ -334,7 +351,7 @@ func (st byteLevelStep) split(sp span, track bool, out []span) []span {
 		}
 		return out
 	}
-	return st.regex.split(sp, track, out)
+	return st.regex.split(sp, track, out, sc)
 }
 
 type prependScheme uint8
@@ -353,7 +370,7 @@ type metaspaceStep struct {
 	splits      bool
 }
 
-func (st metaspaceStep) split(sp span, track bool, out []span) []span {
+func (st metaspaceStep) split(sp span, track bool, out []span, sc *scratch) []span {
 	if sp.s == "" {
 		return out // the pipeline has no empty pieces
 	}
@@ -364,11 +381,11 @@ func (st metaspaceStep) split(sp span, track bool, out []span) []span {
 		b.write(st.replacement, sp.orig(0))
 	}
 	last := 0
-	literal(" ").find(sp.s, func(start, end int) {
-		b.keep(sp, last, start)
-		b.write(st.replacement, sp.orig(start))
-		last = end
-	})
+	for _, m := range literal(" ").matches(nil, sp.s) {
+		b.keep(sp, last, m.start)
+		b.write(st.replacement, sp.orig(m.start))
+		last = m.end
+	}
 	b.keep(sp, last, len(sp.s))
 	sp = b.done(sp)
 	if !st.splits {
@@ -377,5 +394,5 @@ func (st metaspaceStep) split(sp span, track bool, out []span) []span {
 		}
 		return out
 	}
-	return splitStep{pat: literal(st.replacement), behavior: mergedWithNext}.split(sp, track, out)
+	return splitStep{pat: literal(st.replacement), behavior: mergedWithNext}.split(sp, track, out, sc)
 }

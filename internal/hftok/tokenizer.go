@@ -13,7 +13,7 @@ type Tokenizer struct {
 	pre       []preStep
 	byteLevel bool
 	model     *bpeModel
-	spans     sync.Pool // *[]span scratch
+	spans     sync.Pool // *scratch
 	// lineAdditive: see LineAdditive.
 	lineAdditive bool
 }
@@ -59,16 +59,16 @@ func endOf(sp span, i int, track bool) int32 {
 
 // pieces pre-tokenizes sp and runs the model on each piece.
 func (t *Tokenizer) pieces(sp span, track bool, fn func(id int32, end int32)) int {
-	bufp, _ := t.spans.Get().(*[]span)
-	if bufp == nil {
-		bufp = new([]span)
+	sc, _ := t.spans.Get().(*scratch)
+	if sc == nil {
+		sc = new(scratch)
 	}
-	cur := append((*bufp)[:0], sp)
-	var next []span
+	cur := append(sc.cur[:0], sp)
+	next := sc.next[:0]
 	for _, st := range t.pre {
 		next = next[:0]
 		for _, s := range cur {
-			next = st.split(s, track, next)
+			next = st.split(s, track, next, sc)
 		}
 		cur, next = next, cur
 	}
@@ -84,8 +84,12 @@ func (t *Tokenizer) pieces(sp span, track bool, fn func(id int32, end int32)) in
 			fn(id, endOf(p, at, track))
 		})
 	}
-	*bufp = cur[:0]
-	t.spans.Put(bufp)
+	if cap(cur)+cap(next) <= 1<<16 { // keep no huge buffers
+		clear(cur[:cap(cur)])
+		clear(next[:cap(next)]) // drop the text they point into
+		sc.cur, sc.next = cur[:0], next[:0]
+		t.spans.Put(sc)
+	}
 	return n
 }
 
