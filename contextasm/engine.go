@@ -582,6 +582,9 @@ func (e *Engine) Assemble(ctx context.Context, req Request) (*Result, error) {
 	key := outputKey{snap: snap, tpl: tpl, now: req.Now.UnixNano(), session: req.SessionID, user: req.UserID, roles: rolesKey(req.Roles), listHidden: req.ListHidden, format: req.Format,
 		previous: conv.digest, fresh: req.Fresh}
 	memo, ok := e.last.get(key)
+	if !ok && req.SessionID != "" {
+		memo, ok = e.last.repeat(key, conv.digest)
+	}
 	if !ok {
 		var counter Counter = &cachedCounter{tok: tok, cache: e.counts, plans: e.plans, tag: tag}
 		asm := e.pool.Get().(*assemble.Assembler)
@@ -604,6 +607,7 @@ func (e *Engine) Assemble(ctx context.Context, req Request) (*Result, error) {
 			if memo.decision, err = json.Marshal(out.Decision); err != nil {
 				return nil, fmt.Errorf("contextasm: %w", err)
 			}
+			memo.decisionDigest = digestOf(memo.decision)
 		}
 		e.last.put(key, memo)
 	}

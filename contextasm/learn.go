@@ -57,12 +57,13 @@ type outputKey struct {
 // assembled is a memoised assembly: its output, the memory types that took
 // part and the render hash, computed once however often it is reused.
 type assembled struct {
-	out        *assemble.Output
-	decision   []byte // out.Decision as JSON, for the learned state
-	types      []string
-	renderHash string
-	blocks     []outcome.AuditBlock
-	format     chat.Format
+	decisionDigest [16]byte // of decision
+	out            *assemble.Output
+	decision       []byte // out.Decision as JSON, for the learned state
+	types          []string
+	renderHash     string
+	blocks         []outcome.AuditBlock
+	format         chat.Format
 }
 
 // outputMemo remembers the most recent assembly. One entry is enough for
@@ -87,6 +88,31 @@ func (m *outputMemo) forget() {
 	m.mu.Lock()
 	m.val = nil
 	m.mu.Unlock()
+}
+
+// repeat returns the remembered assembly made again by a request of the
+// same conversation that follows the decision that assembly recorded
+// (prev is that decision's digest), with everything else the same: the
+// same text, sections, events and decision, and all of the text
+// unchanged. It remembers the repeat under k.
+func (m *outputMemo) repeat(k outputKey, prev [16]byte) (*assembled, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v := m.val
+	if v == nil || k.fresh || prev == ([16]byte{}) || v.decisionDigest != prev || v.out.Repeat == nil {
+		return nil, false
+	}
+	was := m.key
+	was.previous, was.fresh = k.previous, k.fresh
+	if was != k {
+		return nil, false
+	}
+	out := *v.out
+	out.Prefix = out.Repeat
+	r := *v
+	r.out = &out
+	m.key, m.val = k, &r
+	return &r, true
 }
 
 func (m *outputMemo) put(k outputKey, v *assembled) {

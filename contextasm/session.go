@@ -77,6 +77,9 @@ func (e *Engine) previousDecision(session, user, fingerprint string) convState {
 // loses to any other assembly of the same conversation that recorded
 // first.
 func (e *Engine) recordDecision(c convState, now time.Time, d *assemble.Decision, data []byte) error {
+	if ss := e.session(c.key); ss != nil && ss.Version == c.version && ss.Updated.Equal(now) && bytes.Equal(ss.Data, data) {
+		return nil // the same call again: nothing to record
+	}
 	if err := e.putSession(c.key, c.version, now, data); err != nil {
 		return err
 	}

@@ -206,4 +206,7 @@ func (a *Assembler) cacheInfo(tpl *template.Template, blocks []*Block, prev *Dec
 		bps = bps[len(bps)-maxBreakpoints:]
 	}
 	out.Breakpoints = bps
+	if req.Record {
+		out.Repeat = &outcome.Prefix{StableBytes: len(out.Text), StableTokens: tokensBefore(len(spans)), Reason: outcome.PrefixUnchanged}
+	}
 }

@@ -128,6 +128,10 @@ type Output struct {
 	// Breakpoints are where a prompt cache may end, when Request.Previous
 	// or Request.Record is set.
 	Breakpoints []outcome.Breakpoint
+	// Repeat is the Prefix of the same assembly made again following
+	// Decision (all of the text, unchanged), when Request.Record is set: a
+	// caller that memoises outputs hands it out rather than assemble again.
+	Repeat *outcome.Prefix
 }
 
 // Memo remembers the token counts of rendered blocks. Package contextasm
