@@ -170,3 +170,28 @@ func TestReplacePrefix(t *testing.T) {
 		t.Errorf("an empty set: %v, %d blocks, want %d", err, eng.Len(), base)
 	}
 }
+
+// TestFeedbackResponseURI checks that a citation may name a block by its
+// provenance uri, as a provider's URL citations do.
+func TestFeedbackResponseURI(t *testing.T) {
+	decls := hostsDecls()
+	for i := range decls {
+		if decls[i].RequestID == "fact-rate" {
+			decls[i].Provenance.URI = "https://bank.example/rates"
+		}
+	}
+	eng := newEngine(t, contextasm.Config{}, decls...)
+	tpl := parseTemplate(t, strings.Replace(hostsTemplate, "%q", `"o200k_base"`, 1))
+	res := assemble(t, eng, contextasm.Request{Template: tpl, Now: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC), SessionID: "s1"})
+	fb, err := eng.FeedbackResponse(context.Background(), res, contextasm.Response{Text: "6.9% APR.",
+		Cited: []feedback.Tag{{ID: "https://bank.example/rates"}, {ID: "https://elsewhere.example/", Offset: 4}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fb.Refs) != 1 || fb.Refs[0].RequestID != "fact-rate" {
+		t.Errorf("refs %+v, want fact-rate by its uri", fb.Refs)
+	}
+	if len(fb.UnknownRefs) != 1 || fb.UnknownRefs[0] != "https://elsewhere.example/" {
+		t.Errorf("unknown refs %q", fb.UnknownRefs)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/contextasm/contextasm/feedback"
+	"github.com/contextasm/contextasm/outcome"
 )
 
 // Response is a model's response to an assembled context as a provider's
@@ -16,10 +17,11 @@ type Response struct {
 	// and violation patterns are matched against it, as in Feedback.
 	Text string
 	// Cited are the provider's structured citations (of a document, a
-	// URL) mapped back to the request_ids of the blocks they point at, each
-	// at its byte offset in Text. They count as <memory_ref> tags there
-	// (feedback.EvaluateCited); an id not among the blocks the result kept
-	// is an unknown ref.
+	// URL), each at its byte offset in Text, naming the block it points at
+	// by its request_id or by its provenance uri (a URL citation names a
+	// web page a block came from). They count as <memory_ref> tags there
+	// (feedback.EvaluateCited); a name that is neither of a block the
+	// result kept is an unknown ref.
 	Cited []feedback.Tag
 	// Usage is what the provider counted for the call; zero when unknown.
 	Usage Usage
@@ -55,7 +57,7 @@ func (e *Engine) FeedbackResponse(ctx context.Context, res *Result, r Response) 
 	if u.InputTokens < 0 || u.CachedTokens < 0 || u.CacheWriteTokens < 0 || u.CachedTokens+u.CacheWriteTokens > u.InputTokens {
 		return nil, fmt.Errorf("%w: Usage %+v: want counts of zero or more, the cached and written within the input", ErrInvalid, u)
 	}
-	fb, err := e.feedbackCited(ctx, res, r.Text, r.Cited)
+	fb, err := e.feedbackCited(ctx, res, r.Text, byRequestID(res, r.Cited))
 	if fb == nil || u.InputTokens == 0 || res.Approximate == nil {
 		return fb, err
 	}
@@ -63,4 +65,34 @@ func (e *Engine) FeedbackResponse(ctx context.Context, res *Result, r Response) 
 		return fb, errors.Join(err, uerr)
 	}
 	return fb, err
+}
+
+// byRequestID returns cited with each name that is the uri of a block res
+// kept, and not a kept block's request_id, replaced by that block's
+// request_id (the first such block, in section and rank order).
+func byRequestID(res *Result, cited []feedback.Tag) []feedback.Tag {
+	if len(cited) == 0 || res == nil {
+		return cited
+	}
+	ids := make(map[string]bool)
+	uris := make(map[string]string)
+	for _, sec := range res.Sections {
+		for _, b := range sec.Blocks {
+			if b.Status == outcome.StatusDropped {
+				continue
+			}
+			ids[b.RequestID] = true
+			if _, seen := uris[b.URI]; b.URI != "" && !seen {
+				uris[b.URI] = b.RequestID
+			}
+		}
+	}
+	out := make([]feedback.Tag, len(cited))
+	for i, t := range cited {
+		if id, ok := uris[t.ID]; ok && !ids[t.ID] {
+			t.ID = id
+		}
+		out[i] = t
+	}
+	return out
 }
