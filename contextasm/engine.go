@@ -467,9 +467,9 @@ func toBlock(d *declare.Declaration) *assemble.Block {
 		b.IdleTTL = time.Duration(*d.IdleTTL)
 	}
 	b.Key = blockKey(b)
-	// Rendering adds literals around the content, and a run of the content
-	// may merge with one of theirs at each join: allow for it.
-	b.MinTokens = max(0, bpe.LowerBound(d.Content)-6)
+	// The bound holds for the content wherever it stands, so for its
+	// rendering too: literals around it, word joiners inserted into it.
+	b.MinTokens = bpe.LowerBound(d.Content)
 	if d.BreakOnViolation {
 		b.ViolationPatterns = slices.Clone(d.ViolationPatterns)
 		b.Patterns = make([]*regexp.Regexp, len(d.ViolationPatterns))
@@ -694,6 +694,15 @@ func (c *cachedCounter) LineAdditive() bool {
 func (c *cachedCounter) LowerBounded() bool {
 	lb, ok := c.tok.(assemble.LowerBounded)
 	return ok && lb.LowerBounded()
+}
+
+// JoinDelta passes on to the tokenizer, when it counts joins (see
+// assemble.JoinCounter): the final text's count from its parts' counts.
+func (c *cachedCounter) JoinDelta(text string, cuts []int) (int, bool) {
+	if jc, ok := c.tok.(assemble.JoinCounter); ok {
+		return jc.JoinDelta(text, cuts)
+	}
+	return 0, false
 }
 
 // blockMemo is the Assembler's memo of rendered blocks' counts: an LRU

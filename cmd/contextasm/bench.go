@@ -61,6 +61,10 @@ func (c *callCounter) CutPlanned(p bpe.CutPlan, s string, n int) string {
 	c.calls.Add(1)
 	return c.tok.CutPlanned(p, s, n)
 }
+func (c *callCounter) JoinDelta(text string, cuts []int) (int, bool) {
+	c.calls.Add(1)
+	return c.tok.JoinDelta(text, cuts)
+}
 func (c *callCounter) take() int64 { return c.calls.Swap(0) }
 
 // The bench must count as the engine does with its own tokenizer.

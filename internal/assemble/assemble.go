@@ -55,6 +55,7 @@ type Assembler struct {
 	exactText bool            // the text's count is the sum of its lines' (see fitBudget)
 
 	joined      bool     // writeText wrote a joiner between two pieces
+	cuts        []int    // where the text's separately counted parts meet (joinDelta)
 	fixed       int      // bytes at the end of text that are template literal
 	protected   []string // the delimiters of protectedOf
 	protectedOf *template.Template
@@ -735,9 +736,13 @@ func (a *Assembler) fitBudget(tpl *template.Template, blocks []*Block, c truncat
 			out.TotalTokens = estimate
 			break
 		}
-		out.TotalTokens = c.Count(out.Text) + a.chatFixed(c)
-		for si := range n {
-			out.TotalTokens += a.msgs[si]
+		if d, ok := a.joinDelta(tpl, c, out.Text); ok {
+			out.TotalTokens = estimate + d // the parts' counts, joined
+		} else {
+			out.TotalTokens = c.Count(out.Text) + a.chatFixed(c)
+			for si := range n {
+				out.TotalTokens += a.msgs[si]
+			}
 		}
 		if out.TotalTokens <= budget {
 			break
@@ -750,6 +755,31 @@ func (a *Assembler) fitBudget(tpl *template.Template, blocks []*Block, c truncat
 		return a.leadWithUser(tpl, blocks, out)
 	}
 	return nil
+}
+
+// joinDelta corrects the estimate, the sum of the counts of the text's
+// parts (the header line, each block, each separator and section end), to
+// the text's count, when the counter can count only around the parts'
+// joins. A joiner between blocks is in no part: then it cannot.
+func (a *Assembler) joinDelta(tpl *template.Template, c truncate.Counter, text string) (int, bool) {
+	jc, ok := c.(JoinCounter)
+	if !ok || a.joined {
+		return 0, false
+	}
+	a.cuts = append(a.cuts[:0], len(tpl.Header())+1)
+	for si := range a.cands {
+		line := lineMode(tpl.Section(si))
+		for i := range a.cands[si] {
+			if cd := &a.cands[si][i]; cd.inText() && !cd.msg {
+				a.cuts = append(a.cuts, cd.offset)
+				if !line {
+					a.cuts = append(a.cuts, cd.offset+len(cd.text)) // a separator or the section's end follows
+				}
+			}
+		}
+	}
+	slices.Sort(a.cuts)
+	return jc.JoinDelta(text, a.cuts)
 }
 
 // sectionTokens returns what section si adds to the total: its text (a

@@ -160,6 +160,18 @@ type LineAdditive interface {
 	LineAdditive() bool
 }
 
+// JoinCounter is implemented by counters that can say what joining
+// separately counted parts changes, tokenizing only around the joins:
+// JoinDelta returns the count of text less the sum of the counts of the
+// parts text is cut into at cuts (ascending byte offsets), and ok false
+// when it cannot. The BPE tokenizers of o200k_base and cl100k_base can
+// (bpe.Tokenizer.JoinDelta). An Assembler uses it for the final text's
+// count when its lines do not simply add up: the sum of its parts is
+// known, and only the joins are counted.
+type JoinCounter interface {
+	JoinDelta(text string, cuts []int) (delta int, ok bool)
+}
+
 // StartsLineCleanly reports whether s may start a line without its first
 // token depending on the line before: it does not start with white space
 // (Unicode White_Space or separator) or '/'.

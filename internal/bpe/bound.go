@@ -1,37 +1,59 @@
 package bpe
 
+import "unicode/utf8"
+
 // LowerBound returns a number of tokens that text has at least, in both
 // encodings and wherever it stands: any text that contains text counts at
-// least LowerBound(text) tokens, so the bound of a block's content holds
-// for the block rendered with literals around it. It is computed in one
-// pass, without tokenizing.
+// least LowerBound(text) tokens, and so does any that contains text with
+// word joiners (U+2060) inserted into it, so the bound of a block's content
+// holds for the block as rendered, with literals around it and delimiters
+// in it neutralised. It is computed in one pass, without tokenizing.
 //
 // Why it holds: some positions of text are boundaries of every token in
-// any tokenization of any text around it (see boundary), and every stretch
-// between two of them holds at least one token of its own, so the count is
-// at least the number of stretches. A stretch holding digits holds at
+// any tokenization of any text around it, and every stretch between two of
+// them holds at least one token of its own, so the count is at least the
+// number of stretches. The positions are those the pre-tokenizers always
+// split at (see boundary), and those between two characters no token of
+// either vocabulary spans (see joins.go): in text without spaces, such as
+// Chinese, these are most of the bound. A stretch holding digits holds at
 // least ⌈d/3⌉ tokens per run of d digits, since numbers are split in
 // threes and no token mixes digits with anything else. TestBoundaryRules
 // checks the boundaries against the splitter for every class a character
-// can have, and TestLowerBound and FuzzLowerBound the bound against real
-// counts of texts around random contents.
+// can have, TestJoinTable the joins against every token, and TestLowerBound
+// and FuzzLowerBound the bound against real counts of texts around random
+// contents.
 func LowerBound(text string) int {
 	if text == "" {
 		return 0
 	}
-	cls := classes()
+	cls, jt := classes(), joins()
 	n := 0
 	stretchDigits, run := 0, 0 // tokens owed to digit runs in the stretch; the current run's length
 	var w window
+	var prevNode *joinNode // the previous character's join node, when looked up
+	prevLooked := false
 	for i := 0; i < len(text); {
 		r, size := decode(text, i)
 		c := cls.of(r)
 		w.push(c, r)
-		if i > 0 && w.boundary() {
-			stretchDigits += (run + 2) / 3
-			n += max(1, stretchDigits)
-			stretchDigits, run = 0, 0
+		var node *joinNode
+		looked := false
+		if i > 0 {
+			cut := w.boundary()
+			if !cut && (r >= utf8.RuneSelf || w.ar >= utf8.RuneSelf) {
+				if !prevLooked {
+					prevNode = jt.nodes[w.ar]
+				}
+				node, looked = jt.nodes[r], true
+				cut = !jt.joinable(w.ar, prevNode, r, node) && !jt.bridged(w.ar, r, node)
+			}
+			if cut {
+				stretchDigits += (run + 2) / 3
+				n += max(1, stretchDigits)
+				stretchDigits, run = 0, 0
+			}
 		}
+		prevNode, prevLooked = node, looked
 		if c&cNumber != 0 && c&cUnknown == 0 {
 			run++
 		} else if run > 0 {
@@ -108,5 +130,7 @@ func boundary(a, b uint8, rb rune) bool {
 	return false
 }
 
-// LowerBounded reports true: LowerBound holds for this tokenizer's counts.
-func (t *Tokenizer) LowerBounded() bool { return true }
+// LowerBounded reports whether LowerBound holds for this tokenizer's
+// counts: true for the built-in encodings, whose vocabularies' joins it
+// knows; false for one made from a rank file (FromRanks).
+func (t *Tokenizer) LowerBounded() bool { return t.builtin }

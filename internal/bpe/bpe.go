@@ -19,9 +19,10 @@ var ErrUnknownEncoding = errors.New("bpe: unknown encoding")
 // Tokenizer counts and cuts text in one encoding. It is safe for concurrent
 // use.
 type Tokenizer struct {
-	name string
-	voc  *vocab
-	sp   splitter
+	name    string
+	voc     *vocab
+	sp      splitter
+	builtin bool // an encoding Load knows, not a rank file
 }
 
 // shared holds the tokenizers built so far. It is process-wide on purpose:
@@ -52,7 +53,7 @@ func Load(encoding string) (*Tokenizer, error) {
 	if shared.encs == nil {
 		shared.encs = make(map[string]*Tokenizer, 2)
 	}
-	t := &Tokenizer{name: encoding, voc: voc, sp: splitter{cls: classes(), o200k: encoding == O200kBase}}
+	t := &Tokenizer{name: encoding, voc: voc, sp: splitter{cls: classes(), o200k: encoding == O200kBase}, builtin: true}
 	shared.encs[encoding] = t
 	return t, nil
 }

@@ -312,3 +312,21 @@ func TestFromRanks(t *testing.T) {
 		t.Error("a vocabulary without every byte: no error")
 	}
 }
+
+// LowerBound knows the joins of the built-in vocabularies only.
+func TestLowerBoundedBuiltinOnly(t *testing.T) {
+	if !load(t, O200kBase).LowerBounded() || !load(t, CL100kBase).LowerBounded() {
+		t.Error("a built-in encoding is not LowerBounded")
+	}
+	ranks := map[string]int{}
+	for b := range 256 {
+		ranks[string([]byte{byte(b)})] = b
+	}
+	ft, err := FromRanks("bytes", ranks, O200kBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ft.LowerBounded() {
+		t.Error("a tokenizer from a rank file says LowerBounded")
+	}
+}

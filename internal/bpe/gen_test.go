@@ -103,3 +103,29 @@ func classesOfText(text string) uint8 {
 	}
 	return all
 }
+
+// cjkChars are frequent characters of text without spaces: Chinese,
+// Japanese kana, Korean, their punctuation and full-width forms.
+const cjkChars = "的一是不了人我在有他这中大来上国个到说们为子和你地出道也时年得就那要下以生会自着去之过家学对可她里后小么心多天而能好都然没日于起还发成事只作当想看文无开手十用主行方又如前所本见经头面公同三已老从动两长知民样现分将外但身些与高意进把法此实回二理美点月明其种声全工己话儿者向情部正名定女问力机给等几很业最间新什打便位因重被走电四第门相次东政海口使教西再平真听世气信北少关并内加化由却代军产入先山五太水万市眼体别处总才场师书比住员九笑性通目华报立马命张活难神数件安表原车白应路期叫死常提感金何更反合放做系计或司利受光王果亲界及今京务制解各任至清物台象记边共风战干接它许八特觉望直服毛林题建南度统色字请交爱让认算论百吃义科怎元社术结六功指思非流每青管夫连远资队跑根话语言客户要求周五之前完成转账并希望了解所有手续费根据最新的政策债务收入比超过百分四十三申请需人工审核あいうえおかきくけこアイウエオカキクケコ한국어입니다ქართულიენა，。、；：？！「」『』（）【】《》〈〉…—～ＡＢＣ１２３"
+
+// genCJK returns a random run of CJK characters, with now and then a
+// space, a digit run or a Latin word.
+func genCJK(r *rand.Rand, max int) string {
+	chars := []rune(cjkChars)
+	var b strings.Builder
+	for range r.IntN(max + 1) {
+		switch r.IntN(20) {
+		case 0:
+			b.WriteByte(' ')
+		case 1:
+			b.WriteString("2026")
+		case 2:
+			b.WriteString("API")
+		case 3:
+			b.WriteRune(rune(0x4e00 + r.IntN(0x9fff-0x4e00+1)))
+		default:
+			b.WriteRune(chars[r.IntN(len(chars))])
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,119 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"github.com/contextasm/contextasm/contextasm"
+	"github.com/contextasm/contextasm/internal/bpe"
+	"github.com/contextasm/contextasm/template"
+)
+
+// BenchmarkLowerBound bounds every block of the 20,000-block workload and
+// reports how tight the bound is: its sum over the real counts' sum
+// (lb/count), and the worst block's ratio (worst-lb/count).
+func BenchmarkLowerBound(b *testing.B) {
+	decls := Generate(20000, 1)
+	tok, err := bpe.Load(bpe.O200kBase)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sumLB, sumN, worst := 0, 0, 1.0
+	for i := range decls {
+		lb, n := bpe.LowerBound(decls[i].Content), tok.Count(decls[i].Content)
+		if lb > n {
+			b.Fatalf("%s: lower bound %d > count %d", decls[i].RequestID, lb, n)
+		}
+		sumLB, sumN = sumLB+lb, sumN+n
+		worst = min(worst, float64(lb)/float64(n))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for i := range decls {
+			bpe.LowerBound(decls[i].Content)
+		}
+	}
+	b.ReportMetric(float64(sumLB)/float64(sumN), "lb/count")
+	b.ReportMetric(worst, "worst-lb/count")
+}
+
+// BenchmarkCountWorkload counts every block of the 20,000-block workload
+// (about 12 MB), cold: the tokenizer's throughput on multilingual text.
+func BenchmarkCountWorkload(b *testing.B) {
+	decls := Generate(20000, 1)
+	tok, err := bpe.Load(bpe.O200kBase)
+	if err != nil {
+		b.Fatal(err)
+	}
+	size := 0
+	for i := range decls {
+		size += len(decls[i].Content)
+	}
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	for b.Loop() {
+		for i := range decls {
+			tok.Count(decls[i].Content)
+		}
+	}
+}
+
+// tallyCounter is the built-in tokenizer with its calls counted.
+type tallyCounter struct {
+	*bpe.Tokenizer
+	calls atomic.Int64
+}
+
+func (c *tallyCounter) Count(s string) int { c.calls.Add(1); return c.Tokenizer.Count(s) }
+func (c *tallyCounter) Cut(s string, n int) string {
+	c.calls.Add(1)
+	return c.Tokenizer.Cut(s, n)
+}
+func (c *tallyCounter) PlanCuts(s string) (bpe.CutPlan, bool) {
+	c.calls.Add(1)
+	return c.Tokenizer.PlanCuts(s)
+}
+
+// BenchmarkAssembleColdCounted is a cold assembly (a fresh Engine) of 2,000
+// and 20,000 blocks, reporting the tokenizer calls it makes (calls/op):
+// nearly all of them count a block, so fewer means the lower bound spared
+// more blocks the counting.
+func BenchmarkAssembleColdCounted(b *testing.B) {
+	for _, n := range []int{2000, 20000} {
+		b.Run(fmt.Sprintf("blocks=%d", n), func(b *testing.B) {
+			tpl, err := template.Parse(TemplateJSON(16384), "bench")
+			if err != nil {
+				b.Fatal(err)
+			}
+			req := contextasm.Request{Template: tpl, Now: Epoch, SessionID: Session, UserID: User}
+			decls := Generate(n, 1)
+			tok, err := bpe.Load(bpe.O200kBase)
+			if err != nil {
+				b.Fatal(err)
+			}
+			tc := &tallyCounter{Tokenizer: tok}
+			var calls int64
+			b.ReportAllocs()
+			for b.Loop() {
+				b.StopTimer()
+				eng, err := contextasm.New(contextasm.Config{Counter: tc})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := eng.Declare(decls...); err != nil {
+					b.Fatal(err)
+				}
+				tc.calls.Store(0)
+				b.StartTimer()
+				if _, err := eng.Assemble(context.Background(), req); err != nil {
+					b.Fatal(err)
+				}
+				calls = tc.calls.Load()
+				eng.Close()
+			}
+			b.ReportMetric(float64(calls), "calls/op")
+		})
+	}
+}
