@@ -27,25 +27,32 @@ func LowerBound(text string) int {
 		return 0
 	}
 	cls, jt := classes(), joins()
+	bt := &cls.bounds
 	n := 0
 	stretchDigits, run := 0, 0 // tokens owed to digit runs in the stretch; the current run's length
-	var w window
-	var prevNode *joinNode // the previous character's join node, when looked up
+	var prev rune              // the previous character
+	var prevNode *joinNode     // its join node, when looked up
 	prevLooked := false
+	pcat, ppcat := uint8(bcSpace), uint8(bcSpace) // the previous two characters' categories
 	for i := 0; i < len(text); {
-		r, size := decode(text, i)
-		c := cls.of(r)
-		w.push(c, r)
+		r, size := rune(text[i]), 1
+		var cat uint8
+		if r < utf8.RuneSelf {
+			cat = bt.ascii[r]
+		} else {
+			r, size = utf8.DecodeRuneInString(text[i:])
+			cat = categoryOf(cls.of(r))
+		}
 		var node *joinNode
 		looked := false
 		if i > 0 {
-			cut := w.boundary()
-			if !cut && (r >= utf8.RuneSelf || w.ar >= utf8.RuneSelf) {
+			cut := bt.pair[pcat][cat] || (cat == bcLetter && isPunctCat(pcat) && (ppcat == bcOther || ppcat == bcApostrophe))
+			if !cut && (r >= utf8.RuneSelf || prev >= utf8.RuneSelf) {
 				if !prevLooked {
-					prevNode = jt.nodes[w.ar]
+					prevNode = jt.nodes[prev]
 				}
 				node, looked = jt.nodes[r], true
-				cut = !jt.joinable(w.ar, prevNode, r, node) && !jt.bridged(w.ar, r, node)
+				cut = !jt.joinable(prev, prevNode, r, node) && !jt.bridged(prev, r, node)
 			}
 			if cut {
 				stretchDigits += (run + 2) / 3
@@ -53,8 +60,9 @@ func LowerBound(text string) int {
 				stretchDigits, run = 0, 0
 			}
 		}
-		prevNode, prevLooked = node, looked
-		if c&cNumber != 0 && c&cUnknown == 0 {
+		prev, prevNode, prevLooked = r, node, looked
+		ppcat, pcat = pcat, cat
+		if cat == bcDigit {
 			run++
 		} else if run > 0 {
 			stretchDigits += (run + 2) / 3
@@ -66,37 +74,70 @@ func LowerBound(text string) int {
 	return n + max(1, stretchDigits)
 }
 
-// window holds the classes and characters of the last three characters
-// read: x, then a, then b; x is absent (ok false) at the start.
-type window struct {
-	xc, ac, bc uint8
-	xr, ar, br rune
-	n          int
+// Boundary categories: what the boundary rules tell characters apart by.
+const (
+	bcOther      = iota // known, and neither white space, letter, digit nor mark
+	bcApostrophe        // '\''
+	bcSlash             // '/'
+	bcLetter            // known \p{L}
+	bcDigit             // known \p{N}
+	bcMark              // known \p{M}
+	bcSpace             // white space but \r and \n
+	bcNewline           // \r or \n
+	bcUnknown           // unknown to Go's tables
+	numCategories
+)
+
+// boundaryTable is the rules of boundary and window.boundary by category,
+// for LowerBound's loop.
+type boundaryTable struct {
+	ascii [utf8.RuneSelf]uint8               // each ASCII character's category
+	pair  [numCategories][numCategories]bool // boundary between the two
 }
 
-func (w *window) push(c uint8, r rune) {
-	w.xc, w.ac, w.bc = w.ac, w.bc, c
-	w.xr, w.ar, w.br = w.ar, w.br, r
-	w.n++
-}
-
-// boundary reports whether every token ends between a and b (see the
-// function boundary), or between a and b because punctuation precedes: a
-// letter after two punctuation characters (neither white space, letter,
-// digit nor mark, and the first not '/') does not start a piece with them,
-// since the first is in a punctuation piece that takes the second (the
-// first cannot be in a [\r\n/]* tail or, before punctuation, open a word).
-func (w *window) boundary() bool {
-	if boundary(w.ac, w.bc, w.br) {
-		return true
+// categoryOf is the category of a character of classes c, not one of the
+// ASCII characters with a category of their own.
+func categoryOf(c uint8) uint8 {
+	switch {
+	case c&cUnknown != 0:
+		return bcUnknown
+	case c&cNewline != 0:
+		return bcNewline
+	case c&cSpace != 0:
+		return bcSpace
+	case c&cNumber != 0:
+		return bcDigit
+	case c&cLetter != 0:
+		return bcLetter
+	case c&cMark != 0:
+		return bcMark
 	}
-	return w.n >= 3 && w.bc&cLetter != 0 && w.bc&cUnknown == 0 &&
-		isPurePunct(w.xc) && w.xr != '/' && isPurePunct(w.ac)
+	return bcOther
 }
 
-// isPurePunct reports a known character that is neither white space,
-// letter, digit nor mark.
-func isPurePunct(c uint8) bool { return c&(cSpace|cLetter|cNumber|cMark|cUnknown) == 0 }
+// isPunctCat reports the categories isPurePunct accepts.
+func isPunctCat(cat uint8) bool { return cat <= bcSlash }
+
+// categoryReps are a character of each category, to evaluate the rules on.
+var categoryReps = [numCategories]rune{'.', '\'', '/', 'a', '0', 0x0301, ' ', '\n', 0x10D40}
+
+func (bt *boundaryTable) build(cls *classTable) {
+	for c := range rune(utf8.RuneSelf) {
+		switch c {
+		case '\'':
+			bt.ascii[c] = bcApostrophe
+		case '/':
+			bt.ascii[c] = bcSlash
+		default:
+			bt.ascii[c] = categoryOf(cls.of(c))
+		}
+	}
+	for a, ra := range categoryReps {
+		for b, rb := range categoryReps {
+			bt.pair[a][b] = boundary(cls.of(ra), cls.of(rb), rb)
+		}
+	}
+}
 
 // boundary reports whether every token ends between a character of
 // classes a and one of classes b (rune rb), in both encodings and whatever

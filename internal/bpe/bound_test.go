@@ -156,3 +156,63 @@ func TestJoinerAlwaysSplits(t *testing.T) {
 		}
 	}
 }
+
+// window is LowerBound's rules spelt out on the last three characters
+// read (x, then a, then b), the specification its category tables are
+// checked against (TestBoundaryTable).
+type window struct {
+	xc, ac, bc uint8
+	xr, ar, br rune
+	n          int
+}
+
+func (w *window) push(c uint8, r rune) {
+	w.xc, w.ac, w.bc = w.ac, w.bc, c
+	w.xr, w.ar, w.br = w.ar, w.br, r
+	w.n++
+}
+
+// boundary reports whether every token ends between a and b (see the
+// function boundary), or between a and b because punctuation precedes: a
+// letter after two punctuation characters (neither white space, letter,
+// digit nor mark, and the first not '/') does not start a piece with them,
+// since the first is in a punctuation piece that takes the second (the
+// first cannot be in a [\r\n/]* tail or, before punctuation, open a word).
+func (w *window) boundary() bool {
+	if boundary(w.ac, w.bc, w.br) {
+		return true
+	}
+	return w.n >= 3 && w.bc&cLetter != 0 && w.bc&cUnknown == 0 &&
+		isPurePunct(w.xc) && w.xr != '/' && isPurePunct(w.ac)
+}
+
+// isPurePunct reports a known character that is neither white space,
+// letter, digit nor mark.
+func isPurePunct(c uint8) bool { return c&(cSpace|cLetter|cNumber|cMark|cUnknown) == 0 }
+
+// TestBoundaryTable checks LowerBound's category tables against the rules
+// (window.boundary) on every triple of representative characters.
+func TestBoundaryTable(t *testing.T) {
+	cls := classes()
+	cat := func(r rune) uint8 {
+		if r < utf8.RuneSelf {
+			return cls.bounds.ascii[r]
+		}
+		return categoryOf(cls.of(r))
+	}
+	for _, x := range reps {
+		for _, a := range reps {
+			for _, b := range reps {
+				var w window
+				w.push(cls.of(x), x)
+				w.push(cls.of(a), a)
+				w.push(cls.of(b), b)
+				px, pa, pb := cat(x), cat(a), cat(b)
+				got := cls.bounds.pair[pa][pb] || (pb == bcLetter && isPunctCat(pa) && (px == bcOther || px == bcApostrophe))
+				if want := w.boundary(); got != want {
+					t.Fatalf("%q %q %q: the tables say %v, the rules %v", x, a, b, got, want)
+				}
+			}
+		}
+	}
+}

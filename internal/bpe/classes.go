@@ -31,6 +31,7 @@ const (
 type classTable struct {
 	index  []uint16
 	blocks []uint8
+	bounds boundaryTable // LowerBound's rules, by category
 }
 
 const classBlockBits = 7
@@ -80,6 +81,7 @@ func buildClasses() *classTable {
 		}
 		t.index[b] = id
 	}
+	t.bounds.build(t)
 	return t
 }
 

@@ -68,7 +68,7 @@ func (v *vocab) mergeSmall(piece string, parts []part) []part {
 		parts[i] = part{int32(i), noRank}
 	}
 	for i := 0; i+2 <= n; i++ {
-		parts[i].rank = v.rank(piece[i : i+2])
+		parts[i].rank = v.pairs[int(piece[i])<<8|int(piece[i+1])]
 	}
 	for {
 		lowest, at := noRank, -1
@@ -108,7 +108,7 @@ func (v *vocab) mergeLarge(piece string) []int32 {
 	for i := range n {
 		next[i], prev[i], rank[i] = i+1, i-1, noRank
 		if i+2 <= n {
-			rank[i] = v.rank(piece[i : i+2])
+			rank[i] = v.pairs[int(piece[i])<<8|int(piece[i+1])]
 			if rank[i] != noRank {
 				h.push(rank[i], i)
 			}

@@ -37,5 +37,6 @@ func FromRanks(name string, ranks map[string]int, pattern string) (*Tokenizer, e
 	if err := v.byteLevel(); err != nil {
 		return nil, fmt.Errorf("bpe: %s: %w", name, err)
 	}
+	v.indexPairs()
 	return &Tokenizer{name: name, voc: v, sp: splitter{cls: classes(), o200k: pattern == O200kBase}}, nil
 }

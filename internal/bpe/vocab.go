@@ -13,6 +13,10 @@ import (
 type vocab struct {
 	ranks  map[string]int32
 	maxLen int // bytes of the longest token
+	// pairs holds the rank of every two-byte string (noRank if it is not a
+	// token), indexed by the bytes: the first round of every merge looks
+	// up each adjacent pair, the bulk of all lookups.
+	pairs []int32
 }
 
 // noRank is the rank of a byte string that is not a token.
@@ -73,6 +77,7 @@ func parseVocab(data []byte, name string) (*vocab, error) {
 		v.ranks[tok] = e.rank
 		v.maxLen = max(v.maxLen, len(tok))
 	}
+	v.indexPairs()
 	return v, nil
 }
 
@@ -85,6 +90,19 @@ func (v *vocab) byteLevel() error {
 		}
 	}
 	return nil
+}
+
+// indexPairs fills pairs from ranks.
+func (v *vocab) indexPairs() {
+	v.pairs = make([]int32, 1<<16)
+	for i := range v.pairs {
+		v.pairs[i] = noRank
+	}
+	for tok, r := range v.ranks {
+		if len(tok) == 2 {
+			v.pairs[int(tok[0])<<8|int(tok[1])] = r
+		}
+	}
 }
 
 // rank returns the rank of s, noRank when s is not a token.
