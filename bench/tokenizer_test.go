@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/contextasm/contextasm/contextasm"
+	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/internal/bpe"
 	"github.com/contextasm/contextasm/template"
 )
@@ -114,6 +115,54 @@ func BenchmarkAssembleColdCounted(b *testing.B) {
 				eng.Close()
 			}
 			b.ReportMetric(float64(calls), "calls/op")
+		})
+	}
+}
+
+// BenchmarkAssembleTurnIndented is BenchmarkAssembleTurn with every history
+// block indented by a tab, as code is: its lines do not start cleanly, so
+// the final text's count is not the sum of its lines. Counting only the
+// joins (bpe.Tokenizer.JoinDelta) keeps a turn from counting the whole
+// text again.
+func BenchmarkAssembleTurnIndented(b *testing.B) {
+	for _, n := range []int{2000, 20000} {
+		b.Run(fmt.Sprintf("blocks=%d", n), func(b *testing.B) {
+			tpl, err := template.Parse(TemplateJSON(16384), "bench")
+			if err != nil {
+				b.Fatal(err)
+			}
+			req := contextasm.Request{Template: tpl, Now: Epoch, SessionID: Session, UserID: User}
+			decls := Generate(n, 1)
+			for i := range decls {
+				if decls[i].MemoryType == declare.History {
+					decls[i].Content = "\t" + decls[i].Content
+				}
+			}
+			eng, err := contextasm.New(contextasm.Config{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer eng.Close()
+			if err := eng.Declare(decls...); err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			if _, err := eng.Assemble(ctx, req); err != nil {
+				b.Fatal(err)
+			}
+			turn := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				turn++
+				d := Turn(turn)
+				d.Content = "\t" + d.Content
+				if err := eng.Declare(d); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := eng.Assemble(ctx, req); err != nil {
+					b.Fatal(err)
+				}
+			}
 		})
 	}
 }

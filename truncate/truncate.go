@@ -17,9 +17,13 @@ import (
 // counts as the sum of its lines' counts (each with its newline) whenever
 // no line after the first starts with white space or '/', which spares
 // counting the final text; LowerBounded() bool reporting true promises that
-// the engine's lower bound of a block's count (as for the BPE encodings)
-// never exceeds the count, which spares counting blocks that cannot fit.
-// Promise neither unless it holds: a wrong promise breaks the budget.
+// the engine's lower bound of a block's count (computed for the built-in
+// BPE encodings' vocabularies) never exceeds the count, which spares
+// counting blocks that cannot fit; JoinDelta(text string, cuts []int)
+// (int, bool) returning true says what joining separately counted parts
+// changes (the count of text less those of the parts it is cut into at
+// cuts), which spares counting the final text whole.
+// Promise none unless it holds: a wrong promise breaks the budget.
 type Counter interface {
 	// Count returns the number of tokens of text.
 	Count(text string) int

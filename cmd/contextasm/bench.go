@@ -71,6 +71,9 @@ func (c *callCounter) take() int64 { return c.calls.Swap(0) }
 var (
 	_ interface{ LineAdditive() bool } = (*callCounter)(nil)
 	_ interface{ LowerBounded() bool } = (*callCounter)(nil)
+	_ interface {
+		JoinDelta(string, []int) (int, bool)
+	} = (*callCounter)(nil)
 )
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -33,7 +33,7 @@ func LowerBound(text string) int {
 	var prev rune              // the previous character
 	var prevNode *joinNode     // its join node, when looked up
 	prevLooked := false
-	pcat, ppcat := uint8(bcSpace), uint8(bcSpace) // the previous two characters' categories
+	state := uint8(bcSpace<<4 | bcSpace) // the previous two characters' categories
 	for i := 0; i < len(text); {
 		r, size := rune(text[i]), 1
 		var cat uint8
@@ -46,13 +46,15 @@ func LowerBound(text string) int {
 		var node *joinNode
 		looked := false
 		if i > 0 {
-			cut := bt.pair[pcat][cat] || (cat == bcLetter && isPunctCat(pcat) && (ppcat == bcOther || ppcat == bcApostrophe))
-			if !cut && (r >= utf8.RuneSelf || prev >= utf8.RuneSelf) {
+			cut := bt.cut[state][cat&15]
+			if !cut && r >= utf8.RuneSelf && prev >= utf8.RuneSelf {
+				// Two characters that are not ASCII (a pair with an ASCII
+				// side is left to the rules: fewer boundaries, still sound).
 				if !prevLooked {
-					prevNode = jt.nodes[prev]
+					prevNode = jt.node(prev)
 				}
-				node, looked = jt.nodes[r], true
-				cut = !jt.joinable(prev, prevNode, r, node) && !jt.bridged(prev, r, node)
+				node, looked = jt.node(r), true
+				cut = !jt.joinable(prev, prevNode, r, node)
 			}
 			if cut {
 				stretchDigits += (run + 2) / 3
@@ -61,7 +63,7 @@ func LowerBound(text string) int {
 			}
 		}
 		prev, prevNode, prevLooked = r, node, looked
-		ppcat, pcat = pcat, cat
+		state = state<<4 | cat&15
 		if cat == bcDigit {
 			run++
 		} else if run > 0 {
@@ -91,8 +93,10 @@ const (
 // boundaryTable is the rules of boundary and window.boundary by category,
 // for LowerBound's loop.
 type boundaryTable struct {
-	ascii [utf8.RuneSelf]uint8               // each ASCII character's category
-	pair  [numCategories][numCategories]bool // boundary between the two
+	ascii [utf8.RuneSelf]uint8 // each ASCII character's category
+	// cut tells, by the categories of the two characters before (x<<4 | a)
+	// and of the next (b), whether every token ends between a and b.
+	cut [256][16]bool
 }
 
 // categoryOf is the category of a character of classes c, not one of the
@@ -118,10 +122,9 @@ func categoryOf(c uint8) uint8 {
 // isPunctCat reports the categories isPurePunct accepts.
 func isPunctCat(cat uint8) bool { return cat <= bcSlash }
 
-// categoryReps are a character of each category, to evaluate the rules on.
-var categoryReps = [numCategories]rune{'.', '\'', '/', 'a', '0', 0x0301, ' ', '\n', 0x10D40}
-
 func (bt *boundaryTable) build(cls *classTable) {
+	// A character of each category, to evaluate the rules on.
+	reps := [numCategories]rune{'.', '\'', '/', 'a', '0', 0x0301, ' ', '\n', 0x10D40}
 	for c := range rune(utf8.RuneSelf) {
 		switch c {
 		case '\'':
@@ -132,9 +135,12 @@ func (bt *boundaryTable) build(cls *classTable) {
 			bt.ascii[c] = categoryOf(cls.of(c))
 		}
 	}
-	for a, ra := range categoryReps {
-		for b, rb := range categoryReps {
-			bt.pair[a][b] = boundary(cls.of(ra), cls.of(rb), rb)
+	for x := range numCategories {
+		for a, ra := range reps {
+			for b, rb := range reps {
+				bt.cut[x<<4|a][b] = boundary(cls.of(ra), cls.of(rb), rb) ||
+					(b == bcLetter && isPunctCat(uint8(a)) && (x == bcOther || x == bcApostrophe))
+			}
 		}
 	}
 }

@@ -8,8 +8,8 @@ import (
 	"unicode/utf8"
 )
 
-// Joins: which two adjacent characters a token of the built-in vocabularies
-// ever spans. Where no token of o200k_base or cl100k_base holds the end of
+// Joins: which two adjacent characters (neither ASCII) a token of the
+// built-in vocabularies ever spans. Where no token of o200k_base or cl100k_base holds the end of
 // one character and the start of the next, every tokenization of every text
 // has a token boundary between them, whatever the pre-tokenizer does. Text
 // without spaces (Chinese, Japanese) has few boundaries the pre-tokenizer
@@ -50,9 +50,27 @@ type joinNode struct {
 }
 
 type joinTable struct {
-	nodes map[rune]*joinNode
-	// both lists the pairs of partials (a suffix of c1, a prefix of c2).
-	both [][2][]byte
+	nodes []joinNode      // nodes[0] is no node
+	bmp   []uint16        // the node of each character of the BMP, by code point
+	other map[rune]uint16 // the nodes of the other characters
+	// both lists the pairs of partials (a suffix of c1, a prefix of c2);
+	// bothAfter marks the first bytes of their prefixes.
+	both      [][2][]byte
+	bothAfter [256]bool
+}
+
+// node returns the node of r, nil when the table has none.
+func (t *joinTable) node(r rune) *joinNode {
+	var i uint16
+	if r < 0x10000 {
+		i = t.bmp[r]
+	} else {
+		i = t.other[r]
+	}
+	if i == 0 {
+		return nil
+	}
+	return &t.nodes[i]
 }
 
 // joins returns the process-wide join table, decoded on first use.
@@ -61,14 +79,25 @@ var joins = sync.OnceValue(func() *joinTable { return decodeJoins(joinsBin) })
 // decodeJoins reads the table: sorted pair keys (left<<32 | right),
 // delta-encoded as uvarints.
 func decodeJoins(data string) *joinTable {
-	t := &joinTable{nodes: make(map[rune]*joinNode, 8192)}
+	t := &joinTable{nodes: make([]joinNode, 1, 4096), bmp: make([]uint16, 0x10000), other: map[rune]uint16{}}
 	node := func(r rune) *joinNode {
-		n := t.nodes[r]
-		if n == nil {
-			n = &joinNode{}
-			t.nodes[r] = n
+		i := t.other[r]
+		if r < 0x10000 {
+			i = t.bmp[r]
 		}
-		return n
+		if i == 0 {
+			if len(t.nodes) == 1<<16 {
+				panic("bpe: joins.bin has too many characters")
+			}
+			i = uint16(len(t.nodes))
+			t.nodes = append(t.nodes, joinNode{})
+			if r < 0x10000 {
+				t.bmp[r] = i
+			} else {
+				t.other[r] = i
+			}
+		}
+		return &t.nodes[i]
 	}
 	var key uint64
 	for b := []byte(data); len(b) > 0; {
@@ -81,7 +110,9 @@ func decodeJoins(data string) *joinTable {
 		l, r := uint32(key>>32), uint32(key)
 		switch {
 		case l&sidePartial != 0 && r&sidePartial != 0:
-			t.both = append(t.both, [2][]byte{sideBytes(l), sideBytes(r)})
+			p := sideBytes(r)
+			t.both = append(t.both, [2][]byte{sideBytes(l), p})
+			t.bothAfter[p[0]] = true
 		case l&sidePartial != 0:
 			n := node(rune(r))
 			n.beforeP = append(n.beforeP, sideBytes(l))
@@ -106,17 +137,11 @@ func sideBytes(s uint32) []byte {
 }
 
 // joiner is U+2060 WORD JOINER, which rendering may insert into content
-// (see package delimit).
+// (see package delimit). No character but ASCII ones joins it on its left
+// (TestJoinerAlwaysSplits), so inserting it between two characters
+// LowerBound takes a join boundary between (neither ASCII) cannot let
+// tokens bridge them.
 const joiner = 0x2060
-
-// bridged reports whether a word joiner inserted between c1 and c2 could
-// let tokens run from c1 to c2 (one joining c1 to it, one it to c2): only
-// a space joins it on the left (TestJoinerAlwaysSplits), so only after a
-// space. LowerBound takes no boundary there, so that its bound holds for
-// content as rendered.
-func (t *joinTable) bridged(c1, c2 rune, n2 *joinNode) bool {
-	return c1 == ' ' && t.joinable(joiner, t.nodes[joiner], c2, n2)
-}
 
 // joinable reports whether a token of either vocabulary spans the
 // boundary between c1 and c2; n1 and n2 are their nodes (nil when the
@@ -143,6 +168,9 @@ func (t *joinTable) joinable(c1 rune, n1 *joinNode, c2 rune, n2 *joinNode) bool 
 				return true
 			}
 		}
+	}
+	if !t.bothAfter[b2[0]] {
+		return false
 	}
 	for _, ps := range t.both {
 		s, p := ps[0], ps[1]
