@@ -61,6 +61,16 @@ func BenchmarkCountWorkload(b *testing.B) {
 	}
 }
 
+// workloadRequest is the workload's request with its template for budget.
+func workloadRequest(b *testing.B, budget int) contextasm.Request {
+	b.Helper()
+	tpl, err := template.Parse(TemplateJSON(budget), "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return contextasm.Request{Template: tpl, Now: Epoch, SessionID: Session, UserID: User}
+}
+
 // tallyCounter is the built-in tokenizer with its calls counted.
 type tallyCounter struct {
 	*bpe.Tokenizer
@@ -84,11 +94,7 @@ func (c *tallyCounter) PlanCuts(s string) (bpe.CutPlan, bool) {
 func BenchmarkAssembleColdCounted(b *testing.B) {
 	for _, n := range []int{2000, 20000} {
 		b.Run(fmt.Sprintf("blocks=%d", n), func(b *testing.B) {
-			tpl, err := template.Parse(TemplateJSON(16384), "bench")
-			if err != nil {
-				b.Fatal(err)
-			}
-			req := contextasm.Request{Template: tpl, Now: Epoch, SessionID: Session, UserID: User}
+			req := workloadRequest(b, 16384)
 			decls := Generate(n, 1)
 			tok, err := bpe.Load(bpe.O200kBase)
 			if err != nil {
@@ -127,11 +133,7 @@ func BenchmarkAssembleColdCounted(b *testing.B) {
 func BenchmarkAssembleTurnIndented(b *testing.B) {
 	for _, n := range []int{2000, 20000} {
 		b.Run(fmt.Sprintf("blocks=%d", n), func(b *testing.B) {
-			tpl, err := template.Parse(TemplateJSON(16384), "bench")
-			if err != nil {
-				b.Fatal(err)
-			}
-			req := contextasm.Request{Template: tpl, Now: Epoch, SessionID: Session, UserID: User}
+			req := workloadRequest(b, 16384)
 			decls := Generate(n, 1)
 			for i := range decls {
 				if decls[i].MemoryType == declare.History {
