@@ -70,6 +70,11 @@ type FileStore struct {
 	mu      sync.Mutex
 	seen    fileID // the file Changes read last, and its version
 	seenVer Version
+	// The file this store's last Apply wrote, its version and the change
+	// it made: a reader one version behind learns it without reading.
+	wrote    fileID
+	wroteVer Version
+	wroteChg Change
 }
 
 // NewFileStore returns a store for the state file at path. The file is
@@ -93,15 +98,24 @@ func (s *FileStore) Load() (*State, error) {
 
 // Changes returns the whole state when the file's version is not since,
 // and an empty Update when it is. A file cannot list the batches applied
-// since a version; it is read again only when it was replaced.
+// since a version; it is read again only when it was replaced, and not
+// even then when the file is the one this store's last Apply wrote, one
+// version after since: that change is returned instead.
 func (s *FileStore) Changes(ctx context.Context, since Version, writer string) (*Update, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if fi, err := os.Stat(s.path); err == nil && s.seen == identify(fi) && s.seenVer == since {
-		return &Update{Version: since}, nil
+	if fi, err := os.Stat(s.path); err == nil {
+		id := identify(fi)
+		if id == s.seen && s.seenVer == since {
+			return &Update{Version: since}, nil
+		}
+		if id == s.wrote && s.wroteVer.Epoch == since.Epoch && s.wroteVer.N == since.N+1 {
+			s.seen, s.seenVer = id, s.wroteVer
+			return &Update{Version: s.wroteVer, Changes: []Change{s.wroteChg}}, nil
+		}
 	}
 	f, id, err := s.read()
 	if err != nil {
@@ -148,8 +162,9 @@ func (s *FileStore) Apply(ctx context.Context, b *Batch) (Version, error) {
 	if b.Seq != last+1 {
 		return Version{}, &GapError{Writer: b.Writer, Last: last, Seq: b.Seq}
 	}
-	f.State.Apply(b)
+	chg := f.State.Apply(b)
 	f.Revision++
+	chg.Version = f.Revision
 	now := s.now().UTC()
 	if f.Writers == nil {
 		f.Writers = make(map[string]writerMark)
@@ -158,6 +173,11 @@ func (s *FileStore) Apply(ctx context.Context, b *Batch) (Version, error) {
 	pruneWriters(f.Writers, now)
 	if err := s.write(path, f); err != nil {
 		return Version{}, err
+	}
+	if fi, err := os.Stat(s.path); err == nil {
+		s.mu.Lock()
+		s.wrote, s.wroteVer, s.wroteChg = identify(fi), f.version(), chg
+		s.mu.Unlock()
 	}
 	return f.version(), nil
 }

@@ -264,3 +264,29 @@ func TestWritersPruned(t *testing.T) {
 		t.Errorf("writers %v", f.Writers)
 	}
 }
+
+// A store's own last write is told as a change, not read back; a write by
+// another store is read whole.
+func TestChangesOfOwnWrite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.json")
+	s := NewFileStore(path)
+	v1, err := s.Apply(context.Background(), citeBatch("w", 1, "a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2, _ := s.Apply(context.Background(), citeBatch("w", 2, "a"))
+	u, err := s.Changes(context.Background(), v1, "w")
+	if err != nil || u.Full != nil || len(u.Changes) != 1 || u.Version != v2 || u.Changes[0].Trust["a"] != 0.6 || u.Changes[0].Seq != 2 {
+		t.Fatalf("own write: %+v, %v", u, err)
+	}
+	if u, _ := s.Changes(context.Background(), v2, "w"); u.Full != nil || len(u.Changes) != 0 {
+		t.Errorf("nothing new: %+v", u)
+	}
+	if _, err := NewFileStore(path).Apply(context.Background(), citeBatch("other", 1, "a")); err != nil {
+		t.Fatal(err)
+	}
+	u, err = s.Changes(context.Background(), v2, "w")
+	if err != nil || u.Full == nil || u.Full.Trust["a"] != 0.65 || u.Acked != 2 {
+		t.Errorf("another store's write: %+v, %v", u, err)
+	}
+}
