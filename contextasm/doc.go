@@ -24,6 +24,15 @@
 // whatever GOMAXPROCS, map order or concurrency. Now is an input; the engine
 // never reads the clock.
 //
+// # Learned state
+//
+// With Config.State the Engine shares what it learns (trust, heat,
+// sessions' decisions) with every Engine using the same store: it keeps a
+// local snapshot, which Assemble reads and never waits for, and a
+// goroutine sends its deltas and takes in others' (StateOptions; Flush,
+// Close). A store out of reach shows as a state_unavailable event, not an
+// error. See docs/fleet.md.
+//
 // # Performance
 //
 // Token counts are cached by the SHA-256 of the counted text in a bounded

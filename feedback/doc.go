@@ -2,9 +2,12 @@
 // it into learning: which blocks it cited (<memory_ref id="…"/> tags), where
 // in its answer it first cited each, how trust should move, which
 // break_on_violation constraints its answer broke, and per-block heat
-// counters. It also owns the learned state (trust and heat) and its file,
-// written with an atomic replace so that a crash never leaves a torn or lost
-// state file (docs/feedback.md).
+// counters. It also owns the learned state (trust, heat, sessions'
+// decisions), the batches of deltas that change it ([Batch]: applied once
+// each, every key atomically, so that writers sharing a state never
+// overwrite each other) and the embedded store, [FileStore]: one file,
+// locked across processes and replaced atomically, so that a crash never
+// leaves a torn or lost state file (docs/feedback.md, docs/fleet.md).
 //
 // The functions here are pure: [Evaluate] takes the blocks that were in the
 // context and the response, and returns a [Result]; package contextasm

@@ -46,7 +46,8 @@ type stateFile struct {
 func (f *stateFile) version() Version { return Version{Epoch: f.Epoch, N: f.Revision} }
 
 // FileStore keeps a State in one JSON file, for one host or for processes
-// sharing a file system. Apply takes an exclusive lock on a sidecar file
+// sharing a file system (the file and its lock must be regular files, not
+// symbolic links). Apply takes an exclusive lock on a sidecar file
 // (PATH.lock: the state file itself is replaced, so a lock on it would not
 // exclude a process that opened the new one), reads the file, applies the
 // batch, and replaces the file atomically: a temporary file in the same
@@ -182,37 +183,24 @@ func (s *FileStore) Apply(ctx context.Context, b *Batch) (Version, error) {
 	return f.version(), nil
 }
 
-// target returns the file to write: the state path, or the file it links
-// to (a symbolic link is followed, not replaced). Anything but a regular
-// file is refused.
+// target returns the file to write, the state path, refusing anything but
+// a regular file or nothing: a symbolic link is refused, naming its target,
+// as for the CLI's -o (whoever made the link would choose what is
+// replaced), and so are devices, FIFOs and directories.
 func (s *FileStore) target() (string, error) {
 	fi, err := os.Lstat(s.path)
-	if errors.Is(err, fs.ErrNotExist) {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return s.path, nil
-	}
-	if err != nil {
+	case err != nil:
 		return "", fmt.Errorf("feedback: state %s: %w", s.path, err)
-	}
-	path := s.path
-	for links := 0; fi.Mode()&fs.ModeSymlink != 0; links++ {
-		dest, err := os.Readlink(path)
-		if err != nil || links == 40 {
-			return "", fmt.Errorf("feedback: state %s: cannot follow its link: %v", s.path, err)
-		}
-		if !filepath.IsAbs(dest) {
-			dest = filepath.Join(filepath.Dir(path), dest)
-		}
-		path = dest
-		if fi, err = os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
-			return path, nil
-		} else if err != nil {
-			return "", fmt.Errorf("feedback: state %s: %w", s.path, err)
-		}
-	}
-	if !fi.Mode().IsRegular() {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		dest, _ := os.Readlink(s.path)
+		return "", fmt.Errorf("feedback: state %s is a symbolic link (to %s): give the file itself", s.path, dest)
+	case !fi.Mode().IsRegular():
 		return "", fmt.Errorf("feedback: state %s is not a regular file (%v)", s.path, fi.Mode().Type())
 	}
-	return path, nil
+	return s.path, nil
 }
 
 func (s *FileStore) read() (*stateFile, fileID, error) { return readFile(s.path, s.path) }
@@ -357,9 +345,9 @@ const lockWait = 10 * time.Millisecond
 // lockFile takes an exclusive lock on the file at path (created if
 // missing), trying until ctx is done, and returns its release.
 func lockFile(ctx context.Context, path string) (func(), error) {
-	fh, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	fh, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|noFollow, 0o600)
 	if err != nil {
-		if fh, err = os.Open(path); err != nil {
+		if fh, err = os.OpenFile(path, os.O_RDONLY|noFollow, 0); err != nil {
 			return nil, fmt.Errorf("feedback: locking state: %w", err)
 		}
 	}

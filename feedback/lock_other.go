@@ -17,3 +17,6 @@ func identify(fi fs.FileInfo) fileID {
 }
 
 func keepOwner(*os.File, fs.FileInfo) {}
+
+// noFollow makes opening the lock file fail on a symbolic link.
+const noFollow = 0

@@ -49,3 +49,6 @@ func keepOwner(f *os.File, old fs.FileInfo) {
 	}
 	f.Chown(int(st.Uid), int(st.Gid)) // best effort: an unprivileged writer cannot
 }
+
+// noFollow makes opening the lock file fail on a symbolic link.
+const noFollow = syscall.O_NOFOLLOW

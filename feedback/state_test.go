@@ -174,28 +174,38 @@ func TestApplyKeepsMode(t *testing.T) {
 	}
 }
 
-// A symbolic link is followed, not replaced; a FIFO or a directory is
-// refused.
-func TestApplyFollowsLinksAndRefusesOthers(t *testing.T) {
+// A symbolic link is refused, naming its target, and left alone (as for
+// the CLI's -o); so is a directory; a link in place of the lock file is
+// not followed.
+func TestApplyRefusesLinksAndOthers(t *testing.T) {
 	dir := t.TempDir()
-	real := filepath.Join(dir, "real.json")
+	victim := filepath.Join(dir, "victim")
+	os.WriteFile(victim, []byte("precious"), 0o600)
 	link := filepath.Join(dir, "link.json")
-	if err := os.Symlink(real, link); err != nil {
+	if err := os.Symlink(victim, link); err != nil {
 		t.Skip(err)
 	}
-	if _, err := NewFileStore(link).Apply(context.Background(), citeBatch("w", 1, "a")); err != nil {
-		t.Fatal(err)
+	_, err := NewFileStore(link).Apply(context.Background(), citeBatch("w", 1, "a"))
+	if err == nil || !strings.Contains(err.Error(), "symbolic link") || !strings.Contains(err.Error(), victim) {
+		t.Errorf("Apply through a link: %v; want a refusal naming %s", err, victim)
+	}
+	if data, _ := os.ReadFile(victim); string(data) != "precious" {
+		t.Errorf("the link's target changed: %q", data)
 	}
 	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
 		t.Errorf("the link was replaced: %v, %v", fi, err)
-	}
-	if st, err := NewFileStore(real).Load(); err != nil || st.Trust["a"] != 0.55 {
-		t.Errorf("the link's target: %+v, %v", st, err)
 	}
 	sub := filepath.Join(dir, "dir.json")
 	os.Mkdir(sub, 0o755)
 	if _, err := NewFileStore(sub).Apply(context.Background(), citeBatch("w", 1, "a")); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("Apply to a directory: %v", err)
+	}
+	state := filepath.Join(dir, "state.json")
+	if err := os.Symlink(victim, state+".lock"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewFileStore(state).Apply(context.Background(), citeBatch("w", 1, "a")); err == nil {
+		t.Error("a symbolic link in place of the lock file was followed")
 	}
 }
 
