@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/contextasm/contextasm/internal/atomicfile"
 )
 
 // DedupWindow is how long a store remembers the last batch of each writer:
@@ -236,53 +238,19 @@ func readFile(path, name string) (*stateFile, fileID, error) {
 }
 
 // write replaces the file at path with f, atomically, keeping its mode.
-func (s *FileStore) write(path string, f *stateFile) (err error) {
+func (s *FileStore) write(path string, f *stateFile) error {
 	data, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
 		return fmt.Errorf("feedback: encoding state: %w", err)
 	}
 	data = append(data, '\n')
-	mode := fs.FileMode(0o600) // learned state holds conversations' decisions
-	old, statErr := os.Stat(path)
-	if statErr == nil {
-		mode = old.Mode().Perm()
+	// A new file is private: learned state holds conversations' decisions.
+	o := atomicfile.Options{Perm: 0o600, SyncDir: true, Rename: s.rename}
+	if old, err := os.Stat(path); err == nil {
+		o.Old = old
 	}
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
+	if err := atomicfile.Replace(path, data, o); err != nil {
 		return fmt.Errorf("feedback: saving state: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err = tmp.Chmod(mode); err != nil {
-		return fmt.Errorf("feedback: saving state: %w", err)
-	}
-	if statErr == nil {
-		keepOwner(tmp, old)
-	}
-	if _, err = tmp.Write(data); err != nil {
-		return fmt.Errorf("feedback: saving state: %w", err)
-	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("feedback: saving state: %w", err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("feedback: saving state: %w", err)
-	}
-	if err = s.rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("feedback: saving state: %w", err)
-	}
-	// The rename is durable only once the directory entry is on disk.
-	if d, derr := os.Open(dir); derr == nil {
-		derr = d.Sync()
-		d.Close()
-		if derr != nil {
-			return fmt.Errorf("feedback: saving state: syncing %s: %w", dir, derr)
-		}
 	}
 	return nil
 }
@@ -291,7 +259,7 @@ func (s *FileStore) write(path string, f *stateFile) (err error) {
 // that did not finish (the process was killed). The caller holds the lock,
 // so no live writer owns one.
 func removeStaleTemps(path string) {
-	dir, prefix := filepath.Dir(path), "."+filepath.Base(path)+".tmp-"
+	dir, prefix := filepath.Dir(path), atomicfile.TempPrefix(path)
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return

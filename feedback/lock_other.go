@@ -16,7 +16,5 @@ func identify(fi fs.FileInfo) fileID {
 	return fileID{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
 }
 
-func keepOwner(*os.File, fs.FileInfo) {}
-
 // noFollow makes opening the lock file fail on a symbolic link.
 const noFollow = 0

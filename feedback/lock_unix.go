@@ -36,19 +36,5 @@ func identify(fi fs.FileInfo) fileID {
 	return id
 }
 
-// keepOwner gives f the owner and group of old, when the process may (it
-// runs as root, or only the group differs and it belongs to it); a state
-// file replaced by another user keeps whom it belonged to where possible.
-func keepOwner(f *os.File, old fs.FileInfo) {
-	st, ok := old.Sys().(*syscall.Stat_t)
-	if !ok {
-		return
-	}
-	if int(st.Uid) == os.Getuid() && int(st.Gid) == os.Getgid() {
-		return
-	}
-	f.Chown(int(st.Uid), int(st.Gid)) // best effort: an unprivileged writer cannot
-}
-
 // noFollow makes opening the lock file fail on a symbolic link.
 const noFollow = syscall.O_NOFOLLOW

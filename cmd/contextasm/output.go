@@ -1,14 +1,13 @@
 package main
 
 import (
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"math/rand/v2"
 	"os"
-	"path/filepath"
+
+	"github.com/contextasm/contextasm/internal/atomicfile"
 )
 
 // toStdout reports whether an -o value means standard output: none, or "-".
@@ -56,51 +55,12 @@ func writeOutput(stdout io.Writer, name string, data []byte) error {
 // replaceFile writes data to a new file beside name and renames it over
 // name. old, when set, is the file replaced: its mode, owner and group
 // carry over.
-func replaceFile(name string, data []byte, old fs.FileInfo) (err error) {
-	perm := fs.FileMode(0o644) // the umask applies to a new file, as for any program
-	if old != nil {
-		perm = old.Mode().Perm()
-	}
-	dir, base := filepath.Split(name)
-	var tmp *os.File
-	for range 100 {
-		var suffix [8]byte
-		for i := range suffix {
-			suffix[i] = byte(rand.Uint32())
-		}
-		tmp, err = os.OpenFile(filepath.Join(dir, "."+base+".tmp-"+hex.EncodeToString(suffix[:])), os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-		if !errors.Is(err, fs.ErrExist) {
-			break
-		}
-	}
-	if err != nil {
+func replaceFile(name string, data []byte, old fs.FileInfo) error {
+	// The umask applies to a new file, as for any program.
+	if err := atomicfile.Replace(name, data, atomicfile.Options{Perm: 0o644, Old: old}); err != nil {
 		return fmt.Errorf("-o: %w", err)
 	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-			err = fmt.Errorf("-o: %w", err)
-		}
-	}()
-	if old != nil {
-		// The mode exactly, which the umask may have narrowed at
-		// creation; the owner where the process may set it.
-		if err := tmp.Chmod(old.Mode().Perm()); err != nil {
-			return err
-		}
-		keepOwner(tmp, old)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), name)
+	return nil
 }
 
 // writeInPlace writes data into an existing file that is not regular, as

@@ -2,11 +2,4 @@
 
 package main
 
-import (
-	"io/fs"
-	"os"
-)
-
 const openNoFollow = 0
-
-func keepOwner(*os.File, fs.FileInfo) {}

@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"testing"
 	"time"
 
 	"github.com/contextasm/contextasm/feedback"
+	"github.com/contextasm/contextasm/internal/storetest"
 )
 
 // store is a reference store: a state, the writers' last Seq, and the log
@@ -125,20 +125,8 @@ func replayed(r *Replica) *feedback.State {
 
 func sameState(t *testing.T, what string, got, want *feedback.State, heat bool) {
 	t.Helper()
-	if !maps.Equal(got.Trust, want.Trust) {
-		t.Fatalf("%s: trust\n got %v\nwant %v", what, got.Trust, want.Trust)
-	}
-	if heat && !maps.Equal(got.Heat, want.Heat) {
-		t.Fatalf("%s: heat\n got %v\nwant %v", what, got.Heat, want.Heat)
-	}
-	if len(got.Sessions) != len(want.Sessions) {
-		t.Fatalf("%s: sessions\n got %v\nwant %v", what, got.Sessions, want.Sessions)
-	}
-	for k, w := range want.Sessions {
-		g := got.Sessions[k]
-		if g == nil || g.Version != w.Version || string(g.Data) != string(w.Data) || !g.Updated.Equal(w.Updated) {
-			t.Fatalf("%s: session %s = %+v, want %+v", what, k, g, w)
-		}
+	if !storetest.SameState(t, what, got, want, heat) {
+		t.FailNow()
 	}
 }
 

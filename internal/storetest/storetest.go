@@ -70,24 +70,31 @@ func apply(t testing.TB, s Store, b *feedback.Batch) feedback.Version {
 	return v
 }
 
-// sameLearned compares trust, heat and sessions, not the version field.
-func sameLearned(t testing.TB, what string, got, want *feedback.State, heat bool) {
+// SameState reports whether got holds want's trust, sessions and (when
+// heat is set) heat, not comparing versions, and says what differs.
+func SameState(t testing.TB, what string, got, want *feedback.State, heat bool) bool {
 	t.Helper()
+	same := true
 	if !maps.Equal(got.Trust, want.Trust) {
 		t.Errorf("%s: trust\n got %v\nwant %v", what, got.Trust, want.Trust)
+		same = false
 	}
 	if heat && !maps.Equal(got.Heat, want.Heat) {
 		t.Errorf("%s: heat\n got %v\nwant %v", what, got.Heat, want.Heat)
+		same = false
 	}
 	if len(got.Sessions) != len(want.Sessions) {
 		t.Errorf("%s: %d sessions, want %d", what, len(got.Sessions), len(want.Sessions))
+		same = false
 	}
 	for k, w := range want.Sessions {
 		g := got.Sessions[k]
 		if g == nil || g.Version != w.Version || !g.Updated.Equal(w.Updated) || string(g.Data) != string(w.Data) {
 			t.Errorf("%s: session %q = %+v, want %+v", what, k, g, w)
+			same = false
 		}
 	}
+	return same
 }
 
 func testEmpty(t *testing.T, s Store) {
@@ -268,7 +275,7 @@ func testChanges(t *testing.T, s Store) {
 			reader.ApplyChange(&c)
 		}
 	}
-	sameLearned(t, "replayed reader", reader, want, u.Full != nil)
+	SameState(t, "replayed reader", reader, want, u.Full != nil)
 	// Nothing more: nothing changed.
 	if u2, err := s.Changes(context.Background(), wv, "w1"); err != nil || u2.Full != nil || len(u2.Changes) != 0 {
 		t.Errorf("Changes at the store's version: %+v, %v", u2, err)
@@ -333,7 +340,7 @@ func testConcurrent(t *testing.T, s Store) {
 	if v.N != writers*each {
 		t.Errorf("version %d after %d batches", v.N, writers*each)
 	}
-	sameLearned(t, "after concurrent writers", got, want, true)
+	SameState(t, "after concurrent writers", got, want, true)
 	if w := feedback.TrustFromUnits(feedback.TrustUnits(0.3) + writers*each*feedback.TrustUnits(0.002)); got.Trust["shared"] != w {
 		t.Errorf("shared trust %v, want %v", got.Trust["shared"], w)
 	}
@@ -351,5 +358,5 @@ func testKeys(t *testing.T, s Store) {
 	want := feedback.NewState()
 	want.Apply(b)
 	got, _ := Full(t, s)
-	sameLearned(t, "unusual keys", got, want, true)
+	SameState(t, "unusual keys", got, want, true)
 }
