@@ -91,7 +91,7 @@ func BenchmarkDeclare(b *testing.B) {
 // conversation) and assembles: one block is counted, the rest comes from
 // the caches.
 func BenchmarkAssembleTurn(b *testing.B) {
-	for _, n := range []int{2000, 20000} {
+	for _, n := range []int{2000, 20000, 200000} {
 		b.Run(fmt.Sprintf("blocks=%d", n), func(b *testing.B) {
 			eng, req, _ := setup(b, n, 8192)
 			ctx := context.Background()

@@ -178,7 +178,7 @@ func TestFillStopCountsNothingAfterMisfit(t *testing.T) {
 				t.Error("the first misfit was not counted; the fixture is wrong")
 			}
 			blocks := map[string]contextasm.BlockResult{}
-			for _, b := range res.Sections[0].Blocks {
+			for _, b := range res.Sections()[0].Blocks {
 				blocks[b.RequestID] = b
 			}
 			if b := blocks["b-misfit"]; b.Status != outcome.StatusDropped || b.Reason != outcome.ReasonSectionCap || b.Tokens == 0 {
@@ -226,7 +226,7 @@ func TestCacheKeepsEncodingsApart(t *testing.T) {
 			t.Errorf("%s: TotalTokens = %d, want %d", enc, res.TotalTokens, want)
 		}
 		totals[enc] = res.TotalTokens
-		for _, sec := range res.Sections {
+		for _, sec := range res.Sections() {
 			for _, b := range sec.Blocks {
 				if want := tok.Count(res.Text[b.Offset : b.Offset+b.Length]); b.Tokens != want {
 					t.Errorf("%s: block %s counted %d tokens, want %d", enc, b.RequestID, b.Tokens, want)

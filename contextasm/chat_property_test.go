@@ -154,7 +154,7 @@ func TestChatProperties(t *testing.T) {
 			if len(res.Messages().Messages) > 0 {
 				stats["with messages"]++
 			}
-			for _, e := range res.Events {
+			for _, e := range res.Events() {
 				stats[string(e.Reason)]++
 			}
 
@@ -163,7 +163,7 @@ func TestChatProperties(t *testing.T) {
 			shuffled := slices.Clone(decls)
 			r.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
 			again := assemble(t, newEngine(t, contextasm.Config{ChatOverhead: overhead}, shuffled...), req)
-			if again.RenderHash != res.RenderHash || again.Text != res.Text || !slices.Equal(again.Events, res.Events) ||
+			if again.RenderHash != res.RenderHash || again.Text != res.Text || !slices.Equal(again.Events(), res.Events()) ||
 				!slices.EqualFunc(again.Messages().Messages, res.Messages().Messages, sameMessage) {
 				t.Fatalf("%s: another declaration order gives another result", what)
 			}
@@ -188,7 +188,7 @@ func checkChatResult(t *testing.T, what string, tok *bpe.Tokenizer, overhead con
 	t.Helper()
 	fail := func(format string, args ...any) {
 		t.Helper()
-		t.Fatalf("%s: %s\ntext:\n%s\nmessages: %+v\nevents: %+v", what, fmt.Sprintf(format, args...), res.Text, res.Messages().Messages, res.Events)
+		t.Fatalf("%s: %s\ntext:\n%s\nmessages: %+v\nevents: %+v", what, fmt.Sprintf(format, args...), res.Text, res.Messages().Messages, res.Events())
 	}
 	by := make(map[string]*declare.Declaration)
 	for i := range decls {
@@ -249,7 +249,7 @@ func checkChatResult(t *testing.T, what string, tok *bpe.Tokenizer, overhead con
 	// Each block's fate: in the result (a message, or a place in the
 	// text), or explained by an event. Blocks kept are the ones sent.
 	status := map[string]outcome.Status{}
-	for _, s := range res.Sections {
+	for _, s := range res.Sections() {
 		if s.UsedTokens > s.MaxTokens {
 			fail("section %s uses %d tokens, over its cap %d", s.Name, s.UsedTokens, s.MaxTokens)
 		}
@@ -258,7 +258,7 @@ func checkChatResult(t *testing.T, what string, tok *bpe.Tokenizer, overhead con
 		}
 	}
 	events := map[string]outcome.Event{}
-	for _, e := range res.Events {
+	for _, e := range res.Events() {
 		if e.Kind != outcome.KindNotice {
 			events[e.RequestID] = e
 		}
@@ -428,7 +428,7 @@ func TestChatConversationProperties(t *testing.T) {
 				}
 				checkChatResult(t, what, tok, contextasm.ChatOverhead{}, decls[:declared], res)
 				stats["assemblies"]++
-				for _, e := range res.Events {
+				for _, e := range res.Events() {
 					stats[string(e.Reason)]++
 				}
 				if res.Prefix != nil {

@@ -53,7 +53,7 @@ type observed struct {
 }
 
 func outcomeOf(t testing.TB, res *contextasm.Result) observed {
-	return observed{text: res.Text, dump: dumpWithoutPrefix(t, res), events: res.Events, audit: res.Audit, prefix: res.Prefix}
+	return observed{text: res.Text, dump: dumpWithoutPrefix(t, res), events: res.Events(), audit: res.Audit(), prefix: res.Prefix}
 }
 
 func compareOutcomes(t testing.TB, what string, got, want observed) {
@@ -134,7 +134,7 @@ func TestHistoryTieFollowsDeclaration(t *testing.T) {
 	req := demoRequest(tpl)
 	ranks := func(decls []declare.Declaration) (x, y int) {
 		res := assemble(t, newEngine(t, contextasm.Config{}, decls...), req)
-		for _, s := range res.Sections {
+		for _, s := range res.Sections() {
 			for i, b := range s.Blocks {
 				switch b.RequestID {
 				case "tie-turn-x":

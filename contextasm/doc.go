@@ -9,7 +9,7 @@
 //	err = eng.Declare(decls...)
 //	tpl, err := template.LoadFile("template.json")
 //	res, err := eng.Assemble(ctx, contextasm.Request{Template: tpl, Now: now, SessionID: "s1"})
-//	// res.Text, res.TotalTokens, res.Fingerprint, res.Sections, res.Events, res.Audit
+//	// res.Text, res.TotalTokens, res.Fingerprint, res.Sections(), res.Events(), res.Audit()
 //
 // The Engine owns the block store and the token-count cache; the decisions
 // are the internal assembler's (told in package outcome's vocabulary), the formats packages declare and template's, the

@@ -599,7 +599,7 @@ func (e *Engine) Assemble(ctx context.Context, req Request) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("contextasm: %w", err)
 		}
-		memo = &assembled{out: out, types: memoryTypes(out.Sections), blocks: auditBlocks(out), format: req.Format}
+		memo = &assembled{out: out, format: req.Format}
 		if memo.renderHash, err = renderHashOf(memo); err != nil {
 			return nil, err
 		}
@@ -616,20 +616,15 @@ func (e *Engine) Assemble(ctx context.Context, req Request) (*Result, error) {
 		// costs the next call its stickiness, not this call its result.
 		_ = e.recordDecision(conv, req.Now, memo.out.Decision, memo.decision)
 	}
-	snap.recordHeat(memo.out.Sections)
+	snap.recordHeat(memo.explained().Sections)
 	e.markHeat()
-	out := memo.out
-	events := out.Events
-	if extra := e.sources.current(); len(extra) > 0 {
-		events = append(slices.Clip(events), extra...) // never into the memo's array
-	}
-	events = e.stateEvents(events)
-	res := newResult(tpl, req, memo, events)
+	res := newResult(tpl, req, memo, e.stateEvents(e.sources.current()))
+	res.told.inputs = e.inputs.current()
 	res.StateVersion = snap.state
-	res.Audit.Inputs = e.inputs.current()
 	res.Approximate = approx
 	if e.cfg.Audit != nil {
-		res.Audit.Log(ctx, e.cfg.Audit)
+		audit := res.Audit()
+		audit.Log(ctx, e.cfg.Audit)
 	}
 	return res, nil
 }

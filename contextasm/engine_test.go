@@ -517,6 +517,6 @@ func TestLowerBoundKeepsABlockThatFits(t *testing.T) {
 	eng := newEngine(t, contextasm.Config{}, slashes)
 	res := assemble(t, eng, contextasm.Request{Template: tpl, Now: demoNow})
 	if !strings.Contains(res.Text, slashes.Content) {
-		t.Errorf("the block that fits was left out:\n%s\nevents: %+v", res.Text, res.Events)
+		t.Errorf("the block that fits was left out:\n%s\nevents: %+v", res.Text, res.Events())
 	}
 }

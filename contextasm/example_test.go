@@ -49,7 +49,7 @@ func ExampleEngine_Assemble() {
 	}
 	fmt.Print(res.Text) // the text ends with a newline
 	fmt.Println("tokens:", res.TotalTokens, "of", res.Budget)
-	for _, ev := range res.Events {
+	for _, ev := range res.Events() {
 		fmt.Println("event:", ev.Reason, ev.RequestID)
 	}
 	// Another session's block is counted, never named.

@@ -91,8 +91,8 @@ func TestTenantsSeeOnlyTheirOwnIDs(t *testing.T) {
 	if total != len(hidden) || res.ExcludedCounts[outcome.ReasonOutOfScope] == 0 || res.ExcludedCounts[outcome.ReasonAccessDenied] != 1 {
 		t.Errorf("excluded counts %v, want %d blocks in all", res.ExcludedCounts, len(hidden))
 	}
-	if !maps.Equal(res.Audit.ExcludedCounts, res.ExcludedCounts) {
-		t.Errorf("audit counts %v, result counts %v", res.Audit.ExcludedCounts, res.ExcludedCounts)
+	if !maps.Equal(res.Audit().ExcludedCounts, res.ExcludedCounts) {
+		t.Errorf("audit counts %v, result counts %v", res.Audit().ExcludedCounts, res.ExcludedCounts)
 	}
 
 	// The trusted debugging mode names them; the warm path keeps the two
@@ -169,7 +169,7 @@ func TestAuditHashesRenderedBlocks(t *testing.T) {
 
 	var want []outcome.AuditBlock
 	cut := false
-	for _, s := range res.Sections {
+	for _, s := range res.Sections() {
 		for _, b := range s.Blocks {
 			if b.Status == outcome.StatusDropped {
 				continue
@@ -182,12 +182,12 @@ func TestAuditHashesRenderedBlocks(t *testing.T) {
 	if !cut || len(want) < 10 {
 		t.Fatalf("fixture: %d blocks in the text, a cut one: %v", len(want), cut)
 	}
-	if !slices.Equal(res.Audit.Blocks, want) {
-		t.Errorf("audit blocks %+v\nwant %+v", res.Audit.Blocks, want)
+	if !slices.Equal(res.Audit().Blocks, want) {
+		t.Errorf("audit blocks %+v\nwant %+v", res.Audit().Blocks, want)
 	}
 	inputs := []outcome.Input{{Name: "file:a.jsonl", SHA256: strings.Repeat("a", 64)}, {Name: "file:b.jsonl", SHA256: strings.Repeat("b", 64)}}
-	if !slices.Equal(res.Audit.Inputs, inputs) {
-		t.Errorf("audit inputs %+v, want %+v", res.Audit.Inputs, inputs)
+	if !slices.Equal(res.Audit().Inputs, inputs) {
+		t.Errorf("audit inputs %+v, want %+v", res.Audit().Inputs, inputs)
 	}
 	// The logged line holds the same, and no block's content.
 	var line struct {

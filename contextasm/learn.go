@@ -54,16 +54,36 @@ type outputKey struct {
 	fresh                bool
 }
 
-// assembled is a memoised assembly: its output, the memory types that took
-// part and the render hash, computed once however often it is reused.
+// assembled is a memoised assembly: its output and render hash, computed
+// once however often it is reused.
 type assembled struct {
 	decisionDigest [16]byte // of decision
 	out            *assemble.Output
 	decision       []byte // out.Decision as JSON, for the learned state
-	types          []string
 	renderHash     string
-	blocks         []outcome.AuditBlock
 	format         chat.Format
+	// why, when set, has the sections and events out leaves out (an
+	// incremental assembly's): see explained. Copies of a memo share it.
+	why *explanation
+}
+
+// explanation is an incremental assembly's sections and events: the same
+// inputs assembled again from scratch, on first use.
+type explanation struct {
+	once    sync.Once
+	explain func() *assemble.Output
+	full    *assemble.Output
+}
+
+// explained returns the assembly's output with its sections and events:
+// out, or, for an incremental assembly, the same assembled from scratch
+// on first use.
+func (a *assembled) explained() *assemble.Output {
+	if a.why == nil {
+		return a.out
+	}
+	a.why.once.Do(func() { a.why.full = a.why.explain() })
+	return a.why.full
 }
 
 // outputMemo remembers the most recent assembly. One entry is enough for
@@ -147,7 +167,7 @@ func (e *Engine) feedbackCited(ctx context.Context, res *Result, response string
 	}
 	blocks := e.blocks()
 	e.learnMu.Lock()
-	fb, batch, err := learn(e.learned, res.Sections, response, cited, e.cfg.Policy, func(id string) (*assemble.Block, bool) {
+	fb, batch, err := learn(e.learned, res.Sections(), response, cited, e.cfg.Policy, func(id string) (*assemble.Block, bool) {
 		i, ok := slices.BinarySearchFunc(blocks, id, func(b *assemble.Block, id string) int { return strings.Compare(b.ID, id) })
 		if !ok {
 			return nil, false
@@ -176,7 +196,7 @@ func (e *Engine) feedbackCited(ctx context.Context, res *Result, response string
 		// The record after feedback: the assembly's, with the response's
 		// hash. res itself is left alone: Results are read-only and may be
 		// shared between goroutines.
-		audit := res.Audit
+		audit := res.Audit()
 		audit.ModelResponseHash = fb.ModelResponseHash
 		audit.Log(ctx, e.cfg.Audit)
 	}

@@ -38,7 +38,7 @@ func learnDecls() []declare.Declaration {
 }
 
 func statusOf(res *contextasm.Result, id string) (outcome.Status, float64) {
-	for _, s := range res.Sections {
+	for _, s := range res.Sections() {
 		for _, b := range s.Blocks {
 			if b.RequestID == id {
 				return b.Status, b.Score
@@ -106,8 +106,8 @@ func TestFeedbackViolationAndAudit(t *testing.T) {
 	if ve.Violations[0].RequestID != "rule-ages" {
 		t.Errorf("violation names %q", ve.Violations[0].RequestID)
 	}
-	if res.Audit.ModelResponseHash != "" || fb.ModelResponseHash == "" {
-		t.Errorf("Feedback modified the Result (%q) or gave no hash (%q)", res.Audit.ModelResponseHash, fb.ModelResponseHash)
+	if res.Audit().ModelResponseHash != "" || fb.ModelResponseHash == "" {
+		t.Errorf("Feedback modified the Result (%q) or gave no hash (%q)", res.Audit().ModelResponseHash, fb.ModelResponseHash)
 	}
 	lines := strings.Split(strings.TrimSpace(audit.String()), "\n")
 	if len(lines) != 2 || strings.Contains(lines[0], "model_response_hash") || !strings.Contains(lines[1], `"model_response_hash":"`+fb.ModelResponseHash+`"`) {
@@ -148,7 +148,7 @@ func TestStatePersistsAcrossEngines(t *testing.T) {
 		t.Errorf("reloaded state %+v, want %+v", got, want)
 	}
 	res2 := assemble(t, eng2, contextasm.Request{Template: tpl, Now: demoNow})
-	for _, b := range res2.Sections[1].Blocks {
+	for _, b := range res2.Sections()[1].Blocks {
 		if b.RequestID == "fact-b" && b.Trust != 0.55 {
 			t.Errorf("reloaded engine ranks fact-b with trust %v, want the learned 0.55", b.Trust)
 		}
@@ -216,7 +216,7 @@ func TestWarmReassemblyCountsHeat(t *testing.T) {
 	req := contextasm.Request{Template: tpl, Now: demoNow}
 	first := assemble(t, eng, req)
 	second := assemble(t, eng, req)
-	if first.Text != second.Text || !slices.Equal(first.Events, second.Events) {
+	if first.Text != second.Text || !slices.Equal(first.Events(), second.Events()) {
 		t.Fatal("warm re-assembly differs")
 	}
 	st := eng.State()

@@ -76,7 +76,7 @@ func byRequestID(res *Result, cited []feedback.Tag) []feedback.Tag {
 	}
 	ids := make(map[string]bool)
 	uris := make(map[string]string)
-	for _, sec := range res.Sections {
+	for _, sec := range res.Sections() {
 		for _, b := range sec.Blocks {
 			if b.Status == outcome.StatusDropped {
 				continue

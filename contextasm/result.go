@@ -1,12 +1,14 @@
 package contextasm
 
 import (
-	"fmt"
-
 	"crypto/sha256"
 	"encoding/hex"
-	"github.com/contextasm/contextasm/chat"
+	"fmt"
+	"slices"
+	"sync"
 	"time"
+
+	"github.com/contextasm/contextasm/chat"
 
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/fingerprint"
@@ -40,6 +42,13 @@ type (
 // re-assembly) returns the same sections and events again, sharing their
 // slices, rather than repeating the work. Feedback does not modify it
 // either: the record it logs is a copy with model_response_hash set.
+//
+// The text and its figures are fields. What the assembly says about every
+// block — Sections, Events and the Audit record — are methods: an Engine
+// that assembled incrementally (see the package's Performance section)
+// works them out on first use, by assembling the same snapshot again from
+// scratch, and returns the same values on every later call. A Result is
+// safe for concurrent use.
 type Result struct {
 	// Text is the rendered context: the protocol header line, then each
 	// section that kept blocks, in template order. For a chat format it
@@ -62,18 +71,9 @@ type Result struct {
 	Encoding string
 	Budget   int
 	Now      time.Time
-	// Sections are in template order; their blocks in rank order.
-	Sections []SectionResult
-	// Events explain every block left out, cut, stale or neutralised,
-	// except blocks hidden from the request (another session's or user's,
-	// needing a role it lacks, or meant for the user only), which
-	// ExcludedCounts counts per reason unless Request.ListHidden is set.
-	Events []Event
-	// ExcludedCounts counts the hidden exclusions per reason; nil when
-	// there are none.
+	// ExcludedCounts counts the hidden exclusions per reason (see
+	// Events); nil when there are none.
 	ExcludedCounts map[outcome.Reason]int
-	// Audit is the assembly's audit record: ids and hashes, no content.
-	Audit Audit
 	// StateVersion is the version of the learned state (Config.State) the
 	// blocks' trust came from: the store's version the Engine's snapshot
 	// was at. Zero without a store.
@@ -83,7 +83,7 @@ type Result struct {
 	// this says how it was made (see [Engine.ReportUsage]).
 	Approximate *Approximation
 	// Prefix compares Text with the text of the previous assembly of the
-	// same session, user, template and format: how many leading bytes and tokens
+	// same session, user and template: how many leading bytes and tokens
 	// they share, where they part and why. Nil on a conversation's first
 	// assembly, and for a request without a SessionID.
 	Prefix *Prefix
@@ -93,16 +93,87 @@ type Result struct {
 	// Config.Stickiness.MinCachePrefix tokens. Nil for a request without a
 	// SessionID.
 	CacheBreakpoints []Breakpoint
+
+	told *told // Sections, Events and Audit
 }
 
-func newResult(tpl *template.Template, req Request, a *assembled, events []Event) *Result {
+// told is what a Result tells beyond its text, made on first use.
+type told struct {
+	once   sync.Once
+	asm    *assembled
+	extra  []Event // after the assembly's own: the sources' and the state store's
+	id     string  // the audit record's request_id
+	inputs []outcome.Input
+	events []Event
+	audit  Audit
+}
+
+// Sections returns each section's outcome, in template order, its blocks
+// in rank order. The slices are shared by every call and by the Results of
+// warm re-assemblies: do not modify them.
+func (r *Result) Sections() []SectionResult {
+	if r.told == nil {
+		return nil
+	}
+	return r.told.asm.explained().Sections
+}
+
+// Events returns what explains every block left out, cut, stale or
+// neutralised, except blocks hidden from the request (another session's or
+// user's, needing a role it lacks, or meant for the user only), which
+// ExcludedCounts counts per reason unless Request.ListHidden is set; then
+// the sources' events (see SetSourceEvents) and the state store's. It is
+// never nil for the Result of an assembly.
+func (r *Result) Events() []Event {
+	if r.told == nil {
+		return nil
+	}
+	r.told.make(r)
+	return r.told.events
+}
+
+// Audit returns the assembly's audit record: ids and hashes, no content.
+func (r *Result) Audit() Audit {
+	if r.told == nil {
+		return Audit{}
+	}
+	r.told.make(r)
+	return r.told.audit
+}
+
+// make works out the events and the audit record, once.
+func (t *told) make(r *Result) {
+	t.once.Do(func() {
+		a := t.asm
+		out := a.explained()
+		events := out.Events
+		if len(t.extra) > 0 {
+			events = append(slices.Clip(events), t.extra...) // never into the assembly's array
+		}
+		if events == nil {
+			events = []Event{}
+		}
+		t.events = events
+		t.audit = Audit{
+			RequestID:           t.id,
+			Fingerprint:         r.Fingerprint,
+			RenderHash:          a.renderHash,
+			DeclaredMemoryTypes: memoryTypes(out.Sections),
+			RenderedTokens:      a.out.TotalTokens,
+			Budget:              r.Budget,
+			Blocks:              auditBlocks(out),
+			Events:              events,
+			ExcludedCounts:      a.out.ExcludedCounts,
+			Inputs:              t.inputs,
+		}
+	})
+}
+
+func newResult(tpl *template.Template, req Request, a *assembled, extra []Event) *Result {
 	out, renderHash := a.out, a.renderHash
 	id := req.ID
 	if id == "" {
 		id = "asm-" + renderHash[len("sha256:"):][:12]
-	}
-	if events == nil {
-		events = []Event{}
 	}
 	return &Result{
 		Format:           a.format,
@@ -114,22 +185,10 @@ func newResult(tpl *template.Template, req Request, a *assembled, events []Event
 		Encoding:         tpl.Encoding(),
 		Budget:           tpl.Budget(),
 		Now:              req.Now,
-		Sections:         out.Sections,
-		Events:           events,
 		ExcludedCounts:   out.ExcludedCounts,
 		Prefix:           out.Prefix,
 		CacheBreakpoints: out.Breakpoints,
-		Audit: Audit{
-			RequestID:           id,
-			Fingerprint:         tpl.Fingerprint(),
-			RenderHash:          renderHash,
-			DeclaredMemoryTypes: a.types,
-			RenderedTokens:      out.TotalTokens,
-			Budget:              tpl.Budget(),
-			Blocks:              a.blocks,
-			Events:              events,
-			ExcludedCounts:      out.ExcludedCounts,
-		},
+		told:             &told{asm: a, extra: extra, id: id},
 	}
 }
 
@@ -177,8 +236,8 @@ func (r *Result) Dump() Dump {
 		Budget:           r.Budget,
 		TotalTokens:      r.TotalTokens,
 		Now:              r.Now.UTC().Format(time.RFC3339Nano),
-		Sections:         r.Sections,
-		Events:           r.Events,
+		Sections:         r.Sections(),
+		Events:           r.Events(),
 		ExcludedCounts:   r.ExcludedCounts,
 		Text:             r.Text,
 		StateVersion:     r.StateVersion,

@@ -51,15 +51,15 @@ func TestResultFields(t *testing.T) {
 
 	// Sections come in template order; every block in the text is where
 	// its Offset and Length say.
-	if len(res.Sections) != tpl.NumSections() {
-		t.Fatalf("%d sections, want %d", len(res.Sections), tpl.NumSections())
+	if len(res.Sections()) != tpl.NumSections() {
+		t.Fatalf("%d sections, want %d", len(res.Sections()), tpl.NumSections())
 	}
 	content := map[string]string{}
 	for _, d := range decls {
 		content[d.RequestID] = d.Content
 	}
 	inText := 0
-	for i, sec := range res.Sections {
+	for i, sec := range res.Sections() {
 		if sec.Name != tpl.Section(i).Name() {
 			t.Errorf("section %d is %q, want %q", i, sec.Name, tpl.Section(i).Name())
 		}
@@ -90,7 +90,7 @@ func TestAuditRecord(t *testing.T) {
 	req := demoRequest(tpl)
 	req.ID = "turn-42"
 	res := assemble(t, eng, req)
-	a := res.Audit
+	a := res.Audit()
 	if a.RequestID != "turn-42" {
 		t.Errorf("Audit.RequestID = %q, want Request.ID", a.RequestID)
 	}
@@ -98,8 +98,8 @@ func TestAuditRecord(t *testing.T) {
 		t.Errorf("Audit %+v does not match the result (fingerprint %s, render hash %s, %d tokens, budget %d)",
 			a, res.Fingerprint, res.RenderHash, res.TotalTokens, res.Budget)
 	}
-	if !reflect.DeepEqual(a.Events, res.Events) || len(a.Events) == 0 {
-		t.Errorf("Audit.Events = %+v, want the result's %+v", a.Events, res.Events)
+	if !reflect.DeepEqual(a.Events, res.Events()) || len(a.Events) == 0 {
+		t.Errorf("Audit.Events = %+v, want the result's %+v", a.Events, res.Events())
 	}
 	if want := []string{"constraint", "context", "history", "external"}; !slices.Equal(a.DeclaredMemoryTypes, want) {
 		t.Errorf("DeclaredMemoryTypes = %q, want %q", a.DeclaredMemoryTypes, want)
@@ -107,16 +107,16 @@ func TestAuditRecord(t *testing.T) {
 
 	// Without Request.ID the record is named after the render hash.
 	res = assemble(t, eng, demoRequest(tpl))
-	if want := "asm-" + strings.TrimPrefix(res.RenderHash, "sha256:")[:12]; res.Audit.RequestID != want {
-		t.Errorf("Audit.RequestID = %q, want %q", res.Audit.RequestID, want)
+	if want := "asm-" + strings.TrimPrefix(res.RenderHash, "sha256:")[:12]; res.Audit().RequestID != want {
+		t.Errorf("Audit.RequestID = %q, want %q", res.Audit().RequestID, want)
 	}
-	if !regexp.MustCompile(`^asm-[0-9a-f]{12}$`).MatchString(res.Audit.RequestID) {
-		t.Errorf("Audit.RequestID = %q, want asm- and 12 hex digits", res.Audit.RequestID)
+	if !regexp.MustCompile(`^asm-[0-9a-f]{12}$`).MatchString(res.Audit().RequestID) {
+		t.Errorf("Audit.RequestID = %q, want asm- and 12 hex digits", res.Audit().RequestID)
 	}
 
 	// The record lists the result's events (Results are read-only and
 	// share their slices; see Result).
-	if !slices.Equal(res.Audit.Events, res.Events) {
+	if !slices.Equal(res.Audit().Events, res.Events()) {
 		t.Error("Audit.Events differ from Result.Events")
 	}
 }
@@ -144,8 +144,8 @@ func TestAuditDeclaredMemoryTypes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			eng := newEngine(t, contextasm.Config{}, tt.decls...)
 			res := assemble(t, eng, contextasm.Request{Template: tpl, Now: demoNow})
-			if !slices.Equal(res.Audit.DeclaredMemoryTypes, tt.want) || res.Audit.DeclaredMemoryTypes == nil {
-				t.Errorf("DeclaredMemoryTypes = %#v, want %#v", res.Audit.DeclaredMemoryTypes, tt.want)
+			if !slices.Equal(res.Audit().DeclaredMemoryTypes, tt.want) || res.Audit().DeclaredMemoryTypes == nil {
+				t.Errorf("DeclaredMemoryTypes = %#v, want %#v", res.Audit().DeclaredMemoryTypes, tt.want)
 			}
 		})
 	}
@@ -160,7 +160,8 @@ func TestAuditLogIsOneJSONLineWithoutContent(t *testing.T) {
 	res := assemble(t, eng, demoRequest(tpl))
 
 	var buf bytes.Buffer
-	res.Audit.Log(context.Background(), slog.New(slog.NewJSONHandler(&buf, nil)))
+	audit := res.Audit()
+	audit.Log(context.Background(), slog.New(slog.NewJSONHandler(&buf, nil)))
 	line := buf.String()
 	if strings.Count(line, "\n") != 1 || !strings.HasSuffix(line, "\n") {
 		t.Fatalf("want one JSON line, got %q", line)
@@ -186,7 +187,7 @@ func TestAuditLogIsOneJSONLineWithoutContent(t *testing.T) {
 	if err := json.Unmarshal([]byte(line), &got); err != nil {
 		t.Fatal(err)
 	}
-	a := res.Audit
+	a := res.Audit()
 	if got.RequestID != a.RequestID || got.Fingerprint != a.Fingerprint || got.RenderHash != a.RenderHash ||
 		!slices.Equal(got.DeclaredMemoryTypes, a.DeclaredMemoryTypes) || got.RenderedTokens != a.RenderedTokens ||
 		got.Budget != a.Budget || !reflect.DeepEqual(got.Events, a.Events) {

@@ -22,17 +22,17 @@ func TestSourceEvents(t *testing.T) {
 	eng.SetSourceEvents("zeta", []contextasm.Event{down})
 	eng.SetSourceEvents("alpha", []contextasm.Event{bin})
 	res := assemble(t, eng, demoRequest(tpl))
-	want := append(slices.Clone(base.Events), bin, down)
-	if !slices.Equal(res.Events, want) || !slices.Equal(res.Audit.Events, want) {
-		t.Fatalf("events = %+v\nwant %+v", res.Events, want)
+	want := append(slices.Clone(base.Events()), bin, down)
+	if !slices.Equal(res.Events(), want) || !slices.Equal(res.Audit().Events, want) {
+		t.Fatalf("events = %+v\nwant %+v", res.Events(), want)
 	}
 	if res.Text != base.Text {
 		t.Error("source events changed the text")
 	}
 	eng.SetSourceEvents("zeta", nil)
 	eng.SetSourceEvents("alpha", nil)
-	if res := assemble(t, eng, demoRequest(tpl)); !slices.Equal(res.Events, base.Events) {
-		t.Errorf("cleared sources still report: %+v", res.Events[len(base.Events):])
+	if res := assemble(t, eng, demoRequest(tpl)); !slices.Equal(res.Events(), base.Events()) {
+		t.Errorf("cleared sources still report: %+v", res.Events()[len(base.Events()):])
 	}
 }
 
@@ -44,7 +44,7 @@ func TestUntrustedPriorityIsNotRequired(t *testing.T) {
 	d := declare.Declaration{RequestID: "mcp:s:res://big", MemoryType: declare.External, Scope: declare.ScopeGlobal, Content: big, Priority: ptr(1.0), Untrusted: true}
 	eng := newEngine(t, contextasm.Config{}, d)
 	res := assemble(t, eng, contextasm.Request{Template: tpl, Now: demoNow})
-	if got := res.Sections[0].Blocks[0]; got.Required || got.Status != outcome.StatusDropped {
+	if got := res.Sections()[0].Blocks[0]; got.Required || got.Status != outcome.StatusDropped {
 		t.Errorf("untrusted priority-1 block: %+v, want dropped and not required", got)
 	}
 	d.Untrusted = false

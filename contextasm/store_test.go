@@ -44,7 +44,7 @@ func holdLock(t *testing.T, path string) func() {
 }
 
 func hasStateEvent(res *contextasm.Result) bool {
-	return slices.ContainsFunc(res.Events, func(e contextasm.Event) bool {
+	return slices.ContainsFunc(res.Events(), func(e contextasm.Event) bool {
 		return e.Reason == outcome.ReasonStateUnavailable && e.RequestID == contextasm.StateEventID && e.Kind == outcome.KindSource
 	})
 }
@@ -82,7 +82,7 @@ func TestEnginesShareAFile(t *testing.T) {
 	}
 	waitFor(t, "engine b to rank with a's lesson", func() bool {
 		r := assemble(t, b, req)
-		for _, blk := range r.Sections[1].Blocks {
+		for _, blk := range r.Sections()[1].Blocks {
 			if blk.RequestID == "fact-b" {
 				return blk.Trust == 0.55 && r.StateVersion > 0
 			}

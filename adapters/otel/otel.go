@@ -108,14 +108,14 @@ func (e *Engine) Assemble(ctx context.Context, req contextasm.Request) (*context
 	}
 	e.duration.Record(ctx, elapsed, metric.WithAttributes(format, attribute.String("contextasm.outcome", "ok")))
 	span.SetAttributes(e.resultAttributes(res)...)
-	for _, ev := range res.Events {
+	for _, ev := range res.Events() {
 		span.AddEvent("contextasm."+string(ev.Kind), trace.WithAttributes(eventAttributes(ev)...))
 		e.truncations.Add(ctx, 1, metric.WithAttributes(attribute.String("contextasm.reason", string(ev.Reason)), attribute.String("contextasm.kind", string(ev.Kind))))
 	}
 	for reason, n := range res.ExcludedCounts {
 		e.truncations.Add(ctx, int64(n), metric.WithAttributes(attribute.String("contextasm.reason", string(reason)), attribute.String("contextasm.kind", string(outcome.KindExcluded))))
 	}
-	for _, sec := range res.Sections {
+	for _, sec := range res.Sections() {
 		var by [3]int
 		for _, b := range sec.Blocks {
 			by[b.Status] += b.Tokens
@@ -142,13 +142,13 @@ func formatName(req contextasm.Request) string {
 // hashes, and its text only when the host opted in.
 func (e *Engine) resultAttributes(res *contextasm.Result) []attribute.KeyValue {
 	var blocks [3]int
-	for _, sec := range res.Sections {
+	for _, sec := range res.Sections() {
 		for _, b := range sec.Blocks {
 			blocks[b.Status]++
 		}
 	}
 	excluded, droppedTokens := 0, 0
-	for _, ev := range res.Events {
+	for _, ev := range res.Events() {
 		switch ev.Kind {
 		case outcome.KindExcluded:
 			excluded++
@@ -164,7 +164,7 @@ func (e *Engine) resultAttributes(res *contextasm.Result) []attribute.KeyValue {
 		bps[i] = int64(bp.Tokens)
 	}
 	attrs := []attribute.KeyValue{
-		attribute.String("contextasm.assembly_id", res.Audit.RequestID),
+		attribute.String("contextasm.assembly_id", res.Audit().RequestID),
 		attribute.String("contextasm.render_hash", res.RenderHash),
 		attribute.String("contextasm.encoding", res.Encoding),
 		attribute.Int("contextasm.budget", res.Budget),
@@ -238,7 +238,7 @@ func (e *Engine) FeedbackResponse(ctx context.Context, res *contextasm.Result, r
 	ctx, span := e.tracer.Start(ctx, "contextasm.feedback", opts...)
 	defer span.End()
 	if res != nil {
-		span.SetAttributes(attribute.String("contextasm.assembly_id", res.Audit.RequestID))
+		span.SetAttributes(attribute.String("contextasm.assembly_id", res.Audit().RequestID))
 	}
 	if u := r.Usage; u.InputTokens > 0 {
 		span.SetAttributes(semconv.GenAIUsageInputTokens(u.InputTokens),

@@ -123,7 +123,7 @@ func TestAssembleSpan(t *testing.T) {
 		}
 		a := attrs(s.Attributes())
 		var kept, cut, dropped, excluded, droppedTokens int
-		for _, sec := range res.Sections {
+		for _, sec := range res.Sections() {
 			for _, b := range sec.Blocks {
 				switch b.Status {
 				case outcome.StatusKept:
@@ -135,7 +135,7 @@ func TestAssembleSpan(t *testing.T) {
 				}
 			}
 		}
-		for _, ev := range res.Events {
+		for _, ev := range res.Events() {
 			if ev.Kind == outcome.KindExcluded {
 				excluded++
 			}
@@ -154,7 +154,7 @@ func TestAssembleSpan(t *testing.T) {
 			"gen_ai.conversation.id":     "s1",
 			"contextasm.fingerprint":     res.Fingerprint,
 			"contextasm.render_hash":     res.RenderHash,
-			"contextasm.assembly_id":     res.Audit.RequestID,
+			"contextasm.assembly_id":     res.Audit().RequestID,
 			"contextasm.encoding":        "o200k_base",
 			"contextasm.budget":          int64(300),
 			"contextasm.used_tokens":     int64(res.TotalTokens),
@@ -182,10 +182,10 @@ func TestAssembleSpan(t *testing.T) {
 			}
 		}
 		evs := s.Events()
-		if len(evs) != len(res.Events) {
-			t.Fatalf("span %d: %d span events for %d events", i, len(evs), len(res.Events))
+		if len(evs) != len(res.Events()) {
+			t.Fatalf("span %d: %d span events for %d events", i, len(evs), len(res.Events()))
 		}
-		for j, ev := range res.Events {
+		for j, ev := range res.Events() {
 			ea := attrs(evs[j].Attributes)
 			if evs[j].Name != "contextasm."+string(ev.Kind) || ea["contextasm.request_id"].AsString() != ev.RequestID ||
 				ea["contextasm.reason"].AsString() != string(ev.Reason) || ea["contextasm.tokens"].AsInt64() != int64(ev.Tokens) {
@@ -249,7 +249,7 @@ func TestFeedbackSpan(t *testing.T) {
 		"contextasm.refs":                          int64(len(fb.Refs)),
 		"contextasm.trust_changes":                 int64(1),
 		"contextasm.violations":                    int64(0),
-		"contextasm.assembly_id":                   res.Audit.RequestID,
+		"contextasm.assembly_id":                   res.Audit().RequestID,
 	}
 	for k, v := range want {
 		if got, ok := a[k]; !ok || got.AsInterface() != v {
@@ -345,7 +345,7 @@ func TestMetrics(t *testing.T) {
 	// Tokens by section and status add up to the results'.
 	want := map[string]float64{}
 	for _, res := range results {
-		for _, sec := range res.Sections {
+		for _, sec := range res.Sections() {
 			for _, b := range sec.Blocks {
 				if b.Tokens != 0 {
 					want[sec.Name+"/"+b.Status.String()] += float64(b.Tokens)
@@ -368,7 +368,7 @@ func TestMetrics(t *testing.T) {
 	// Truncations by reason count the events and the hidden exclusions.
 	wantReasons := map[string]int64{}
 	for _, res := range results {
-		for _, ev := range res.Events {
+		for _, ev := range res.Events() {
 			wantReasons[string(ev.Reason)]++
 		}
 		for r, n := range res.ExcludedCounts {

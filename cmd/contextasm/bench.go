@@ -208,9 +208,9 @@ func benchBudget(ctx context.Context, tok *bpe.Tokenizer, decls []declare.Declar
 		turnCalls := cc.take()
 
 		if run == 0 {
-			r = benchResult{Budget: req.Template.Budget(), TotalTokens: res.TotalTokens, sections: res.Sections,
+			r = benchResult{Budget: req.Template.Budget(), TotalTokens: res.TotalTokens, sections: res.Sections(),
 				WarmAllocs: after.Mallocs - before.Mallocs, TokenizerCallsWarm: warmCalls, TokenizerCallsTurn: turnCalls}
-			for _, s := range res.Sections {
+			for _, s := range res.Sections() {
 				for _, b := range s.Blocks {
 					switch b.Status {
 					case outcome.StatusKept:

@@ -150,7 +150,7 @@ func simulate(ctx context.Context, tok truncate.Counter, decls []declare.Declara
 	}
 	rng := rand.New(rand.NewPCG(7, 11)) // the same conversation for every run
 	start := req.Now
-	var prev *contextasm.Result
+	var prev *contextasm.Dump
 	calls := make([]convCall, 0, turns)
 	for i := range turns {
 		now := start.Add(time.Duration(i) * turnInterval)
@@ -170,8 +170,9 @@ func simulate(ctx context.Context, tok truncate.Counter, decls []declare.Declara
 		if err != nil {
 			return nil, fmt.Errorf("call %d: %w", i+1, err)
 		}
-		calls = append(calls, conv.measure(prev, res, newDecls[0].RequestID))
-		answer := conv.answer(i, res, rng)
+		d := res.Dump()
+		calls = append(calls, conv.measure(prev, &d, newDecls[0].RequestID))
+		answer := conv.answer(i, &d, rng)
 		if _, err := eng.Feedback(ctx, res, answer); err != nil && !errors.Is(err, feedback.ErrConstraintViolation) {
 			return nil, fmt.Errorf("call %d: feedback: %w", i+1, err)
 		}
@@ -179,7 +180,7 @@ func simulate(ctx context.Context, tok truncate.Counter, decls []declare.Declara
 		if err := eng.Declare(conv.turn(fmt.Sprintf("conv-%03d-assistant", i+1), answer, lm)); err != nil {
 			return nil, err
 		}
-		prev = res
+		prev = &d
 	}
 	return calls, nil
 }
@@ -224,7 +225,7 @@ func (c *conversation) userTurn(i int, now time.Time) declare.Declaration {
 
 // answer is call i's assistant message: it cites two documents res kept,
 // in its first third, then explains in three to five sentences.
-func (c *conversation) answer(i int, res *contextasm.Result, rng *rand.Rand) string {
+func (c *conversation) answer(i int, res *contextasm.Dump, rng *rand.Rand) string {
 	docs := keptDocs(res)
 	var b strings.Builder
 	b.WriteString("ASSISTANT: ")
@@ -243,7 +244,7 @@ func (c *conversation) answer(i int, res *contextasm.Result, rng *rand.Rand) str
 }
 
 // edit returns a document the previous call kept, revised.
-func (c *conversation) edit(prev *contextasm.Result, rng *rand.Rand, now time.Time) (declare.Declaration, bool) {
+func (c *conversation) edit(prev *contextasm.Dump, rng *rand.Rand, now time.Time) (declare.Declaration, bool) {
 	docs := keptDocs(prev)
 	if len(docs) == 0 {
 		return declare.Declaration{}, false
@@ -258,7 +259,7 @@ func (c *conversation) edit(prev *contextasm.Result, rng *rand.Rand, now time.Ti
 
 // keptDocs lists, by request_id, the context and external blocks res kept
 // whole or cut.
-func keptDocs(res *contextasm.Result) []string {
+func keptDocs(res *contextasm.Dump) []string {
 	var ids []string
 	for _, s := range res.Sections {
 		for _, b := range s.Blocks {
@@ -276,7 +277,7 @@ func keptDocs(res *contextasm.Result) []string {
 // the end of its last whole line (a provider caches tokens, and the token
 // that straddles the first differing byte cannot be reused), counted by the
 // real tokenizer.
-func (c *conversation) measure(prev, res *contextasm.Result, newest string) convCall {
+func (c *conversation) measure(prev, res *contextasm.Dump, newest string) convCall {
 	call := convCall{tokens: c.tok.Count(res.Text)}
 	call.overBudget = call.tokens > res.Budget || call.tokens != res.TotalTokens
 	call.newestMissing = true

@@ -173,7 +173,7 @@ func TestCLIConversation(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(7, 11))
 	var turns []declare.Declaration
-	var prev *contextasm.Result
+	var prev *contextasm.Dump
 	var calls []convCall
 	const n = 40
 	for i := range n {
@@ -199,8 +199,7 @@ func TestCLIConversation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res := &contextasm.Result{Text: d.Text, TotalTokens: d.TotalTokens, Budget: d.Budget, Sections: d.Sections, Prefix: d.Prefix}
-		call := conv.measure(prev, res, user.RequestID)
+		call := conv.measure(prev, d, user.RequestID)
 		if call.overBudget || call.reqMissing || call.newestMissing {
 			t.Fatalf("call %d: over budget %v (%d tokens), a required block missing %v, the newest turn missing %v",
 				i+1, call.overBudget, call.tokens, call.reqMissing, call.newestMissing)
@@ -214,7 +213,7 @@ func TestCLIConversation(t *testing.T) {
 		}
 		calls = append(calls, call)
 
-		answer := conv.answer(i, res, rng)
+		answer := conv.answer(i, d, rng)
 		respPath := filepath.Join(dir, "answer.txt")
 		if err := os.WriteFile(respPath, []byte(answer), 0o644); err != nil {
 			t.Fatal(err)
@@ -223,7 +222,7 @@ func TestCLIConversation(t *testing.T) {
 			t.Fatalf("call %d: feedback: exit %d: %s", i+1, code, stderr)
 		}
 		turns = append(turns, conv.turn(fmt.Sprintf("conv-%03d-assistant", i+1), answer, now.Add(time.Minute)))
-		prev = res
+		prev = d
 	}
 	f := figures(calls)
 	t.Logf("%d calls through the CLI: stable fraction %.3f, Anthropic-priced cost %.3f, OpenAI-priced %.3f", n, f.StableFraction, f.CostAnthropic, f.CostOpenAI)

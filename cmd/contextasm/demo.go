@@ -95,7 +95,7 @@ func demoResult(ctx context.Context, format chat.Format) (*contextasm.Result, er
 // other event: the answer to "why did the agent forget X?".
 func explain(w io.Writer, res *contextasm.Result) {
 	fmt.Fprintln(w, "=== decisions ===")
-	for _, s := range res.Sections {
+	for _, s := range res.Sections() {
 		fmt.Fprintf(w, "%s (priority %d): %d of %d tokens\n", s.Name, s.Priority, s.UsedTokens, s.MaxTokens)
 		tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 		for _, b := range s.Blocks {
@@ -108,7 +108,7 @@ func explain(w io.Writer, res *contextasm.Result) {
 		tw.Flush()
 	}
 	var other []contextasm.Event
-	for _, e := range res.Events {
+	for _, e := range res.Events() {
 		if e.Kind != "dropped" && e.Kind != "cut" {
 			other = append(other, e)
 		}

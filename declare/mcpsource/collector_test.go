@@ -200,11 +200,11 @@ func TestAnnotationsEndToEnd(t *testing.T) {
 		t.Errorf("text:\n%s", res.Text)
 	}
 	found := false
-	for _, e := range res.Events {
+	for _, e := range res.Events() {
 		found = found || (e.RequestID == "mcp:a:test://user" && e.Reason == outcome.ReasonAudience)
 	}
 	if !found {
-		t.Errorf("no audience event: %+v", res.Events)
+		t.Errorf("no audience event: %+v", res.Events())
 	}
 }
 
@@ -426,7 +426,7 @@ func TestIsolation(t *testing.T) {
 		t.Fatalf("assembly: %v\n%v", err, res)
 	}
 	if !sink.hasEvent("mcp:hung", "mcp:hung", outcome.ReasonSourceUnavailable) {
-		t.Errorf("a server not synced yet is not reported: %+v", res.Events)
+		t.Errorf("a server not synced yet is not reported: %+v", res.Events())
 	}
 	if err := col.WaitSynced(ctx); err != nil {
 		t.Fatalf("WaitSynced with a hanging server: %v", err)

@@ -74,11 +74,11 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 }
 
 func hasStateEvent(res *contextasm.Result) bool {
-	return slices.ContainsFunc(res.Events, func(e contextasm.Event) bool { return e.Reason == outcome.ReasonStateUnavailable })
+	return slices.ContainsFunc(res.Events(), func(e contextasm.Event) bool { return e.Reason == outcome.ReasonStateUnavailable })
 }
 
 func trustOf(res *contextasm.Result, id string) float64 {
-	for _, s := range res.Sections {
+	for _, s := range res.Sections() {
 		for _, b := range s.Blocks {
 			if b.RequestID == id {
 				return b.Trust
@@ -374,7 +374,7 @@ func TestGlobalBlocksAnnounced(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, s := range res.Sections {
+		for _, s := range res.Sections() {
 			for _, blk := range s.Blocks {
 				if blk.RequestID == id {
 					i := strings.Index(res.Text[blk.Offset:blk.Offset+blk.Length], ">")
