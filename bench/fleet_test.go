@@ -93,7 +93,7 @@ func BenchmarkFleetAssemble(b *testing.B) {
 // citeAll cites five kept blocks of res at the start of a response.
 func citeAll(b *testing.B, res *contextasm.Result) string {
 	var ids []string
-	for _, s := range res.Sections {
+	for _, s := range res.Sections() {
 		for _, blk := range s.Blocks {
 			if blk.Tokens > 0 && len(ids) < 5 {
 				ids = append(ids, blk.RequestID)
@@ -169,8 +169,8 @@ func BenchmarkFleetPropagation(b *testing.B) {
 				b.Fatal(err)
 			}
 			response := citeAll(b, res)
-			id := res.Sections[0].Blocks[0].RequestID
-			for _, blk := range res.Sections[0].Blocks {
+			id := res.Sections()[0].Blocks[0].RequestID
+			for _, blk := range res.Sections()[0].Blocks {
 				if strings.Contains(response, `"`+blk.RequestID+`"`) {
 					id = blk.RequestID
 					break
