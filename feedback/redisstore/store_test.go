@@ -4,6 +4,7 @@ package redisstore_test
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"strings"
@@ -144,6 +145,44 @@ func TestACLUser(t *testing.T) {
 	defer other.Close()
 	if _, err := other.Apply(context.Background(), &feedback.Batch{Writer: "w", Seq: 1, Heat: []feedback.HeatDelta{{ID: "a", Heat: feedback.Heat{Refs: 1}}}}); err == nil {
 		t.Error("the ACL user wrote keys outside its pattern")
+	}
+}
+
+// TLS passes through the client's options: a client trusting the test's
+// CA stores and reads over TLS; rediss:// in a URL speaks TLS too (here
+// with skip_verify, the test's CA not being the system's); a client that
+// trusts nothing of it fails, and not as an outage.
+func TestTLS(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{TLS: true})
+	b := &feedback.Batch{Writer: "w", Seq: 1, Heat: []feedback.HeatDelta{{ID: "a", Heat: feedback.Heat{Refs: 1}}}}
+	client := redis.NewClient(&redis.Options{Addr: srv.TLSAddr, TLSConfig: &tls.Config{RootCAs: srv.CAs, MinVersion: tls.VersionTLS12}, ContextTimeoutEnabled: true})
+	defer client.Close()
+	s, err := redisstore.New(client, redisstore.Config{Prefix: "tls"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Apply(context.Background(), b); err != nil {
+		t.Fatalf("over TLS: %v", err)
+	}
+	byURL, err := redisstore.Open("rediss://" + srv.TLSAddr + "/0?prefix=tls&skip_verify=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer byURL.Close()
+	if st, _ := storetest.Full(t, byURL); st.Heat["a"].Refs != 1 {
+		t.Errorf("rediss:// read %+v", st.Heat)
+	}
+	plain, _ := redisstore.Open("redis://" + srv.TLSAddr + "/0?prefix=tls")
+	defer plain.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if _, err := plain.Changes(ctx, feedback.Version{}, ""); err == nil {
+		t.Error("a plain connection to the TLS port worked")
+	}
+	untrusting, _ := redisstore.Open("rediss://" + srv.TLSAddr + "/0?prefix=tls")
+	defer untrusting.Close()
+	if _, err := untrusting.Changes(ctx, feedback.Version{}, ""); err == nil || errors.Is(err, feedback.ErrUnavailable) {
+		t.Errorf("a server certificate of an unknown CA: %v; want an error that is not an outage", err)
 	}
 }
 

@@ -4,7 +4,14 @@ package redistest
 
 import (
 	"bufio"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
+	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -25,6 +32,10 @@ type Options struct {
 	Durable bool
 	// Args are more configuration, as redis-server flags.
 	Args []string
+	// TLS also listens with TLS on a port of its own (Server.TLSAddr),
+	// with a certificate for 127.0.0.1 from a CA of the test's own
+	// (Server.CAs). Clients need no certificate.
+	TLS bool
 }
 
 // Server is a redis-server of a test's own.
@@ -32,6 +43,9 @@ type Server struct {
 	t    testing.TB
 	Addr string
 	Port int
+	// TLSAddr and CAs are set with Options.TLS.
+	TLSAddr string
+	CAs     *x509.CertPool
 	dir  string
 	args []string
 	mu   sync.Mutex
@@ -77,6 +91,13 @@ func Start(t testing.TB, opts Options) *Server {
 			s.args = append(s.args, "--appendonly", "yes", "--appendfsync", "always")
 		} else {
 			s.args = append(s.args, "--appendonly", "no")
+		}
+		if opts.TLS {
+			tlsArgs, err := s.tls()
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.args = append(s.args, tlsArgs...)
 		}
 		s.args = append(s.args, opts.Args...)
 		if err = s.start(bin); err == nil {
@@ -315,4 +336,56 @@ func (p *Proxy) close() {
 	for _, c := range p.open {
 		c.Close()
 	}
+}
+
+// tls writes a CA and a server certificate for 127.0.0.1 into the
+// server's directory and returns the flags that serve TLS with them.
+func (s *Server) tls() ([]string, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	s.TLSAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	ca := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "redistest CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
+	if err != nil {
+		return nil, err
+	}
+	caCert, _ := x509.ParseCertificate(caDER)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	leaf := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	leafDER, err := x509.CreateCertificate(rand.Reader, leaf, caCert, &key.PublicKey, caKey)
+	if err != nil {
+		return nil, err
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return nil, err
+	}
+	files := map[string]*pem.Block{
+		"ca.pem":   {Type: "CERTIFICATE", Bytes: caDER},
+		"cert.pem": {Type: "CERTIFICATE", Bytes: leafDER},
+		"key.pem":  {Type: "EC PRIVATE KEY", Bytes: keyDER},
+	}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(s.dir, name), pem.EncodeToMemory(b), 0o600); err != nil {
+			return nil, err
+		}
+	}
+	s.CAs = x509.NewCertPool()
+	s.CAs.AddCert(caCert)
+	return []string{"--tls-port", strconv.Itoa(port),
+		"--tls-cert-file", filepath.Join(s.dir, "cert.pem"), "--tls-key-file", filepath.Join(s.dir, "key.pem"),
+		"--tls-ca-cert-file", filepath.Join(s.dir, "ca.pem"), "--tls-auth-clients", "no"}, nil
 }
