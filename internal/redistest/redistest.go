@@ -46,11 +46,11 @@ type Server struct {
 	// TLSAddr and CAs are set with Options.TLS.
 	TLSAddr string
 	CAs     *x509.CertPool
-	dir  string
-	args []string
-	mu   sync.Mutex
-	cmd  *exec.Cmd
-	done chan struct{}
+	dir     string
+	args    []string
+	mu      sync.Mutex
+	cmd     *exec.Cmd
+	done    chan struct{}
 }
 
 var skipOnce sync.Once
