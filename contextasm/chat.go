@@ -13,7 +13,7 @@ import (
 // first, or both in one call. (A call whose block is later forgotten or
 // re-declared without it leaves its results orphaned; assembly drops them,
 // with an event.)
-func checkToolCalls(store []*assemble.Block, decls []declare.Declaration) error {
+func checkToolCalls(snap *snapshot, decls []declare.Declaration) error {
 	sessions := make(map[string]bool)
 	for i := range decls {
 		if d := &decls[i]; len(d.ToolCalls) > 0 || d.ToolCallID != "" {
@@ -28,7 +28,7 @@ func checkToolCalls(store []*assemble.Block, decls []declare.Declaration) error 
 		replaced[decls[i].RequestID] = true
 	}
 	var x declare.CallIndex
-	for _, b := range store {
+	for _, b := range snap.blocks() {
 		if (len(b.ToolCalls) == 0 && b.ToolCallID == "") || !sessions[b.SessionID] || replaced[b.ID] {
 			continue
 		}

@@ -118,6 +118,7 @@ type Engine struct {
 	// snap is the current store, sorted by ID. A published snapshot is never
 	// mutated: writers build a new one, readers keep the one they loaded.
 	snap atomic.Pointer[snapshot]
+	log  storeLog // the changes of the last snapshots
 	// cells holds every block's render counters (heat) by request_id, also
 	// for blocks forgotten since; guarded by mu.
 	cells map[string]*heatCell
@@ -278,7 +279,7 @@ func (e *Engine) declare(decls []declare.Declaration, announce bool) error {
 
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if err := checkToolCalls(e.current().blocks, decls); err != nil {
+	if err := checkToolCalls(e.current(), decls); err != nil {
 		return err
 	}
 	var global []declare.Declaration
@@ -311,67 +312,28 @@ func (e *Engine) declare(decls []declare.Declaration, announce bool) error {
 	e.learnMu.Unlock()
 	e.seq += int64(len(decls))
 	slices.SortFunc(incoming, func(a, b *assemble.Block) int { return cmp.Compare(a.ID, b.ID) })
-	// Merge into a new snapshot: readers keep the one they hold. Heat cells
-	// travel with their blocks; only new ids look theirs up.
-	oldSnap := e.current()
-	old := oldSnap.blocks
-	merged := make([]*assemble.Block, 0, len(old)+len(incoming))
-	cells := make([]*heatCell, 0, len(old)+len(incoming))
-	i := 0
+	// A new set of chunks: readers keep the one they hold. A replaced
+	// block keeps its declaration position.
+	set := e.current().set
+	added := 0
 	for _, in := range incoming {
-		// Copy the run of old blocks before this one in bulk: a turn adds
-		// one block to thousands, and copying them one by one costs more.
-		pos, found := slices.BinarySearchFunc(old[i:], in.ID, func(b *assemble.Block, id string) int { return strings.Compare(b.ID, id) })
-		merged = append(merged, old[i:i+pos]...)
-		cells = append(cells, oldSnap.cells[i:i+pos]...)
-		i += pos
-		if found { // same ID: replace, keeping the declaration position
-			in.Seq = old[i].Seq
-			merged = append(merged, in)
-			cells = append(cells, oldSnap.cells[i])
-			i++
-			continue
+		if old, ok := set.get(in.ID); ok {
+			in.Seq = old.Seq
+		} else {
+			added++
 		}
-		merged = append(merged, in)
-		cells = append(cells, nil)
 	}
-	merged = append(merged, old[i:]...)
-	cells = append(cells, oldSnap.cells[i:]...)
-	if len(merged) > e.cfg.MaxBlocks {
-		return fmt.Errorf("%w: %d blocks would exceed Config.MaxBlocks (%d); forget some first", ErrStoreFull, len(merged), e.cfg.MaxBlocks)
+	if set.len()+added > e.cfg.MaxBlocks {
+		return fmt.Errorf("%w: %d blocks would exceed Config.MaxBlocks (%d); forget some first", ErrStoreFull, set.len()+added, e.cfg.MaxBlocks)
 	}
-	e.publish(merged, cells)
+	set, changes := set.put(incoming)
+	e.publish(set, changes)
 	if len(global) > 0 {
 		e.learnMu.Lock()
 		e.sync.queueAnnouncement(global, nil)
 		e.learnMu.Unlock()
 	}
 	return nil
-}
-
-// publish stores blocks as the new snapshot, with each block's heat cell:
-// cells[i] when set, else the cell kept for its id, else a new one. The
-// caller holds e.mu.
-func (e *Engine) publish(blocks []*assemble.Block, cells []*heatCell) {
-	if cells == nil {
-		cells = make([]*heatCell, len(blocks))
-	}
-	snap := &snapshot{blocks: blocks, cells: cells, state: e.stateVersion(), idle: idleIndex(blocks)}
-	e.learnMu.Lock()
-	for i := range blocks {
-		if cells[i] != nil {
-			continue
-		}
-		id := blocks[i].ID
-		c, ok := e.cells[id]
-		if !ok {
-			c = new(heatCell) // counts renders not yet in the learned state
-			e.cells[id] = c
-		}
-		snap.cells[i] = c
-	}
-	e.learnMu.Unlock()
-	e.snap.Store(snap)
 }
 
 // Forget removes the blocks with the given request_ids; unknown ids are
@@ -384,55 +346,36 @@ func (e *Engine) Forget(ids ...string) int { return e.forget(ids, true, false) }
 func (e *Engine) forget(ids []string, announce, onlyGlobal bool) int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	drop := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		drop[id] = true
+	ids = slices.Clone(ids)
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	set := e.current().set
+	if onlyGlobal {
+		ids = slices.DeleteFunc(ids, func(id string) bool {
+			b, ok := set.get(id)
+			return ok && b.Scope != declare.ScopeGlobal
+		})
 	}
-	old := e.blocks()
-	kept := make([]*assemble.Block, 0, len(old))
+	set, changes := set.remove(ids)
 	var global []string
-	for _, b := range old {
-		switch {
-		case !drop[b.ID], onlyGlobal && b.Scope != declare.ScopeGlobal:
-			kept = append(kept, b)
-		case b.Scope == declare.ScopeGlobal:
-			global = append(global, b.ID)
+	for _, c := range changes {
+		if c.old.Scope == declare.ScopeGlobal {
+			global = append(global, c.old.ID)
 		}
 	}
-	e.publish(kept, nil)
+	if len(changes) > 0 {
+		e.publish(set, changes)
+	}
 	if announce && e.sync != nil && len(global) > 0 {
 		e.learnMu.Lock()
 		e.sync.queueAnnouncement(nil, global)
 		e.learnMu.Unlock()
 	}
-	return len(old) - len(kept)
+	return len(changes)
 }
 
 // Len returns the number of blocks held.
-func (e *Engine) Len() int { return len(e.blocks()) }
-
-// snapshot is one published state of the store: blocks sorted by ID and
-// each block's heat cell at the same index.
-type snapshot struct {
-	blocks []*assemble.Block // never mutated: a change makes a new block
-	cells  []*heatCell
-	state  uint64              // the learned state's version the blocks' trust is from
-	idle   map[string]*idleSet // blocks with an idle TTL, by session; nil for none
-}
-
-// empty is the snapshot of an Engine nothing was declared to.
-var empty = &snapshot{}
-
-// current returns the current snapshot.
-func (e *Engine) current() *snapshot {
-	if p := e.snap.Load(); p != nil {
-		return p
-	}
-	return empty
-}
-
-// blocks returns the current snapshot's blocks.
-func (e *Engine) blocks() []*assemble.Block { return e.current().blocks }
+func (e *Engine) Len() int { return e.current().set.len() }
 
 func toBlock(d *declare.Declaration) *assemble.Block {
 	b := &assemble.Block{
@@ -592,7 +535,7 @@ func (e *Engine) Assemble(ctx context.Context, req Request) (*Result, error) {
 			counter = newApproxCounter(approx, counter)
 			asm.Memo = approxMemo{m: e.memo, ratio: counter.(*approxCounter).ratio}
 		}
-		out, err := asm.AssembleRefs(tpl, snap.blocks, assemble.Request{Now: req.Now, SessionID: req.SessionID, UserID: req.UserID, Roles: req.Roles, ListHidden: req.ListHidden,
+		out, err := asm.AssembleRefs(tpl, snap.blocks(), assemble.Request{Now: req.Now, SessionID: req.SessionID, UserID: req.UserID, Roles: req.Roles, ListHidden: req.ListHidden,
 			Chat: e.cfg.ChatOverhead.cost(req.Format), Previous: conv.previous, Fresh: req.Fresh, Record: req.SessionID != ""}, counter)
 		asm.Memo = e.memo
 		e.pool.Put(asm)
@@ -616,7 +559,7 @@ func (e *Engine) Assemble(ctx context.Context, req Request) (*Result, error) {
 		// costs the next call its stickiness, not this call its result.
 		_ = e.recordDecision(conv, req.Now, memo.out.Decision, memo.decision)
 	}
-	snap.recordHeat(memo.explained().Sections)
+	recordHeat(memo.explained().Sections, snap.blocks())
 	e.markHeat()
 	res := newResult(tpl, req, memo, e.stateEvents(e.sources.current()))
 	res.told.inputs = e.inputs.current()

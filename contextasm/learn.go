@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/feedback"
@@ -17,25 +16,25 @@ import (
 	"github.com/contextasm/contextasm/template"
 )
 
-// heatCell counts one block's renders. Assemblies add to it without a lock;
-// State reads it into the learned state.
-type heatCell struct {
-	included, dropped, cut atomic.Int64
-}
+// heatCell counts one block's renders (the cell every version of the
+// block points at). Assemblies add to it without a lock; State reads it
+// into the learned state.
+type heatCell = assemble.Heat
 
-// recordHeat counts, per block, the renders that kept, cut or dropped it.
-func (s *snapshot) recordHeat(sections []SectionResult) {
+// recordHeat counts, per block, the renders that kept, cut or dropped it:
+// sections are an assembly of blocks.
+func recordHeat(sections []SectionResult, blocks []*assemble.Block) {
 	for si := range sections {
 		for i := range sections[si].Blocks {
 			b := &sections[si].Blocks[i]
-			c := s.cells[b.Index]
+			c := blocks[b.Index].Heat
 			switch b.Status {
 			case outcome.StatusKept:
-				c.included.Add(1)
+				c.Included.Add(1)
 			case outcome.StatusCut:
-				c.cut.Add(1)
+				c.Cut.Add(1)
 			default:
-				c.dropped.Add(1)
+				c.Dropped.Add(1)
 			}
 		}
 	}
@@ -216,7 +215,7 @@ func (e *Engine) State() *feedback.State {
 	st := e.learned.Clone()
 	for id, c := range e.cells {
 		h, seen := st.Heat[id]
-		h.Add(feedback.Heat{Included: c.included.Load(), Dropped: c.dropped.Load(), Cut: c.cut.Load()})
+		h.Add(feedback.Heat{Included: c.Included.Load(), Dropped: c.Dropped.Load(), Cut: c.Cut.Load()})
 		if seen || h != (feedback.Heat{}) {
 			st.Heat[id] = h
 		}

@@ -159,18 +159,17 @@ func (e *Engine) lastUseOf(session string) time.Time {
 // engine's cached counts of their renderings. It returns them.
 func (e *Engine) releaseBlocks(release func(*assemble.Block) bool) []*assemble.Block {
 	e.mu.Lock()
-	old := e.blocks()
-	kept := make([]*assemble.Block, 0, len(old))
 	var gone []*assemble.Block
-	for _, b := range old {
+	var ids []string
+	for _, b := range e.blocks() {
 		if b.Scope == declare.ScopeSession && release(b) {
 			gone = append(gone, b)
-			continue
+			ids = append(ids, b.ID)
 		}
-		kept = append(kept, b)
 	}
 	if len(gone) > 0 {
-		e.publish(kept, nil)
+		set, changes := e.current().set.remove(ids)
+		e.publish(set, changes)
 	}
 	e.mu.Unlock()
 	if len(gone) == 0 {

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -340,7 +339,7 @@ func (e *Engine) queueHeat(force bool) {
 	}
 	var heat []feedback.HeatDelta
 	for id, c := range e.cells {
-		h := feedback.Heat{Included: c.included.Swap(0), Dropped: c.dropped.Swap(0), Cut: c.cut.Swap(0)}
+		h := feedback.Heat{Included: c.Included.Swap(0), Dropped: c.Dropped.Swap(0), Cut: c.Cut.Swap(0)}
 		if h != (feedback.Heat{}) {
 			heat = append(heat, feedback.HeatDelta{ID: id, Heat: h})
 		}
@@ -387,8 +386,10 @@ func (e *Engine) refreshTrust(ids []string) {
 	old := e.current()
 	var next []*assemble.Block
 	e.learnMu.Lock()
-	for _, id := range ids {
-		i, ok := slices.BinarySearchFunc(old.blocks, id, func(b *assemble.Block, id string) int { return strings.Compare(b.ID, id) })
+	ids = slices.Clone(ids)
+	slices.Sort(ids)
+	for _, id := range slices.Compact(ids) {
+		was, ok := old.set.get(id)
 		if !ok {
 			continue
 		}
@@ -396,32 +397,27 @@ func (e *Engine) refreshTrust(ids []string) {
 		declared, saved := e.declTrust[id]
 		switch {
 		case learned && !saved:
-			e.declTrust[id] = old.blocks[i].Trust // what it was declared with
+			e.declTrust[id] = was.Trust // what it was declared with
 		case !learned && saved:
 			t = declared // the store lost what it had learned
 			delete(e.declTrust, id)
 		case !learned:
 			continue
 		}
-		if t == old.blocks[i].Trust {
+		if t == was.Trust {
 			continue
 		}
-		if next == nil {
-			next = slices.Clone(old.blocks)
-		}
 		// A new block: readers of the old snapshot keep theirs.
-		b := *next[i]
+		b := *was
 		b.Trust = t
-		next[i] = &b
+		next = append(next, &b)
 	}
 	e.learnMu.Unlock()
-	if next == nil {
-		if old.state == e.stateVersion() {
-			return
-		}
-		next = old.blocks
+	if next == nil && old.state == e.stateVersion() {
+		return
 	}
-	e.publish(next, slices.Clone(old.cells))
+	set, changes := old.set.put(next)
+	e.publish(set, changes)
 }
 
 // applyGlobal applies the global blocks another Engine announced: only

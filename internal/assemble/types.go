@@ -2,6 +2,7 @@ package assemble
 
 import (
 	"regexp"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -63,6 +64,17 @@ type Block struct {
 	ToolCalls  []declare.ToolCall
 	ToolCallID string
 	Group      string
+
+	// Heat counts the block's renders. Package contextasm keeps one per
+	// request_id and points every version of the block at it; the
+	// Assembler does not touch it, an Index adds the drops it counts.
+	Heat *Heat
+}
+
+// Heat counts one block's renders: kept whole, dropped, cut. Assemblies
+// add to it without a lock.
+type Heat struct {
+	Included, Dropped, Cut atomic.Int64
 }
 
 // staleness reports whether b is stale at now and how far through its
