@@ -165,8 +165,21 @@ func (e *Engine) feedbackCited(ctx context.Context, res *Result, response string
 		return nil, fmt.Errorf("%w: Feedback needs the Result of an assembly", ErrInvalid)
 	}
 	blocks := e.blocks()
+	sections := res.Sections()
+	// The learned trust of the result's blocks, copied under the lock:
+	// reading the response (patterns, references) runs outside it, so that
+	// it holds up neither assemblies nor the state's goroutine.
+	learned := feedback.NewState()
 	e.learnMu.Lock()
-	fb, batch, err := learn(e.learned, res.Sections(), response, cited, e.cfg.Policy, func(id string) (*assemble.Block, bool) {
+	for si := range sections {
+		for _, b := range sections[si].Blocks {
+			if t, ok := e.learned.Trust[b.RequestID]; ok {
+				learned.Trust[b.RequestID] = t
+			}
+		}
+	}
+	e.learnMu.Unlock()
+	fb, batch, err := learn(learned, sections, response, cited, e.cfg.Policy, func(id string) (*assemble.Block, bool) {
 		i, ok := slices.BinarySearchFunc(blocks, id, func(b *assemble.Block, id string) int { return strings.Compare(b.ID, id) })
 		if !ok {
 			return nil, false
@@ -174,6 +187,7 @@ func (e *Engine) feedbackCited(ctx context.Context, res *Result, response string
 		return blocks[i], true
 	})
 	var ids []string
+	e.learnMu.Lock()
 	if err == nil {
 		if s := e.sync; s != nil && !s.room(batch.Len()) {
 			err = fmt.Errorf("%w: %d deltas of this response not learned", ErrStateQueueFull, batch.Len())
