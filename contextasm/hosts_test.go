@@ -144,8 +144,8 @@ func TestReplacePrefix(t *testing.T) {
 	if eng.Len() != base+5 {
 		t.Fatalf("%d blocks, want %d", eng.Len(), base+5)
 	}
-	// The framework trimmed its history: the call moves to msg-1, and the
-	// blocks past the end must go, or c1 would be declared twice.
+	// The framework trimmed its history: the repeated user turns it let go
+	// must leave the store, and the exchange keeps its blocks.
 	if err := declareConv(user, call, result); err != nil {
 		t.Fatal(err)
 	}

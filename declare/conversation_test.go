@@ -2,6 +2,8 @@ package declare_test
 
 import (
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,16 +26,16 @@ func TestConversation(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []struct {
-		id       string
+		prefix   string
 		mt       declare.MemoryType
 		role     declare.Role
 		at       time.Time
 		required bool
 	}{
-		{"s1/system-0", declare.Constraint, "", time.Time{}, true},
-		{"s1/msg-0", declare.History, chat.RoleUser, now.Add(-2 * time.Millisecond), false},
-		{"s1/msg-1", declare.History, chat.RoleAssistant, now.Add(-time.Millisecond), false},
-		{"s1/msg-2", declare.History, chat.RoleTool, now, true},
+		{"s1/system-", declare.Constraint, "", time.Time{}, true},
+		{"s1/msg-", declare.History, chat.RoleUser, now.Add(-2 * time.Millisecond), false},
+		{"s1/msg-", declare.History, chat.RoleAssistant, now.Add(-time.Millisecond), false},
+		{"s1/msg-", declare.History, chat.RoleTool, now, true},
 	}
 	if len(decls) != len(want) {
 		t.Fatalf("%d declarations, want %d", len(decls), len(want))
@@ -44,7 +46,7 @@ func TestConversation(t *testing.T) {
 		if d.LastModified != nil {
 			at = *d.LastModified
 		}
-		if d.RequestID != w.id || d.MemoryType != w.mt || d.Role != w.role || !at.Equal(w.at) || d.Required != w.required || d.SessionID != "s1" || d.Scope != declare.ScopeSession {
+		if !strings.HasPrefix(d.RequestID, w.prefix) || len(d.RequestID) != len(w.prefix)+12 || d.MemoryType != w.mt || d.Role != w.role || !at.Equal(w.at) || d.Required != w.required || d.SessionID != "s1" || d.Scope != declare.ScopeSession {
 			t.Errorf("declarations[%d] = %+v, want %+v", i, d, w)
 		}
 		if err := declare.Validate(&d); err != nil {
@@ -58,8 +60,28 @@ func TestConversation(t *testing.T) {
 	if conv.Messages[1].ToolCalls[0].ID != "c1" {
 		t.Error("the declarations share the conversation's tool calls")
 	}
-	if decls, _ := declare.Conversation(conv, declare.ConversationOptions{SessionID: "s1", Prefix: "x:", Now: now}); decls[1].RequestID != "x:msg-0" {
-		t.Errorf("prefix: %q", decls[1].RequestID)
+	if got, _ := declare.Conversation(conv, declare.ConversationOptions{SessionID: "s1", Prefix: "x:", Now: now}); got[1].RequestID != "x:"+strings.TrimPrefix(decls[1].RequestID, "s1/") {
+		t.Errorf("prefix: %q", got[1].RequestID)
+	}
+	// An id is the message's, wherever it stands: a framework that trims
+	// its history keeps the ids of what it kept. A repeat is numbered.
+	user := conv.Messages[0]
+	trimmed := chat.Conversation{Messages: append(slices.Clone(conv.Messages[1:]), user, user)}
+	again, err := declare.Conversation(trimmed, declare.ConversationOptions{SessionID: "s1", Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again[0].RequestID != decls[2].RequestID || again[1].RequestID != decls[3].RequestID ||
+		again[2].RequestID != decls[1].RequestID || again[3].RequestID != decls[1].RequestID+".2" {
+		t.Errorf("ids after a trim: %q, before: %q", []string{again[0].RequestID, again[1].RequestID, again[2].RequestID, again[3].RequestID},
+			[]string{decls[1].RequestID, decls[2].RequestID, decls[3].RequestID})
+	}
+	ids := map[string]bool{}
+	for _, d := range decls {
+		ids[d.RequestID] = true
+	}
+	if len(ids) != len(decls) {
+		t.Errorf("ids repeat: %v", ids)
 	}
 	for _, o := range []declare.ConversationOptions{{Now: now}, {SessionID: "s1"}} {
 		if _, err := declare.Conversation(conv, o); !errors.Is(err, declare.ErrInvalid) {
