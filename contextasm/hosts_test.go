@@ -3,6 +3,8 @@ package contextasm_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/feedback"
+	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/truncate"
 )
 
@@ -194,4 +197,91 @@ func TestFeedbackResponseURI(t *testing.T) {
 	if len(fb.UnknownRefs) != 1 || fb.UnknownRefs[0] != "https://elsewhere.example/" {
 		t.Errorf("unknown refs %q", fb.UnknownRefs)
 	}
+}
+
+// TestShedToolExchangesInBatches drives a conversation of tool exchanges
+// (each an assistant call and its result, a group) past its history cap,
+// call by call, as an agent loop does: once the history is full, a call
+// sheds a batch of the oldest exchanges down to the slack, and the calls
+// after it only append, rather than every call dropping the oldest
+// exchange and rewriting the messages.
+func TestShedToolExchangesInBatches(t *testing.T) {
+	eng := newEngine(t, contextasm.Config{})
+	tpl := parseTemplate(t, `{"budget": 400, "sections": [
+	    {"name": "HISTORY", "priority": 1, "memory_types": ["history"], "max_tokens": 150, "render": "{content}"}]}`)
+	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	var prev []string
+	appends, sheds := 0, 0
+	for n := 1; n <= 16; n++ {
+		at := now.Add(time.Duration(n) * time.Second)
+		id := fmt.Sprintf("call_%d", n)
+		if err := eng.Declare(
+			declare.Declaration{RequestID: id + "-use", MemoryType: declare.History, Scope: declare.ScopeSession, SessionID: "s1", LastModified: &at,
+				Role: declare.RoleAssistant, ToolCalls: []declare.ToolCall{{ID: id, Name: "get_rate", Arguments: fmt.Sprintf(`{"months":%d}`, 12*n)}}},
+			declare.Declaration{RequestID: id + "-result", MemoryType: declare.History, Scope: declare.ScopeSession, SessionID: "s1", LastModified: &at,
+				Role: declare.RoleTool, ToolCallID: id, Content: fmt.Sprintf("6.9%% APR over %d months", 12*n)},
+		); err != nil {
+			t.Fatal(err)
+		}
+		res := assemble(t, eng, contextasm.Request{Template: tpl, Now: at, SessionID: "s1", Format: chat.FormatOpenAI})
+		var ids []string
+		for _, m := range res.Messages().Messages {
+			ids = append(ids, m.BlockIDs...)
+		}
+		if testing.Verbose() {
+			t.Logf("call %d: %d tokens, messages %q", n, res.TotalTokens, ids)
+		}
+		if n > 1 {
+			if len(ids) >= len(prev) && slices.Equal(ids[:len(prev)], prev) {
+				appends++
+			} else {
+				sheds++
+				if gone := len(prev) + 2 - len(ids); gone < 4 {
+					t.Errorf("call %d dropped %d messages, not a batch of exchanges: %q after %q", n, gone, ids, prev)
+				}
+			}
+		}
+		prev = ids
+	}
+	if sheds == 0 {
+		t.Fatal("the history never outgrew its cap")
+	}
+	if appends < 2*sheds {
+		t.Errorf("%d calls appended and %d dropped exchanges: tool exchanges are not shed in batches", appends, sheds)
+	}
+}
+
+// TestShedOnceToTheSlack checks that a section that sheds keeps Slack
+// times its cap, less one turn at most: it sheds once, not once while
+// filling and again at the budget cut (to Slack²).
+func TestShedOnceToTheSlack(t *testing.T) {
+	eng := newEngine(t, contextasm.Config{})
+	const capTokens = 150
+	slack := truncate.DefaultStickiness().Slack
+	tpl := parseTemplate(t, fmt.Sprintf(`{"budget": 400, "sections": [
+	    {"name": "HISTORY", "priority": 1, "memory_types": ["history"], "max_tokens": %d, "render": "{content}"}]}`, capTokens))
+	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	for n := 1; n <= 12; n++ {
+		at := now.Add(time.Duration(n) * time.Second)
+		if err := eng.Declare(declare.Declaration{RequestID: fmt.Sprintf("t%02d", n), MemoryType: declare.History, Scope: declare.ScopeSession, SessionID: "s1",
+			LastModified: &at, Content: fmt.Sprintf("6.9%% APR over %d months, says turn number %d.", 12*n, n)}); err != nil {
+			t.Fatal(err)
+		}
+		res := assemble(t, eng, contextasm.Request{Template: tpl, Now: at, SessionID: "s1", Format: chat.FormatOpenAI})
+		shed, largest := false, 0
+		for _, ev := range res.Events() {
+			shed = shed || ev.Reason == outcome.ReasonSlack
+		}
+		sec := res.Sections()[0]
+		for _, b := range sec.Blocks {
+			largest = max(largest, b.Tokens)
+		}
+		if shed {
+			if floor := int(slack*float64(capTokens)) - largest; sec.UsedTokens < floor {
+				t.Errorf("call %d shed to %d tokens, below %d (the slack, less one turn)", n, sec.UsedTokens, floor)
+			}
+			return
+		}
+	}
+	t.Fatal("the history never shed")
 }

@@ -702,7 +702,7 @@ func (a *Assembler) fitBudget(tpl *template.Template, blocks []*Block, c truncat
 		before := a.sectionTokens(tpl, si) // while the block still counts
 		sec := tpl.Section(si)
 		if a.sticky[si].on && a.cands[si][j].inc && !a.sticky[si].shed && a.hasEntrants(si) {
-			a.sticky[si].shed = true
+			a.sticky[si].shed, a.sticky[si].budget = true, true
 		}
 		if u := a.unitOfCand(&a.cands[si][j]); u != nil {
 			for _, m := range u.cands {
@@ -719,7 +719,8 @@ func (a *Assembler) fitBudget(tpl *template.Template, blocks []*Block, c truncat
 	for estimate > budget && dropNext() {
 	}
 	for si := range n {
-		if a.sticky[si].on && a.sticky[si].shed {
+		if a.sticky[si].on && a.sticky[si].budget {
+			// Only a shed the cut started: one fillSticky made is done.
 			before := a.sectionTokens(tpl, si)
 			a.shed(tpl.Section(si), si, int(slack*float64(a.used[si]+a.msgs[si])), blocks, out)
 			estimate -= before - a.sectionTokens(tpl, si)

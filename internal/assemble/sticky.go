@@ -82,6 +82,7 @@ func (d *Decision) usable(tpl *template.Template) bool {
 type stickySection struct {
 	on       bool    // the section follows its previous decision
 	shed     bool    // it had to drop a block it kept last time, for new ones
+	budget   bool    // the budget cut did (fitBudget sheds it then)
 	hasFloor bool    // floor is set (SectionDecision.Floor)
 	floor    float64 // blocks scoring no higher stay out
 }
@@ -217,11 +218,27 @@ func (a *Assembler) fillSticky(sec *template.Section, blocks []*Block, c truncat
 		}
 		b := blocks[cd.Index]
 		if u := a.unitOfCand(cd); u != nil {
+			if a.belowFloor(si, u) {
+				for _, j := range u.cands {
+					cands[j].done = true
+					drop(&cands[j], blocks[cands[j].Index], outcome.ReasonSticky) // let go when the section shed
+				}
+				continue
+			}
+			before := entrants
 			misses = a.fillUnit(sec, blocks, u, c, out, &st, misses)
+			kept, incumbent := false, false
 			for _, j := range u.cands {
-				if m := &cands[j]; m.inText() && !m.inc {
+				m := &cands[j]
+				if m.inText() && !m.inc {
 					entrants++
 				}
+				kept, incumbent = kept || m.inText(), incumbent || m.inc
+			}
+			if !kept && incumbent && before > 0 {
+				// New blocks took an incumbent group's room: shed, as for
+				// a lone incumbent.
+				ss.shed = true
 			}
 			continue
 		}
@@ -290,6 +307,22 @@ func (a *Assembler) fillSticky(sec *template.Section, blocks []*Block, c truncat
 		a.shed(sec, si, int(slack*float64(capTokens)), blocks, out)
 	}
 	return misses
+}
+
+// belowFloor reports whether section si shed and group u stays out: no
+// member is required, was written last time or is new, and none scores
+// above the floor (as a lone block, in fillSticky).
+func (a *Assembler) belowFloor(si int, u *unit) bool {
+	ss := &a.sticky[si]
+	if !ss.hasFloor || u.required {
+		return false
+	}
+	for _, j := range u.cands {
+		if m := &a.cands[si][j]; m.inc || m.news || m.Score > ss.floor {
+			return false
+		}
+	}
+	return true
 }
 
 // recut renders an incumbent cut where the previous text cut it (or cuts
