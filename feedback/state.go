@@ -10,7 +10,12 @@ import (
 
 // StateVersion is the version of the state file this release reads and
 // writes.
-const StateVersion = 1
+//
+// Version 2 added the sessions' decisions and the store's bookkeeping
+// (revision, epoch, writers). A version 1 file holds a subset of that and is
+// read as it is; it is written back as version 2, which an older release
+// refuses by its version rather than by an unknown field.
+const StateVersion = 2
 
 // ErrStateVersion means a state file has a version this release does not
 // know; it is never silently reset.
@@ -76,8 +81,8 @@ func decodeFile(data []byte, name string) (*stateFile, error) {
 	if probe.Version == nil {
 		return nil, fmt.Errorf("%w: state %s has no version", ErrStateVersion, name)
 	}
-	if *probe.Version != StateVersion {
-		return nil, fmt.Errorf("%w: state %s is version %d; this release reads version %d", ErrStateVersion, name, *probe.Version, StateVersion)
+	if *probe.Version != StateVersion && *probe.Version != 1 {
+		return nil, fmt.Errorf("%w: state %s is version %d; this release reads versions 1 and %d", ErrStateVersion, name, *probe.Version, StateVersion)
 	}
 	f := &stateFile{State: NewState()}
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -86,6 +91,7 @@ func decodeFile(data []byte, name string) (*stateFile, error) {
 		return nil, fmt.Errorf("%w: %s: %w", ErrInvalidState, name, err)
 	}
 	st := f.State
+	st.Version = StateVersion // a version 1 file is upgraded as it is read
 	if st.Trust == nil {
 		st.Trust = map[string]float64{}
 	}

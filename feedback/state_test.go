@@ -55,7 +55,7 @@ func TestStateRejectsBadFiles(t *testing.T) {
 		name, data, want string
 		version          bool
 	}{
-		{"unknown version", `{"version": 2, "trust": {}, "heat": {}}`, "version 2", true},
+		{"unknown version", `{"version": 99, "trust": {}, "heat": {}}`, "version 99", true},
 		{"no version", `{"trust": {}}`, "no version", true},
 		{"not JSON", `{"version": 1,`, "not a state file", false},
 		{"trust out of range", `{"version": 1, "trust": {"a": 1.5}, "heat": {}}`, `trust of "a"`, false},
@@ -298,5 +298,21 @@ func TestChangesOfOwnWrite(t *testing.T) {
 	u, err = s.Changes(context.Background(), v2, "w")
 	if err != nil || u.Full == nil || u.Full.Trust["a"] != 0.65 || u.Acked != 2 {
 		t.Errorf("another store's write: %+v, %v", u, err)
+	}
+}
+
+// A version 1 file (trust and heat only, before sessions and the store's
+// bookkeeping) is read and upgraded; a newer version is refused by its
+// number.
+func TestStateVersionOneIsRead(t *testing.T) {
+	st, err := DecodeState([]byte(`{"version":1,"trust":{"a":0.6},"heat":{}}`), "old.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Version != StateVersion || st.Trust["a"] != 0.6 {
+		t.Errorf("version 1 read as %+v", st)
+	}
+	if _, err := DecodeState([]byte(`{"version":3,"trust":{},"heat":{}}`), "new.json"); !errors.Is(err, ErrStateVersion) {
+		t.Errorf("version 3: %v, want ErrStateVersion", err)
 	}
 }
