@@ -282,6 +282,9 @@ func (e *Engine) declare(decls []declare.Declaration, announce bool) error {
 	if err := checkToolCalls(e.current(), decls); err != nil {
 		return err
 	}
+	if err := checkLinks(e.current(), decls); err != nil {
+		return err
+	}
 	var global []declare.Declaration
 	if announce && e.sync != nil && e.sync.ann != nil {
 		if global = globals(decls); len(global) > 0 {
@@ -394,6 +397,10 @@ func toBlock(d *declare.Declaration) *assemble.Block {
 	}
 	b.SourceLocation, b.URI = d.Provenance.SourceLocation, d.Provenance.URI
 	b.Role, b.ToolCalls, b.ToolCallID, b.Group = d.ChatRole(), slices.Clone(d.ToolCalls), d.ToolCallID, d.Group
+	b.Variants, b.Supersedes, b.Replaces = slices.Clone(d.Variants), slices.Clone(d.Supersedes), slices.Clone(d.Replaces)
+	if d.MaxTokens != nil {
+		b.MaxTokens = *d.MaxTokens
+	}
 	if d.Priority != nil {
 		b.Priority, b.HasPriority = *d.Priority, true
 	}
@@ -413,6 +420,9 @@ func toBlock(d *declare.Declaration) *assemble.Block {
 	// The bound holds for the content wherever it stands, so for its
 	// rendering too: literals around it, word joiners inserted into it.
 	b.MinTokens = bpe.LowerBound(d.Content)
+	if b.MaxTokens > 0 {
+		b.MinTokens = 0 // the content written is clipped: no bound from the whole
+	}
 	if d.BreakOnViolation {
 		b.ViolationPatterns = slices.Clone(d.ViolationPatterns)
 		b.Patterns = make([]*regexp.Regexp, len(d.ViolationPatterns))
@@ -672,6 +682,10 @@ func blockKey(b *assemble.Block) [16]byte {
 	fields := []string{b.ID, string(b.Type), b.SourceID, b.Content, string(b.Role), b.ToolCallID}
 	for _, tc := range b.ToolCalls { // a message's count reads them
 		fields = append(fields, tc.ID, tc.Name, tc.Arguments)
+	}
+	if b.MaxTokens > 0 || len(b.Variants) > 0 { // the forms it may be written in; keys of other blocks stay as they were
+		fields = append(fields, "forms", strconv.Itoa(b.MaxTokens))
+		fields = append(fields, b.Variants...)
 	}
 	lens := make([]byte, 8*(len(fields)+1)) // the number of fields, then each length
 	for i, n := range append([]int{len(fields)}, fieldLens(fields)...) {

@@ -35,6 +35,9 @@ type (
 	Prefix = outcome.Prefix
 	// Breakpoint is a place where a prompt cache may end.
 	Breakpoint = outcome.Breakpoint
+	// SummarizeCandidate is a run of history dropped for room, for the
+	// host to summarise.
+	SummarizeCandidate = outcome.SummarizeCandidate
 )
 
 // Result is one assembly's outcome. Treat it as read-only: an Engine that
@@ -93,6 +96,13 @@ type Result struct {
 	// Config.Stickiness.MinCachePrefix tokens. Nil for a request without a
 	// SessionID.
 	CacheBreakpoints []Breakpoint
+	// SummarizeCandidates are, for a request with a SessionID, the runs of
+	// consecutive history blocks the assembly dropped for room and that
+	// nothing in the context stands for: summarise each after the call
+	// and declare the summary as a history block whose replaces lists the
+	// run's IDs, before the next (docs/degrade.md). Nil when there are
+	// none.
+	SummarizeCandidates []SummarizeCandidate
 
 	told *told // Sections, Events and Audit
 }
@@ -176,19 +186,20 @@ func newResult(tpl *template.Template, req Request, a *assembled, extra []Event)
 		id = "asm-" + renderHash[len("sha256:"):][:12]
 	}
 	return &Result{
-		Format:           a.format,
-		messages:         out.Messages,
-		Text:             out.Text,
-		TotalTokens:      out.TotalTokens,
-		Fingerprint:      tpl.Fingerprint(),
-		RenderHash:       renderHash,
-		Encoding:         tpl.Encoding(),
-		Budget:           tpl.Budget(),
-		Now:              req.Now,
-		ExcludedCounts:   out.ExcludedCounts,
-		Prefix:           out.Prefix,
-		CacheBreakpoints: out.Breakpoints,
-		told:             &told{asm: a, extra: extra, id: id},
+		Format:              a.format,
+		messages:            out.Messages,
+		Text:                out.Text,
+		TotalTokens:         out.TotalTokens,
+		Fingerprint:         tpl.Fingerprint(),
+		RenderHash:          renderHash,
+		Encoding:            tpl.Encoding(),
+		Budget:              tpl.Budget(),
+		Now:                 req.Now,
+		ExcludedCounts:      out.ExcludedCounts,
+		Prefix:              out.Prefix,
+		CacheBreakpoints:    out.Breakpoints,
+		SummarizeCandidates: out.SummarizeCandidates,
+		told:                &told{asm: a, extra: extra, id: id},
 	}
 }
 
@@ -229,21 +240,22 @@ func memoryTypes(sections []SectionResult) []string {
 // Dump returns the result in its JSON dump shape.
 func (r *Result) Dump() Dump {
 	return Dump{
-		ProtocolVersion:  fingerprint.ProtocolVersion,
-		Fingerprint:      r.Fingerprint,
-		RenderHash:       r.RenderHash,
-		Encoding:         r.Encoding,
-		Budget:           r.Budget,
-		TotalTokens:      r.TotalTokens,
-		Now:              r.Now.UTC().Format(time.RFC3339Nano),
-		Sections:         r.Sections(),
-		Events:           r.Events(),
-		ExcludedCounts:   r.ExcludedCounts,
-		Text:             r.Text,
-		StateVersion:     r.StateVersion,
-		Approximate:      r.Approximate,
-		Prefix:           r.Prefix,
-		CacheBreakpoints: r.CacheBreakpoints,
+		ProtocolVersion:     fingerprint.ProtocolVersion,
+		Fingerprint:         r.Fingerprint,
+		RenderHash:          r.RenderHash,
+		Encoding:            r.Encoding,
+		Budget:              r.Budget,
+		TotalTokens:         r.TotalTokens,
+		Now:                 r.Now.UTC().Format(time.RFC3339Nano),
+		Sections:            r.Sections(),
+		Events:              r.Events(),
+		ExcludedCounts:      r.ExcludedCounts,
+		Text:                r.Text,
+		StateVersion:        r.StateVersion,
+		Approximate:         r.Approximate,
+		Prefix:              r.Prefix,
+		CacheBreakpoints:    r.CacheBreakpoints,
+		SummarizeCandidates: r.SummarizeCandidates,
 	}
 }
 

@@ -110,6 +110,18 @@ type Declaration struct {
 	ToolCallID string     `json:"tool_call_id,omitempty"`
 	Group      string     `json:"group,omitempty"`
 
+	// Variants, MaxTokens, Supersedes and Replaces let an assembly degrade
+	// a block before it drops it, or leave it out for a newer one
+	// (docs/degrade.md): shorter versions of the content, longest first; a
+	// cap on the content's tokens (for tool output and pasted documents);
+	// the ids of the blocks this one replaces (a corrected fact, a newer
+	// version); and, on a history block the host wrote as a summary, the
+	// ids of the turns it summarises.
+	Variants   []string `json:"variants,omitempty"`
+	MaxTokens  *int     `json:"max_tokens,omitempty"`
+	Supersedes []string `json:"supersedes,omitempty"`
+	Replaces   []string `json:"replaces,omitempty"`
+
 	// Untrusted marks a block from a source the host does not control, such
 	// as an MCP server not marked trusted: its priority is a ranking hint and
 	// never makes it required (so a server cannot make assembly fail). It is

@@ -16,7 +16,7 @@ import (
 // *ValidationError whose problems point at lines of the input; and what it
 // returns writes back as JSON that loads to the same thing.
 func FuzzLoad(f *testing.F) {
-	for _, name := range []string{"valid.jsonl", "invalid.jsonl", "chat/valid.jsonl", "chat/invalid.jsonl", "chat/orphans.jsonl"} {
+	for _, name := range []string{"valid.jsonl", "invalid.jsonl", "chat/valid.jsonl", "chat/invalid.jsonl", "chat/orphans.jsonl", "degrade/valid.jsonl", "degrade/invalid.jsonl"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)

@@ -73,6 +73,7 @@ func (l *loader) result() ([]Declaration, error) {
 		files[i], lines[i] = l.files[p.file], int(p.line)
 	}
 	l.probs = checkCalls(l.probs, l.decls, files, lines)
+	l.probs = checkLinks(l.probs, l.decls, files, lines)
 	if len(l.probs) > 0 {
 		return nil, &ValidationError{Problems: l.probs}
 	}

@@ -194,6 +194,7 @@ func (c Config) problems(d *Declaration, dst []Problem) []Problem {
 	}
 	dst = patternProblems(d.ViolationPatterns, dst)
 	dst = chatProblems(d, dst)
+	dst = c.degradeProblems(d, dst)
 	for i := start; i < len(dst); i++ {
 		if validRequestID(d.RequestID) {
 			dst[i].RequestID = d.RequestID

@@ -92,10 +92,10 @@ type Kind string
 
 // The kinds.
 const (
-	KindExcluded Kind = "excluded" // never eligible: expired, out_of_scope, access_denied, audience, no_section, orphan (and group, for its group's other members)
-	KindDropped  Kind = "dropped"  // eligible but did not fit: section_cap, budget, group, first_message; or held back: sticky, slack
+	KindExcluded Kind = "excluded" // never eligible: expired, out_of_scope, access_denied, audience, no_section, orphan (and group, for its group's other members), superseded, no_gain
+	KindDropped  Kind = "dropped"  // eligible but did not fit: section_cap, budget, group, first_message; or held back: sticky, slack; or stood for: summarized, turns_kept
 	KindCut      Kind = "cut"      // kept in part: cut
-	KindNotice   Kind = "notice"   // kept or eligible, with something to know: stale, escaped, sticky
+	KindNotice   Kind = "notice"   // kept or eligible, with something to know: stale, escaped, sticky, degraded, clipped
 	KindSource   Kind = "source"   // a source's problem: binary, source_unavailable, outside_root, state_unavailable
 )
 
@@ -110,6 +110,12 @@ type Event struct {
 	// declared group, or the request_id of the assistant turn whose tool
 	// calls it belongs to.
 	Group string `json:"group,omitempty"`
+	// By names the block that stands for this one: for superseded, the
+	// newest block that supersedes it; for summarized, the summary.
+	By string `json:"by,omitempty"`
+	// Variant is, for degraded, which variant was written, counting from
+	// 1 (variants[0] of the declaration, the longest).
+	Variant int `json:"variant,omitempty"`
 }
 
 // Hidden reports whether blocks excluded for reason r belong to someone
@@ -161,6 +167,11 @@ type BlockResult struct {
 	// Message is, in a chat format, the index of the block's message in
 	// the conversation's messages, plus one (0: not a message).
 	Message int `json:"message,omitempty"`
+	// Variant is the variant written for a degraded block, counting from
+	// 1 (0: the content itself).
+	Variant int `json:"variant,omitempty"`
+	// By names the block that stands for this one (see Event.By).
+	By string `json:"by,omitempty"`
 }
 
 // SectionResult is one section's outcome. Blocks are in rank order.
@@ -195,7 +206,10 @@ type Dump struct {
 	Prefix *Prefix `json:"prefix,omitempty"`
 	// CacheBreakpoints are where a host may mark its prompt cache.
 	CacheBreakpoints []Breakpoint `json:"cache_breakpoints,omitempty"`
-	Text             string       `json:"text"`
+	// SummarizeCandidates are the runs of history dropped for room that
+	// nothing in the text represents, for the host to summarise.
+	SummarizeCandidates []SummarizeCandidate `json:"summarize_candidates,omitempty"`
+	Text                string               `json:"text"`
 	// StateVersion is the version of the shared learned state the
 	// assembly ranked with; absent without a state store.
 	StateVersion uint64 `json:"state_version,omitempty"`

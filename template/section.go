@@ -163,6 +163,10 @@ func (s *Section) Partial() bool { return s.def.Partial }
 // MinPartialTokens returns the least room worth cutting a block for.
 func (s *Section) MinPartialTokens() int { return s.def.MinPartialTokens }
 
+// DegradeRequired reports whether a required block of the section may be
+// written as one of its variants when it does not fit whole.
+func (s *Section) DegradeRequired() bool { return s.def.DegradeRequired }
+
 // Separator returns the text written between two blocks of the section.
 func (s *Section) Separator() string { return s.separator }
 

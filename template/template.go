@@ -123,6 +123,11 @@ type SectionDefinition struct {
 	Order            Order                `json:"order"`
 	Partial          bool                 `json:"partial"`
 	MinPartialTokens int                  `json:"min_partial_tokens"`
+	// DegradeRequired lets the section write a required block as one of
+	// its variants when it does not fit whole (docs/degrade.md). Left out
+	// of the canonical JSON when false, so templates without it keep
+	// their fingerprints.
+	DegradeRequired bool `json:"degrade_required,omitempty"`
 }
 
 // LoadFile reads, validates and compiles a template file.

@@ -43,6 +43,12 @@ var reasonHelp = map[outcome.Reason]string{
 	outcome.ReasonFirstMessage:      "came before the first user turn, and the chat format must open with one",
 	outcome.ReasonSticky:            "the conversation's previous decision stands: the score moved by less than the margin",
 	outcome.ReasonSlack:             "let go with older blocks at once, so the next calls only append",
+	outcome.ReasonDegraded:          "written as a shorter variant, the richest that fitted",
+	outcome.ReasonClipped:           "content past its max_tokens cut off, with a marker saying how much",
+	outcome.ReasonSuperseded:        "a newer block supersedes it",
+	outcome.ReasonSummarized:        "a summary in the context stands in for it",
+	outcome.ReasonTurnsKept:         "a summary not needed: every turn it replaces is in the context",
+	outcome.ReasonNoGain:            "a summary not used: without summaries and variants more blocks fitted",
 }
 
 // noteRequired marks a required block among a row's notes.
@@ -65,6 +71,8 @@ var reasonOrder = []outcome.Reason{
 	outcome.ReasonSectionCap, outcome.ReasonCut, outcome.ReasonBudget, outcome.ReasonGroup,
 	outcome.ReasonFirstMessage,
 	outcome.ReasonSlack, outcome.ReasonSticky,
+	outcome.ReasonSuperseded, outcome.ReasonNoGain, outcome.ReasonSummarized, outcome.ReasonTurnsKept,
+	outcome.ReasonDegraded, outcome.ReasonClipped,
 	outcome.ReasonStale, outcome.ReasonEscaped,
 	outcome.ReasonBinary, outcome.ReasonSourceUnavailable, outcome.ReasonOutsideRoot,
 	outcome.ReasonStateUnavailable,

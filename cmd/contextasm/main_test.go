@@ -75,7 +75,7 @@ func TestDemoShowsEveryDecision(t *testing.T) {
 	for _, e := range d.Events {
 		reasons[string(e.Reason)] = true
 	}
-	for _, want := range []string{"expired", "stale", "section_cap", "budget", "cut", "escaped"} {
+	for _, want := range []string{"expired", "stale", "section_cap", "budget", "cut", "escaped", "degraded", "summarized"} {
 		if !reasons[want] {
 			t.Errorf("demo has no %q event", want)
 		}

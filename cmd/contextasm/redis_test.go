@@ -99,7 +99,7 @@ func TestRedisUnreachable(t *testing.T) {
 }
 
 // Three streams of CLI processes at once, 200 feedback processes in all,
-// each citing the same 15 blocks: 3,000 citations, every one counted, and
+// each citing the same 16 blocks (the demo's text): 3,200 citations, every one counted, and
 // the trust each block ends at is the sum of its gains with the clamp
 // applied.
 func TestThreeCLIProcessesLoseNothing(t *testing.T) {
@@ -141,8 +141,8 @@ func TestThreeCLIProcessesLoseNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ids)*processes != 3000 {
-		t.Fatalf("%d blocks × %d processes is not 3,000 citations", len(ids), processes)
+	if len(ids)*processes != 3200 {
+		t.Fatalf("%d blocks × %d processes is not 3,200 citations", len(ids), processes)
 	}
 	p := feedback.DefaultPolicy()
 	for _, id := range ids {

@@ -54,6 +54,8 @@ type Assembler struct {
 	keptInc   []int           // scratch of stickyReasons
 	exactText bool            // the text's count is the sum of its lines' (see fitBudget)
 
+	deg degradeState // summaries, forms and the like (degrade.go)
+
 	joined      bool     // writeText wrote a joiner between two pieces
 	cuts        []int    // where the text's separately counted parts meet (joinDelta)
 	fixed       int      // bytes at the end of text that are template literal
@@ -77,11 +79,15 @@ type candidate struct {
 	status   outcome.Status
 	rendered bool // text is set: counts from the memo skip rendering
 	escaped  bool
-	msg      bool // a message of its own (a history block, in a chat format)
-	done     bool // decided already, with its unit
-	inc      bool // an incumbent: the previous decision wrote it
-	news     bool // not an incumbent, and modified since the previous decision
-	notice   bool // it has a sticky notice
+	msg      bool  // a message of its own (a history block, in a chat format)
+	done     bool  // decided already, with its unit
+	inc      bool  // an incumbent: the previous decision wrote it
+	news     bool  // not an incumbent, and modified since the previous decision
+	notice   bool  // it has a sticky notice
+	form     int8  // the form written: 0 its content, k its variants[k-1]
+	prevForm int8  // the form the previous decision wrote it in
+	summary  bool  // it is the summary of its replacement
+	repl     int32 // its replacement (a summary and its turns) in Assembler.deg.repls, plus one
 }
 
 // writtenRef locates a block of the text, or a message: section and
@@ -129,8 +135,24 @@ func (a *Assembler) Assemble(tpl *template.Template, blocks []Block, req Request
 // store holds them (so that declaring one block copies pointers, not
 // blocks). The blocks are only read.
 func (a *Assembler) AssembleRefs(tpl *template.Template, blocks []*Block, req Request, c truncate.Counter) (*Output, error) {
+	out, err := a.assemble(tpl, blocks, req, c, false)
+	if a.deg.weighed {
+		// A summary or a smaller form took part: degrading must not leave
+		// the model with less than dropping alone would (degrade.go).
+		plain, perr := a.assemble(tpl, blocks, req, c, true)
+		if perr == nil && (err != nil || plain.represented > out.represented) {
+			out, err = plain, nil
+		}
+	}
+	a.deg.tpl, a.deg.ctr = nil, nil
+	return out, err
+}
+
+// assemble is AssembleRefs, plain or not.
+func (a *Assembler) assemble(tpl *template.Template, blocks []*Block, req Request, c truncate.Counter, plain bool) (*Output, error) {
 	n := tpl.NumSections()
 	a.reset(n)
+	a.deg.reset(tpl, c, plain)
 	a.chat = req.Chat
 	sc := a.Scoring.WithDefaults()
 	st := a.Stickiness.WithDefaults()
@@ -144,15 +166,21 @@ func (a *Assembler) AssembleRefs(tpl *template.Template, blocks []*Block, req Re
 	out := &Output{Events: make([]outcome.Event, 0, len(blocks)+16)}
 	var misses []truncate.RequiredMiss
 
+	byID := a.SortedByID || slices.IsSortedFunc(blocks, func(x, y *Block) int { return strings.Compare(x.ID, y.ID) })
+	a.supersede(tpl, blocks, &req, byID)
 	var hidden [3]int // out_of_scope, access_denied, audience
 	for i, b := range blocks {
 		si, reason := eligibility(b, tpl, &req)
+		var by string
+		if reason == "" {
+			reason, by = a.lateExclusion(i, b)
+		}
 		if reason != "" {
 			if h := hiddenIndex(reason); h >= 0 && !req.ListHidden {
 				hidden[h]++
 				continue
 			}
-			out.Events = append(out.Events, outcome.Event{Kind: outcome.KindExcluded, RequestID: b.ID, Reason: reason})
+			out.Events = append(out.Events, outcome.Event{Kind: outcome.KindExcluded, RequestID: b.ID, Reason: reason, By: by})
 			if reason == outcome.ReasonNoSection && b.Required {
 				misses = append(misses, truncate.RequiredMiss{RequestID: b.ID, Reason: outcome.ReasonNoSection})
 			}
@@ -166,8 +194,8 @@ func (a *Assembler) AssembleRefs(tpl *template.Template, blocks []*Block, req Re
 	}
 
 	misses = a.groupUnits(tpl, blocks, out, misses)
+	a.buildRepls(tpl, blocks, out)
 
-	byID := a.SortedByID || slices.IsSortedFunc(blocks, func(x, y *Block) int { return strings.Compare(x.ID, y.ID) })
 	for k := range n {
 		si := tpl.ByPriority(k)
 		if byID {
@@ -187,10 +215,12 @@ func (a *Assembler) AssembleRefs(tpl *template.Template, blocks []*Block, req Re
 		if sticky {
 			a.prepareSticky(si, blocks, &prev.Sections[si], prev.Now, st.Margin)
 			a.bindUnits(si) // after the sticky order: units know their members' places
+			a.bindRepls(si, blocks, out)
 			misses = a.fillSticky(tpl.Section(si), blocks, c, out, misses, st.Slack)
 			continue
 		}
 		a.bindUnits(si)
+		a.bindRepls(si, blocks, out)
 		misses = a.fill(tpl.Section(si), blocks, c, out, misses)
 	}
 	if len(misses) > 0 {
@@ -208,13 +238,19 @@ func (a *Assembler) AssembleRefs(tpl *template.Template, blocks []*Block, req Re
 	if err := a.fitBudget(tpl, blocks, c, out, st.Slack); err != nil {
 		return nil, err
 	}
+	a.settleRepls(tpl, blocks, out)
 	if a.chat.on() {
 		a.buildMessages(blocks, out)
 	}
 	if sticky {
 		a.stickyReasons(tpl, out, st.Margin)
 	}
+	compactEvents(out)
 	a.results(tpl, blocks, out)
+	if req.Record || req.Previous != nil { // a conversation: its host may summarise what went
+		a.summarizeCandidates(tpl, blocks, out, c)
+	}
+	out.represented = a.represented(blocks)
 	if req.Previous != nil || req.Record {
 		a.cacheInfo(tpl, blocks, prev, &req, out, c, st.MinCachePrefix)
 		// A conversation's messages only grow at the end: a breakpoint on
@@ -424,19 +460,20 @@ func lineMode(sec *template.Section) bool { return sec.Separator() == "\n" }
 // section, else by rendering and counting it (and telling the memo).
 func (a *Assembler) blockTokens(sec *template.Section, b *Block, cd *candidate, c truncate.Counter) {
 	if cd.msg {
-		a.messageCount(b, cd, c)
+		a.messageCount(sec, b, cd, c)
 		return
 	}
 	line := lineMode(sec)
 	var key MemoKey
 	if a.Memo != nil && b.Key != (MemoKey{}).Block {
-		key = MemoKey{Block: b.Key, Section: sec.Key()}
+		key = MemoKey{Block: formKey(b, cd.form), Section: sec.Key()}
 		if n, ok := a.Memo.Get(key); ok {
 			cd.tokens = n
 			return
 		}
 	}
-	counted, text, escaped := a.renderBlock(sec, b, b.Content, line)
+	content, _ := a.content(sec, b, cd.form)
+	counted, text, escaped := a.renderBlock(sec, b, content, line)
 	cd.text, cd.escaped, cd.rendered = text, escaped, true
 	cd.tokens = c.Count(counted)
 	if key != (MemoKey{}) {
@@ -446,13 +483,16 @@ func (a *Assembler) blockTokens(sec *template.Section, b *Block, cd *candidate, 
 
 // ensureRendered renders a kept block whose count came from the memo.
 func (a *Assembler) ensureRendered(sec *template.Section, b *Block, cd *candidate) {
-	if cd.msg && !cd.rendered {
-		cd.text, cd.rendered = b.Content, true
+	if cd.rendered {
+		return
 	}
-	if !cd.rendered {
-		_, cd.text, cd.escaped = a.renderBlock(sec, b, b.Content, false)
-		cd.rendered = true
+	content, _ := a.content(sec, b, cd.form)
+	if cd.msg {
+		cd.text, cd.rendered = content, true
+		return
 	}
+	_, cd.text, cd.escaped = a.renderBlock(sec, b, content, false)
+	cd.rendered = true
 }
 
 // fillState is a section's running sums while it is filled.
@@ -519,6 +559,12 @@ func (a *Assembler) fill(sec *template.Section, blocks []*Block, c truncate.Coun
 			continue
 		}
 		b := blocks[cd.Index]
+		if r := a.replOfCand(cd); r != nil && r.state == replOpen {
+			var done bool
+			if done, misses = a.fillRepl(sec, blocks, r, cd, c, out, &st, misses); done {
+				continue
+			}
+		}
 		if u := a.unitOfCand(cd); u != nil {
 			misses = a.fillUnit(sec, blocks, u, c, out, &st, misses)
 			continue
@@ -535,7 +581,8 @@ func (a *Assembler) fill(sec *template.Section, blocks []*Block, c truncate.Coun
 		if !misfit {
 			a.blockTokens(sec, b, cd, c)
 		}
-		if !misfit && (cd.tokens <= room || cd.Required) {
+		fits := !misfit && cd.tokens <= room || a.degrade(sec, b, cd, room, c)
+		if fits || !misfit && cd.Required {
 			if cd.tokens > room {
 				misses = append(misses, truncate.RequiredMiss{RequestID: cd.ID, Section: sec.Name(), Tokens: cd.tokens, Limit: capTokens, Reason: outcome.ReasonSectionCap})
 			}
@@ -591,23 +638,15 @@ func (a *Assembler) fillUnit(sec *template.Section, blocks []*Block, u *unit, c 
 		}
 		return misses
 	}
-	need, texts := 0, 0
 	for _, j := range u.cands {
-		cd := &cands[j]
-		a.blockTokens(sec, blocks[cd.Index], cd, c)
-		need += cd.tokens
-		if !cd.msg {
-			texts++
-		}
+		a.blockTokens(sec, blocks[cands[j].Index], &cands[j], c)
 	}
-	if texts > 0 {
-		need += (texts - 1) * st.sepTokens
-		if st.kept > 0 {
-			need += st.sepTokens
-		}
-	}
+	need := unitNeed(cands, u, st)
 	capTokens := sec.MaxTokens()
 	fits := st.used+st.msgs+need <= capTokens
+	if !fits {
+		fits = a.degradeUnit(sec, blocks, u, capTokens-st.used-st.msgs, func() int { return unitNeed(cands, u, st) }, c)
+	}
 	if fits || u.required {
 		for _, j := range u.cands {
 			cd := &cands[j]
@@ -630,10 +669,30 @@ func (a *Assembler) fillUnit(sec *template.Section, blocks []*Block, u *unit, c 
 	return misses
 }
 
+// unitNeed returns what a unit's members, counted, take in a section
+// filled so far as st says: their counts, and the separators their text
+// blocks need.
+func unitNeed(cands []candidate, u *unit, st *fillState) int {
+	need, texts := 0, 0
+	for _, j := range u.cands {
+		need += cands[j].tokens
+		if !cands[j].msg {
+			texts++
+		}
+	}
+	if texts > 0 {
+		need += (texts - 1) * st.sepTokens
+		if st.kept > 0 {
+			need += st.sepTokens
+		}
+	}
+	return need
+}
+
 // cutAny cuts a text block or a message to room tokens.
 func (a *Assembler) cutAny(sec *template.Section, b *Block, cd *candidate, room int, c truncate.Counter) bool {
 	if cd.msg {
-		return a.cutMessage(b, cd, room, c)
+		return a.cutMessage(sec, b, cd, room, c)
 	}
 	return a.cut(sec, b, cd, room, c)
 }
@@ -642,6 +701,7 @@ func (a *Assembler) cutAny(sec *template.Section, b *Block, cd *candidate, room 
 // token boundary of the content. It reports false when nothing fits.
 func (a *Assembler) cut(sec *template.Section, b *Block, cd *candidate, room int, c truncate.Counter) bool {
 	line := lineMode(sec)
+	content, _ := a.content(sec, b, cd.form)
 	empty, _, _ := a.renderBlock(sec, b, "", line)
 	target := room - c.Count(empty)
 	// Cutting the content and rendering it around again can change the
@@ -651,7 +711,7 @@ func (a *Assembler) cut(sec *template.Section, b *Block, cd *candidate, room int
 		if target <= 0 {
 			return false
 		}
-		part := c.Cut(b.Content, target)
+		part := c.Cut(content, target)
 		if part == "" {
 			return false
 		}
@@ -697,7 +757,10 @@ func (a *Assembler) fitBudget(tpl *template.Template, blocks []*Block, c truncat
 	dropNext := func() bool {
 		si, j, ok := cursor.next(tpl, a.cands)
 		if !ok {
-			return false
+			return a.degradeRequired(tpl, budget, &estimate, blocks, c)
+		}
+		if a.degradeOnBudget(tpl, si, j, budget, &estimate, &cursor, blocks, out, c) {
+			return true
 		}
 		before := a.sectionTokens(tpl, si) // while the block still counts
 		sec := tpl.Section(si)
@@ -725,6 +788,9 @@ func (a *Assembler) fitBudget(tpl *template.Template, blocks []*Block, c truncat
 			a.shed(tpl.Section(si), si, int(slack*float64(a.used[si]+a.msgs[si])), blocks, out)
 			estimate -= before - a.sectionTokens(tpl, si)
 		}
+	}
+	if a.standInAll(budget, &estimate, blocks, out, c) {
+		cursor = dropCursor{k: n - 1, j: -2}
 	}
 	exact := a.linesAdd(tpl, blocks, c)
 	for {
@@ -918,11 +984,15 @@ func (a *Assembler) writeText(tpl *template.Template, blocks []*Block) {
 			}
 		case template.OrderDeclared:
 			slices.SortStableFunc(a.order, func(x, y int) int {
-				return cmp.Compare(blocks[cands[x].Index].Seq, blocks[cands[y].Index].Seq)
+				_, sx := a.placeOf(&cands[x], blocks[cands[x].Index])
+				_, sy := a.placeOf(&cands[y], blocks[cands[y].Index])
+				return cmp.Compare(sx, sy)
 			})
 		case template.OrderTime:
 			slices.SortStableFunc(a.order, func(x, y int) int {
-				return blocks[cands[x].Index].LastModified.Compare(blocks[cands[y].Index].LastModified)
+				tx, _ := a.placeOf(&cands[x], blocks[cands[x].Index])
+				ty, _ := a.placeOf(&cands[y], blocks[cands[y].Index])
+				return tx.Compare(ty)
 			})
 		}
 		prefix, suffix := sec.FixedEdges()
@@ -965,11 +1035,16 @@ func (a *Assembler) results(tpl *template.Template, blocks []*Block, out *Output
 			if cd.inText() && !cd.msg {
 				br.Offset, br.Length = cd.offset, len(cd.text)
 			}
+			if cd.inText() {
+				br.Variant = int(cd.form)
+			}
+			br.By = a.byOf(cd, blocks)
 		}
 		out.Sections[si] = sr
 	}
 	for si := range a.cands {
 		for i := range a.cands[si] {
+			a.degradeNotices(tpl.Section(si), &a.cands[si][i], blocks[a.cands[si][i].Index], out)
 			if cd := &a.cands[si][i]; cd.inText() && cd.escaped {
 				out.Events = append(out.Events, outcome.Event{Kind: outcome.KindNotice, Section: tpl.Section(si).Name(), RequestID: cd.ID, Reason: outcome.ReasonEscaped})
 			}

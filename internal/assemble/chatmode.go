@@ -35,9 +35,16 @@ type ChatCost struct {
 // on reports whether the assembly is for a chat format.
 func (k ChatCost) on() bool { return k.Format != 0 }
 
-// chatMemoSection stands for the section in the memo keys of message
-// counts, which no section's rendering reads.
-var chatMemoSection = [16]byte{'c', 'h', 'a', 't', ' ', 'm', 'e', 's', 's', 'a', 'g', 'e'}
+// chatMemoKey returns the memo key of a message's count in section sec:
+// the section's key (which covers the template's encoding: the count is
+// the encoding's) marked as a message's, which no rendering reads.
+func chatMemoKey(sec *template.Section) [16]byte {
+	k := sec.Key()
+	for i, c := range [...]byte{'c', 'h', 'a', 't', ' ', 'm', 'e', 's', 's', 'a', 'g', 'e'} {
+		k[i] ^= c
+	}
+	return k
+}
 
 // messageTokens returns what b counts as a message with content (the
 // per-message overhead not included).
@@ -53,19 +60,20 @@ func messageTokens(b *Block, content string, c truncate.Counter) int {
 	return n
 }
 
-// messageCount sets cd.tokens for a message: from the memo when it knows
-// the block, else by counting.
-func (a *Assembler) messageCount(b *Block, cd *candidate, c truncate.Counter) {
-	cd.text, cd.rendered = b.Content, true
+// messageCount sets cd.tokens for a message of section sec: from the memo
+// when it knows the block, else by counting.
+func (a *Assembler) messageCount(sec *template.Section, b *Block, cd *candidate, c truncate.Counter) {
+	content, _ := a.content(sec, b, cd.form)
+	cd.text, cd.rendered = content, true
 	var key MemoKey
 	if a.Memo != nil && b.Key != (MemoKey{}).Block {
-		key = MemoKey{Block: b.Key, Section: chatMemoSection}
+		key = MemoKey{Block: formKey(b, cd.form), Section: chatMemoKey(sec)}
 		if n, ok := a.Memo.Get(key); ok {
 			cd.tokens = a.chat.PerMessage + n
 			return
 		}
 	}
-	n := messageTokens(b, b.Content, c)
+	n := messageTokens(b, content, c)
 	if key != (MemoKey{}) {
 		a.Memo.Add(key, n)
 	}
@@ -75,14 +83,15 @@ func (a *Assembler) messageCount(b *Block, cd *candidate, c truncate.Counter) {
 // cutMessage shrinks a message's content so that it counts at most room
 // tokens, at a token boundary. It reports false when no text that is not
 // only white space fits.
-func (a *Assembler) cutMessage(b *Block, cd *candidate, room int, c truncate.Counter) bool {
+func (a *Assembler) cutMessage(sec *template.Section, b *Block, cd *candidate, room int, c truncate.Counter) bool {
+	content, _ := a.content(sec, b, cd.form)
 	fixed := a.chat.PerMessage + messageTokens(b, "", c)
 	target := room - fixed
 	for range 8 {
 		if target <= 0 {
 			return false
 		}
-		part := c.Cut(b.Content, target)
+		part := c.Cut(content, target)
 		if strings.TrimFunc(part, unicode.IsSpace) == "" {
 			return false
 		}
@@ -125,10 +134,12 @@ func (a *Assembler) messageOrder(blocks []*Block) []msgRef {
 	block := func(r msgRef) *Block { return blocks[a.cands[r.si][r.j].Index] }
 	slices.SortFunc(refs, func(x, y msgRef) int {
 		bx, by := block(x), block(y)
-		if c := bx.LastModified.Compare(by.LastModified); c != 0 {
+		tx, sx := a.placeOf(&a.cands[x.si][x.j], bx)
+		ty, sy := a.placeOf(&a.cands[y.si][y.j], by)
+		if c := tx.Compare(ty); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(bx.Seq, by.Seq); c != 0 {
+		if c := cmp.Compare(sx, sy); c != 0 {
 			return c
 		}
 		return strings.Compare(bx.ID, by.ID)

@@ -58,7 +58,7 @@ func (a *Assembler) decision(tpl *template.Template, blocks []*Block, spans []sp
 	}
 	for _, sp := range spans {
 		cd := &a.cands[sp.si][sp.ci]
-		w := WrittenBlock{ID: cd.ID, Key: hexKey(keyOf(blocks[cd.Index])), Span: sp.hash}
+		w := WrittenBlock{ID: cd.ID, Key: hexKey(keyOf(blocks[cd.Index])), Span: sp.hash, Variant: int(cd.form)}
 		if cd.status == outcome.StatusCut {
 			w.Cut = cd.cutLen
 		}
@@ -67,7 +67,7 @@ func (a *Assembler) decision(tpl *template.Template, blocks []*Block, spans []sp
 	// The messages, in reading order: what the next call keeps too.
 	for _, r := range a.messageOrder(blocks) {
 		cd := &a.cands[r.si][r.j]
-		w := WrittenBlock{ID: cd.ID, Key: hexKey(keyOf(blocks[cd.Index])), Message: true}
+		w := WrittenBlock{ID: cd.ID, Key: hexKey(keyOf(blocks[cd.Index])), Message: true, Variant: int(cd.form)}
 		if cd.status == outcome.StatusCut {
 			w.Cut = cd.cutLen
 		}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"slices"
+	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -61,6 +62,9 @@ type WrittenBlock struct {
 	// Message marks a history block sent as a message of a chat format
 	// rather than written in the text; it has no Span.
 	Message bool `json:"message,omitempty"`
+	// Variant is the variant the block was written as, counting from 1;
+	// 0 for its content.
+	Variant int `json:"variant,omitempty"`
 }
 
 // usable reports whether d can guide an assembly under tpl: this release's
@@ -93,7 +97,8 @@ func hexKey(k [16]byte) string { return hex.EncodeToString(k[:8]) }
 // blockKeyOf hashes what a rendering of b reads, for blocks without a Key.
 func blockKeyOf(b *Block) [16]byte {
 	h := sha256.New()
-	for _, f := range [...]string{b.ID, string(b.Type), b.SourceID, b.Content} {
+	fields := append([]string{b.ID, string(b.Type), b.SourceID, b.Content, strconv.Itoa(b.MaxTokens)}, b.Variants...)
+	for _, f := range fields {
 		var n [8]byte
 		for j := range n {
 			n[j] = byte(len(f) >> (8 * j))
@@ -117,13 +122,14 @@ func (a *Assembler) prepareSticky(si int, blocks []*Block, prev *SectionDecision
 		a.sticky[si].hasFloor, a.sticky[si].floor = true, *prev.Floor
 	}
 	type was struct {
-		pos int
-		key string
-		cut int
+		pos  int
+		key  string
+		cut  int
+		form int
 	}
 	written := make(map[string]was, len(prev.Blocks))
 	for i, w := range prev.Blocks {
-		written[w.ID] = was{i, w.Key, w.Cut}
+		written[w.ID] = was{i, w.Key, w.Cut, w.Variant}
 	}
 	cands := a.cands[si]
 	for i := range cands {
@@ -135,7 +141,13 @@ func (a *Assembler) prepareSticky(si int, blocks []*Block, prev *SectionDecision
 		}
 		b := blocks[cd.Index]
 		cd.inc, cd.prevPos = true, int32(w.pos)
-		if w.cut > 0 && w.cut < len(b.Content) && utf8.RuneStart(b.Content[w.cut]) && w.key == hexKey(keyOf(b)) {
+		same := w.key == hexKey(keyOf(b))
+		if same && w.form > 0 && w.form <= len(b.Variants) && !a.deg.plain {
+			cd.prevForm = int8(w.form) // written in a variant: written so again
+			setForm(cd, cd.prevForm)
+		}
+		content, _ := a.content(a.deg.tpl.Section(si), b, cd.form)
+		if w.cut > 0 && w.cut < len(content) && utf8.RuneStart(content[w.cut]) && same {
 			cd.prevCut = int32(w.cut)
 		}
 	}
@@ -217,6 +229,21 @@ func (a *Assembler) fillSticky(sec *template.Section, blocks []*Block, c truncat
 			continue
 		}
 		b := blocks[cd.Index]
+		if r := a.replOfCand(cd); r != nil && r.state == replOpen {
+			done, m := a.fillRepl(sec, blocks, r, cd, c, out, &st, misses)
+			misses = m
+			for _, j := range r.mCands {
+				if m := &cands[j]; m.done && m.inText() && !m.inc {
+					entrants++
+				}
+			}
+			if s := &cands[r.sCand]; s.inText() && !s.inc {
+				entrants++
+			}
+			if done {
+				continue
+			}
+		}
 		if u := a.unitOfCand(cd); u != nil {
 			if a.belowFloor(si, u) {
 				for _, j := range u.cands {
@@ -250,7 +277,7 @@ func (a *Assembler) fillSticky(sec *template.Section, blocks []*Block, c truncat
 		switch {
 		case cd.Required:
 			a.blockTokens(sec, b, cd, c)
-			if cd.tokens > room {
+			if cd.tokens > room && !a.degrade(sec, b, cd, room, c) {
 				misses = append(misses, truncate.RequiredMiss{RequestID: cd.ID, Section: sec.Name(), Tokens: cd.tokens, Limit: capTokens, Reason: outcome.ReasonSectionCap})
 			}
 			keep(cd, outcome.StatusKept)
@@ -269,6 +296,10 @@ func (a *Assembler) fillSticky(sec *template.Section, blocks []*Block, c truncat
 				} else {
 					keep(cd, outcome.StatusKept)
 				}
+				continue
+			}
+			if a.degrade(sec, b, cd, room, c) {
+				keep(cd, outcome.StatusKept)
 				continue
 			}
 			if entrants > 0 {
@@ -293,6 +324,10 @@ func (a *Assembler) fillSticky(sec *template.Section, blocks []*Block, c truncat
 					keep(cd, outcome.StatusKept)
 					continue
 				}
+			}
+			if a.degrade(sec, b, cd, room, c) {
+				keep(cd, outcome.StatusKept)
+				continue
 			}
 			if !cutTo(cd, b, room) {
 				drop(cd, b, outcome.ReasonSectionCap)
@@ -328,7 +363,8 @@ func (a *Assembler) belowFloor(si int, u *unit) bool {
 // recut renders an incumbent cut where the previous text cut it (or cuts
 // its message there), and counts it.
 func (a *Assembler) recut(sec *template.Section, b *Block, cd *candidate, c truncate.Counter) {
-	part := b.Content[:cd.prevCut]
+	content, _ := a.content(sec, b, cd.form)
+	part := content[:cd.prevCut]
 	cd.cutLen = int(cd.prevCut)
 	if cd.msg {
 		cd.text, cd.rendered = part, true
@@ -374,6 +410,9 @@ func (a *Assembler) setFloor(si int) {
 		if cd.Required || cd.inText() {
 			continue
 		}
+		if cd.repl != 0 && (cd.summary || cd.reason == outcome.ReasonSummarized) {
+			continue // a summary, or a turn one stands for: not let go by the shed
+		}
 		if !ss.hasFloor || cd.Score > ss.floor {
 			ss.hasFloor, ss.floor = true, cd.Score
 		}
@@ -415,7 +454,7 @@ func (a *Assembler) stickyReasons(tpl *template.Template, out *Output, margin fl
 		slices.SortFunc(kept, func(x, y int) int { return cmp.Compare(cands[x].Score, cands[y].Score) })
 		for i := range cands {
 			cd := &cands[i]
-			if cd.Required || cd.inc || cd.news || cd.status != outcome.StatusDropped || cd.reason == outcome.ReasonSlack || cd.tokens == 0 {
+			if cd.Required || cd.inc || cd.news || cd.status != outcome.StatusDropped || cd.reason == outcome.ReasonSlack || cd.tokens == 0 || cd.repl != 0 {
 				continue
 			}
 			// The kept incumbents scoring in [score − margin, score).

@@ -69,6 +69,15 @@ type Block struct {
 	// request_id and points every version of the block at it; the
 	// Assembler does not touch it, an Index adds the drops it counts.
 	Heat *Heat
+
+	// Variants, MaxTokens, Supersedes and Replaces are the declaration's
+	// degradation fields (degrade.go): shorter forms of Content, longest
+	// first; a cap on the content's tokens (0: none); the ids this block
+	// supersedes; and, on a summary, the ids of the turns it stands for.
+	Variants   []string
+	MaxTokens  int
+	Supersedes []string
+	Replaces   []string
 }
 
 // Heat counts one block's renders: kept whole, dropped, cut. Assemblies
@@ -144,6 +153,11 @@ type Output struct {
 	// Decision (all of the text, unchanged), when Request.Record is set: a
 	// caller that memoises outputs hands it out rather than assemble again.
 	Repeat *outcome.Prefix
+	// SummarizeCandidates are the runs of history dropped for room that
+	// nothing in the text represents (degrade.go).
+	SummarizeCandidates []outcome.SummarizeCandidate
+
+	represented int // blocks in the text, or stood for by a summary in it
 }
 
 // Memo remembers the token counts of rendered blocks. Package contextasm
