@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
@@ -61,6 +62,14 @@ func BenchmarkCountWorkload(b *testing.B) {
 	}
 }
 
+// reportCPU reports the CPU time per operation (cpu-ms/op), when the
+// platform tells it: on a shared machine a steadier measure than ns/op.
+func reportCPU(b *testing.B, cpu time.Duration) {
+	if cpu > 0 {
+		b.ReportMetric(float64(cpu)/float64(b.N)/1e6, "cpu-ms/op")
+	}
+}
+
 // workloadRequest is the workload's request with its template for budget.
 func workloadRequest(b *testing.B, budget int) contextasm.Request {
 	b.Helper()
@@ -102,6 +111,7 @@ func BenchmarkAssembleColdCounted(b *testing.B) {
 			}
 			tc := &tallyCounter{Tokenizer: tok}
 			var calls int64
+			var cpu time.Duration
 			b.ReportAllocs()
 			for b.Loop() {
 				b.StopTimer()
@@ -113,14 +123,19 @@ func BenchmarkAssembleColdCounted(b *testing.B) {
 					b.Fatal(err)
 				}
 				tc.calls.Store(0)
+				start := processCPU()
 				b.StartTimer()
 				if _, err := eng.Assemble(context.Background(), req); err != nil {
 					b.Fatal(err)
 				}
+				b.StopTimer()
+				cpu += processCPU() - start
 				calls = tc.calls.Load()
 				eng.Close()
+				b.StartTimer()
 			}
 			b.ReportMetric(float64(calls), "calls/op")
+			reportCPU(b, cpu)
 		})
 	}
 }
@@ -154,6 +169,7 @@ func BenchmarkAssembleTurnIndented(b *testing.B) {
 			}
 			turn := 0
 			b.ReportAllocs()
+			start := processCPU()
 			for b.Loop() {
 				turn++
 				d := Turn(turn)
@@ -165,6 +181,7 @@ func BenchmarkAssembleTurnIndented(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			reportCPU(b, processCPU()-start)
 		})
 	}
 }

@@ -119,28 +119,44 @@ func FuzzJoinDelta(f *testing.F) {
 	})
 }
 
-// BenchmarkJoinDelta compares counting an 80 KB text of code whose lines
-// start with tabs whole (Count) with correcting its lines' counts
-// (JoinDelta), the assembler's final count.
+// BenchmarkJoinDelta compares counting an 80 KB text whole (Count) with
+// correcting the sum of its lines' counts (JoinDelta), the assembler's
+// final count: code whose every line starts with a tab (every join needs
+// counting), and prose with one indented block among its lines (one does).
 func BenchmarkJoinDelta(b *testing.B) {
 	tk := load(b, O200kBase)
-	var sb strings.Builder
-	var cuts []int
-	for sb.Len() < 80<<10 {
-		sb.WriteString("\tif err := run(ctx, args); err != nil {\n\t\treturn fmt.Errorf(\"run: %w\", err)\n\t}\n")
-		cuts = append(cuts, sb.Len())
+	for _, tc := range []struct {
+		name string
+		line func(i int) string
+	}{
+		{"code", func(int) string {
+			return "\tif err := run(ctx, args); err != nil {\n\t\treturn fmt.Errorf(\"run: %w\", err)\n\t}\n"
+		}},
+		{"prose-one-indented", func(i int) string {
+			if i == 40 {
+				return "\tfunc fee(amount float64) float64 { return math.Max(2.5, amount*0.004) }\n"
+			}
+			return "The applicant's net monthly income is EUR 3,450 and existing debt payments are EUR 1,120.\n"
+		}},
+	} {
+		var sb strings.Builder
+		var cuts []int
+		for i := 0; sb.Len() < 80<<10; i++ {
+			sb.WriteString(tc.line(i))
+			cuts = append(cuts, sb.Len())
+		}
+		text := sb.String()
+		b.Run(tc.name+"/Count", func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
+			for b.Loop() {
+				tk.Count(text)
+			}
+		})
+		b.Run(tc.name+"/JoinDelta", func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
+			for b.Loop() {
+				tk.JoinDelta(text, cuts)
+			}
+		})
 	}
-	text := sb.String()
-	b.Run("Count", func(b *testing.B) {
-		b.SetBytes(int64(len(text)))
-		for b.Loop() {
-			tk.Count(text)
-		}
-	})
-	b.Run("JoinDelta", func(b *testing.B) {
-		b.SetBytes(int64(len(text)))
-		for b.Loop() {
-			tk.JoinDelta(text, cuts)
-		}
-	})
 }
