@@ -373,8 +373,9 @@ func (a *Assembler) replSection(sec *template.Section, blocks []*Block, sums []i
 		}
 	}
 	type claim struct {
-		set       []int // the positions it stands for, sorted
-		ids       int
+		set       []int    // the positions it stands for, sorted
+		names     []string // every id it stands for, here or not
+		ids       int      // how many turns it stands for, here or not
 		complete  bool
 		unusable  bool
 		named     bool // another summary here names it
@@ -398,6 +399,7 @@ func (a *Assembler) replSection(sec *template.Section, blocks []*Block, sums []i
 				continue
 			}
 			seen[id] = true
+			cl.names = append(cl.names, id)
 			q, ok := pos[id]
 			if !ok {
 				cl.ids++ // not here: the summary is all there is of it
@@ -421,8 +423,9 @@ func (a *Assembler) replSection(sec *template.Section, blocks []*Block, sums []i
 		claims[k] = cl
 	}
 	for k := range claims {
+		id := blocks[ranked[claims[k].summaryAt].Index].ID
 		for j := range claims {
-			if j != k && slices.Contains(claims[j].set, claims[k].summaryAt) {
+			if j != k && slices.Contains(claims[j].names, id) {
 				claims[k].named = true
 			}
 		}
@@ -448,36 +451,36 @@ func (a *Assembler) replSection(sec *template.Section, blocks []*Block, sums []i
 		}
 		return strings.Compare(by.ID, bx.ID)
 	})
-	taken := make(map[int]int) // position → the claim standing for it
+	taken := make(map[string]int) // id → the claim standing for it
 	drop := make(map[int]bool)
 	for _, k := range order {
 		cl := &claims[k]
-		owner, clash := taken[cl.summaryAt]
-		for _, q := range cl.set {
+		b := blocks[ranked[cl.summaryAt].Index]
+		owner, clash := taken[b.ID]
+		for _, id := range cl.names {
 			if clash {
 				break
 			}
-			owner, clash = taken[q]
+			owner, clash = taken[id]
 		}
-		b := blocks[ranked[cl.summaryAt].Index]
 		if clash {
 			by := blocks[ranked[claims[owner].summaryAt].Index].ID
 			out.Events = append(out.Events, outcome.Event{Kind: outcome.KindExcluded, Section: sec.Name(), RequestID: b.ID, Reason: outcome.ReasonSuperseded, By: by})
 			drop[cl.summaryAt] = true
 			continue
 		}
-		if len(cl.set) == 0 {
-			continue // it names nothing here: an ordinary block
+		taken[b.ID] = k
+		for _, id := range cl.names {
+			taken[id] = k
 		}
-		taken[cl.summaryAt] = k
-		for _, q := range cl.set {
-			taken[q] = k
-		}
-		r := repl{si: si, summary: ranked[cl.summaryAt].Index, ids: cl.ids, complete: cl.complete, unusable: cl.unusable}
-		for _, q := range cl.set {
+		// A summary of turns none of which is here still stands for them:
+		// a replacement without members, decided as any block is.
+		r := repl{si: si, summary: ranked[cl.summaryAt].Index, ids: cl.ids, complete: cl.complete, unusable: cl.unusable,
+			at: b.LastModified, seq: b.Seq}
+		for i, q := range cl.set {
 			m := blocks[ranked[q].Index]
 			r.members = append(r.members, ranked[q].Index)
-			if m.LastModified.After(r.at) || (m.LastModified.Equal(r.at) && m.Seq > r.seq) {
+			if i == 0 || m.LastModified.After(r.at) || (m.LastModified.Equal(r.at) && m.Seq > r.seq) {
 				r.at, r.seq = m.LastModified, m.Seq
 			}
 		}
