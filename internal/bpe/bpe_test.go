@@ -330,3 +330,23 @@ func TestLowerBoundedBuiltinOnly(t *testing.T) {
 		t.Error("a tokenizer from a rank file says LowerBounded")
 	}
 }
+
+// Cut keeps its contract on text with characters Go's tables do not know
+// and with long pieces, where Count counts stretches bytewise.
+func TestCutUnknownAndLong(t *testing.T) {
+	r := rand.New(rand.NewPCG(16, 3))
+	for _, enc := range encodings {
+		tk := load(t, enc)
+		for i := range 300 {
+			text := genUnicode(r, 30)
+			if i%3 == 0 {
+				text = strings.Repeat(text, 1+r.IntN(200))
+			}
+			text = strings.ToValidUTF8(text, "")
+			total := tk.Count(text)
+			for _, n := range []int{1, r.IntN(total + 2), total - 1, total} {
+				checkCut(t, tk, text, n)
+			}
+		}
+	}
+}
