@@ -86,68 +86,53 @@ func documents(doc, name string) bool {
 		regexp.MustCompile("`"+regexp.QuoteMeta(name)+`[ :=\[.]`).MatchString(doc)
 }
 
+// checkFields reports every JSON field name of types (and of the structs
+// they hold) that doc does not name as code; what says whose fields they
+// are, for the message.
+func checkFields(t *testing.T, doc, what string, types ...reflect.Type) string {
+	t.Helper()
+	text := readDoc(t, doc)
+	for _, typ := range types {
+		names, paths := jsonNames(typ)
+		for i, name := range names {
+			if !documents(text, name) {
+				t.Errorf("%s does not document the %s field `%s` (%s): add it to %s", doc, what, name, paths[i], doc)
+			}
+		}
+	}
+	return text
+}
+
+// checkValues reports every value of a field that doc does not name.
+func checkValues(t *testing.T, doc, text, what string, values ...string) {
+	t.Helper()
+	for _, v := range values {
+		if !documents(text, v) {
+			t.Errorf("%s does not document the %s `%s`: add it to %s", doc, what, v, doc)
+		}
+	}
+}
+
 func TestDocsDeclarationFields(t *testing.T) {
 	const doc = "docs/declarations.md"
-	text := readDoc(t, doc)
-	names, paths := jsonNames(reflect.TypeFor[declare.Declaration]())
-	for i, name := range names {
-		if !documents(text, name) {
-			t.Errorf("%s does not document the declaration field `%s` (%s): add it to %s", doc, name, paths[i], doc)
-		}
-	}
-	for _, mt := range []declare.MemoryType{declare.Constraint, declare.Context, declare.History, declare.External} {
-		if !documents(text, string(mt)) {
-			t.Errorf("%s does not document the memory type `%s`: add it to %s", doc, mt, doc)
-		}
-	}
-	for _, s := range []declare.Scope{declare.ScopeGlobal, declare.ScopeSession, declare.ScopeUser} {
-		if !documents(text, string(s)) {
-			t.Errorf("%s does not document the scope `%s`: add it to %s", doc, s, doc)
-		}
-	}
+	text := checkFields(t, doc, "declaration", reflect.TypeFor[declare.Declaration]())
+	checkValues(t, doc, text, "memory type", string(declare.Constraint), string(declare.Context), string(declare.History), string(declare.External))
+	checkValues(t, doc, text, "scope", string(declare.ScopeGlobal), string(declare.ScopeSession), string(declare.ScopeUser))
 }
 
 func TestDocsTemplateFields(t *testing.T) {
 	const doc = "docs/templates.md"
-	text := readDoc(t, doc)
-	names, paths := jsonNames(reflect.TypeFor[template.Definition]())
-	for i, name := range names {
-		if !documents(text, name) {
-			t.Errorf("%s does not document the template field `%s` (%s): add it to %s", doc, name, paths[i], doc)
-		}
-	}
-	for _, v := range []string{string(template.FillStop), string(template.FillSkip),
-		string(template.OrderRank), string(template.OrderDeclared), string(template.OrderTime)} {
-		if !documents(text, v) {
-			t.Errorf("%s does not document the value `%s` (fill or order): add it to %s", doc, v, doc)
-		}
-	}
+	text := checkFields(t, doc, "template", reflect.TypeFor[template.Definition]())
+	checkValues(t, doc, text, "fill", string(template.FillStop), string(template.FillSkip))
+	checkValues(t, doc, text, "order", string(template.OrderRank), string(template.OrderDeclared), string(template.OrderTime))
 }
 
 func TestDocsDumpFields(t *testing.T) {
-	const doc = "docs/dump.md"
-	text := readDoc(t, doc)
-	for _, typ := range []reflect.Type{reflect.TypeFor[contextasm.Dump](), reflect.TypeFor[contextasm.Audit]()} {
-		names, paths := jsonNames(typ)
-		for i, name := range names {
-			if !documents(text, name) {
-				t.Errorf("%s does not document the dump field `%s` (%s): add it to %s", doc, name, paths[i], doc)
-			}
-		}
-	}
+	checkFields(t, "docs/dump.md", "dump", reflect.TypeFor[contextasm.Dump](), reflect.TypeFor[contextasm.Audit]())
 }
 
 func TestDocsFeedbackFields(t *testing.T) {
-	const doc = "docs/feedback.md"
-	text := readDoc(t, doc)
-	for _, typ := range []reflect.Type{reflect.TypeFor[feedback.Result](), reflect.TypeFor[feedback.Heat]()} {
-		names, paths := jsonNames(typ)
-		for i, name := range names {
-			if !documents(text, name) {
-				t.Errorf("%s does not document the field `%s` (%s) of feedback's and heat's output: add it to %s", doc, name, paths[i], doc)
-			}
-		}
-	}
+	checkFields(t, "docs/feedback.md", "feedback or heat output", reflect.TypeFor[feedback.Result](), reflect.TypeFor[feedback.Heat]())
 }
 
 // TestDocsReasons checks that every event reason and kind the code
