@@ -96,18 +96,6 @@ func (l *storeLog) add(version uint64, changes []change, n int) {
 	l.mu.Unlock()
 }
 
-// at returns the changes that made version, when they are still kept and
-// few enough to apply.
-func (l *storeLog) at(version uint64) ([]change, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	e := l.ring[version%uint64(len(l.ring))]
-	if e.version != version || e.whole {
-		return nil, false
-	}
-	return e.changes, true
-}
-
 // nextIdle returns the idle index of set, which differs from old's by
 // changes: old's when no change touches a block with an idle TTL or a
 // session that has one, else old's with those sessions updated (the
