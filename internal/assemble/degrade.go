@@ -508,11 +508,11 @@ func (a *Assembler) replSection(sec *template.Section, blocks []*Block, sums []i
 
 // bindRepls records where section si's replacements stand among its
 // ranked candidates, and holds back each summary that is decided with its
-// turns. A summary waits for its turns, and is decided when the best of
-// them comes up, unless it is required, names a turn that is not here, or
-// was written by the previous decision: then it is decided when it or
-// the best of its turns comes up, whichever is first, trying the summary
-// before the turns.
+// turns: one ranked below its best turn is decided when that comes up.
+// A summary that is required, names a turn that is not here, or was
+// written by the previous decision is decided when it or its best turn
+// comes up, whichever is first, trying the summary before the turns; one
+// ranked above all its turns, when it comes up (see fillRepl).
 func (a *Assembler) bindRepls(si int, blocks []*Block, out *Output) {
 	if len(a.deg.replOf) == 0 {
 		return
@@ -545,6 +545,9 @@ func (a *Assembler) bindRepls(si int, blocks []*Block, out *Output) {
 			r.state = replDissolved
 			a.drop(sec, s, blocks[s.Index], outcome.ReasonTurnsKept, out)
 		case s.Required || !r.complete || s.inc:
+		case len(r.mCands) > 0 && r.sCand < slices.Min(r.mCands):
+			// Ranked above its turns: decided where it comes up, by what
+			// would fit until the last of them (see fillRepl).
 		default:
 			s.done, s.status = true, outcome.StatusDropped // decided with its turns
 		}
@@ -623,6 +626,16 @@ func (a *Assembler) fillRepl(sec *template.Section, blocks []*Block, r *repl, cu
 		}
 		return true
 	}
+	if cur == s && !preferSummary {
+		// The summary comes up before its turns: if everything ranked from
+		// here down to the last of them fits the room left, the turns will
+		// fit and the summary waits for them; otherwise some must go, and
+		// the summary takes its place now, at its own rank.
+		if a.fitsUntil(sec, blocks, r, st, c) || !summary() {
+			s.done, s.status = true, outcome.StatusDropped
+		}
+		return true, misses
+	}
 	if preferSummary && (summary() || turns()) || !preferSummary && (turns() || summary()) {
 		return true, misses
 	}
@@ -631,6 +644,35 @@ func (a *Assembler) fillRepl(sec *template.Section, blocks []*Block, r *repl, cu
 	s.text, s.rendered = "", false
 	a.drop(sec, s, sb, outcome.ReasonSectionCap, out)
 	return cur == s, misses
+}
+
+// fitsUntil reports whether every undecided block of the section ranked
+// after r's summary, down to the last of its turns, fits the room left
+// in st: then the turns fit when they come up. It counts blocks only
+// until they overflow the room.
+func (a *Assembler) fitsUntil(sec *template.Section, blocks []*Block, r *repl, st *fillState, c truncate.Counter) bool {
+	cands := a.cands[sec.Index()]
+	room := sec.MaxTokens() - st.used - st.msgs
+	last := slices.Max(r.mCands)
+	need, texts := 0, st.kept
+	for i := r.sCand + 1; i <= last; i++ {
+		cd := &cands[i]
+		if cd.done {
+			continue
+		}
+		a.blockTokens(sec, blocks[cd.Index], cd, c)
+		need += cd.tokens
+		if !cd.msg {
+			if texts > 0 {
+				need += st.sepTokens
+			}
+			texts++
+		}
+		if need > room {
+			return false
+		}
+	}
+	return true
 }
 
 // dropFor marks cd dropped for reason, with an event naming by, the block

@@ -3,6 +3,7 @@ package assemble_test
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -451,14 +452,15 @@ func required(b assemble.Block) assemble.Block {
 // A degraded assembly that would represent fewer blocks than dropping
 // alone gives way to the plain one; its summary is left out, no_gain.
 func TestNoGain(t *testing.T) {
-	// Ranked t2, u1..u5, t0 (newest first); the summary replaces t2 and
-	// t0, which fit together (95 of 100) and so would be kept as a unit,
-	// crowding out u2..u5: plain keeps t2 and u1..u5 (six), not three.
+	// Ranked t2, u1..u5, t0 (newest first), the summary last; it replaces
+	// t2 and t0, which fit together (95 of 100) and so would be kept as a
+	// unit when t2 comes up, crowding out u2..u5: plain keeps t2 and
+	// u1..u5 (six), not three.
 	blocks := []assemble.Block{turnAt("t2", 9, 10), turnAt("t0", 84, 90)}
 	for i := 1; i <= 5; i++ {
 		blocks = append(blocks, turnAt(fmt.Sprintf("u%d", i), 4, 10+i))
 	}
-	blocks = append(blocks, summaryOf("s", 5, 5, "t2", "t0"))
+	blocks = append(blocks, summaryOf("s", 5, 95, "t2", "t0")) // ranked below its turns: decided with them
 	out := mustAssemble(t, mustParse(t, histTemplate(t, 100, 4096, "stop")), blocks, assemble.Request{})
 	if e := oneEvent(t, out, "s", outcome.ReasonNoGain); e.Kind != outcome.KindExcluded {
 		t.Errorf("s: %+v", e)
@@ -506,4 +508,26 @@ func TestSummarizeCandidates(t *testing.T) {
 	if out := mustAssemble(t, tpl, blocks[:8], assemble.Request{}); out.SummarizeCandidates != nil {
 		t.Errorf("candidates without a conversation: %+v", out.SummarizeCandidates)
 	}
+}
+
+// A summary ranked above its turns (written lately) is decided where it
+// comes up: when what ranks between it and its last turn does not fit,
+// it takes its place at its own rank, and the newest turns after it fill
+// the rest.
+func TestSummaryTakesItsRank(t *testing.T) {
+	var blocks []assemble.Block
+	for i := 1; i <= 6; i++ {
+		blocks = append(blocks, turnAt(fmt.Sprintf("t%d", i), 20, 70-10*i))
+	}
+	blocks = append(blocks, summaryOf("s", 10, 1, "t1", "t2", "t3"))
+	out := mustAssemble(t, mustParse(t, histTemplate(t, 70, 4096, "stop")), blocks, assemble.Request{})
+	want := map[string]string{"s": "kept", "t6": "kept", "t5": "kept", "t4": "dropped", "t3": "dropped", "t2": "dropped", "t1": "dropped"}
+	if st := statuses(out); !maps.Equal(st, want) {
+		t.Fatalf("statuses %v, want %v", st, want)
+	}
+	oneEvent(t, out, "t4", outcome.ReasonSectionCap)
+	for _, id := range []string{"t1", "t2", "t3"} {
+		oneEvent(t, out, id, outcome.ReasonSummarized)
+	}
+	checkExplained(t, out)
 }
