@@ -128,10 +128,13 @@ func WriteJSONL(w io.Writer, decls []declare.Declaration) error {
 }
 
 // Turn returns the i-th new history turn of the workload's session: short,
-// recent, and weighty enough to enter the context.
+// weighty enough to enter the context, and dated at the workload's now (as
+// `contextasm bench` dates its turn): a request at Epoch that follows the
+// previous one at Epoch sees it as a block like the others, not as one
+// modified since (which every later turn at the same now would see too).
 func Turn(i int) declare.Declaration {
 	w := 0.97
-	lm := Epoch.Add(time.Duration(i) * time.Second)
+	lm := Epoch
 	return declare.Declaration{
 		RequestID:      fmt.Sprintf("turn-%06d", i),
 		MemoryType:     declare.History,

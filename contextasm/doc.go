@@ -41,4 +41,16 @@
 // too), and a changed block is counted once.
 // Ranking needs no counts, so a cold assembly counts only the blocks that
 // can still enter their section.
+//
+// Assembly is incremental: per request shape (template, session, user,
+// roles; the last four shapes used) the Engine keeps each section's
+// eligible blocks ranked, brings them up to date with the changes of each
+// Declare or Forget, and fills sections from them only as far as blocks
+// can still enter, so a turn (one block declared, then assembled) costs
+// what changed and what is kept, not the store. A Result's Sections,
+// Events and Audit, which list every block, are then made on first use by
+// assembling the same snapshot from scratch. Chat formats, ListHidden,
+// Config.Audit, sections holding grouped blocks or tool calls, and blocks
+// that degrade (variants, max_tokens, supersedes, replaces) assemble from
+// scratch every time. docs/performance.md has the details.
 package contextasm

@@ -119,6 +119,11 @@ type Engine struct {
 	// mutated: writers build a new one, readers keep the one they loaded.
 	snap atomic.Pointer[snapshot]
 	log  storeLog // the changes of the last snapshots
+	ixs  indexSet // an index of the store per request shape (turns.go)
+	// fullOnly makes every assembly from scratch: the reference the
+	// tests hold incremental assembly to.
+	fullOnly bool
+	indexed  atomic.Int64 // assemblies served from an index, for the tests
 	// cells holds every block's render counters (heat) by request_id, also
 	// for blocks forgotten since; guarded by mu.
 	cells map[string]*heatCell
@@ -538,6 +543,7 @@ func (e *Engine) Assemble(ctx context.Context, req Request) (*Result, error) {
 	if !ok && req.SessionID != "" {
 		memo, ok = e.last.repeat(key, conv.digest)
 	}
+	counted := false // the assembly's heat
 	if !ok {
 		var counter Counter = &cachedCounter{tok: tok, cache: e.counts, plans: e.plans, tag: tag}
 		asm := e.pool.Get().(*assemble.Assembler)
@@ -545,14 +551,19 @@ func (e *Engine) Assemble(ctx context.Context, req Request) (*Result, error) {
 			counter = newApproxCounter(approx, counter)
 			asm.Memo = approxMemo{m: e.memo, ratio: counter.(*approxCounter).ratio}
 		}
-		out, err := asm.AssembleRefs(tpl, snap.blocks(), assemble.Request{Now: req.Now, SessionID: req.SessionID, UserID: req.UserID, Roles: req.Roles, ListHidden: req.ListHidden,
-			Chat: e.cfg.ChatOverhead.cost(req.Format), Previous: conv.previous, Fresh: req.Fresh, Record: req.SessionID != ""}, counter)
+		areq := assemble.Request{Now: req.Now, SessionID: req.SessionID, UserID: req.UserID, Roles: req.Roles, ListHidden: req.ListHidden,
+			Chat: e.cfg.ChatOverhead.cost(req.Format), Previous: conv.previous, Fresh: req.Fresh, Record: req.SessionID != ""}
+		out, heat, why, fast, err := e.assembleIndexed(req, areq, snap, asm, counter)
+		if !fast {
+			out, err = asm.AssembleRefs(tpl, snap.blocks(), areq, counter)
+		}
 		asm.Memo = e.memo
 		e.pool.Put(asm)
 		if err != nil {
 			return nil, fmt.Errorf("contextasm: %w", err)
 		}
-		memo = &assembled{out: out, format: req.Format}
+		memo = &assembled{out: out, format: req.Format, why: why, heat: heat}
+		counted = fast
 		if memo.renderHash, err = renderHashOf(memo); err != nil {
 			return nil, err
 		}
@@ -569,7 +580,9 @@ func (e *Engine) Assemble(ctx context.Context, req Request) (*Result, error) {
 		// costs the next call its stickiness, not this call its result.
 		_ = e.recordDecision(conv, req.Now, memo.out.Decision, memo.decision)
 	}
-	recordHeat(memo.explained().Sections, snap.blocks())
+	if !counted && (memo.heat == nil || !memo.heat.again()) {
+		recordHeat(memo.explained().Sections, snap.blocks())
+	}
 	e.markHeat()
 	res := newResult(tpl, req, memo, e.stateEvents(e.sources.current()))
 	res.told.inputs = e.inputs.current()

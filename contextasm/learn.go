@@ -64,6 +64,9 @@ type assembled struct {
 	// why, when set, has the sections and events out leaves out (an
 	// incremental assembly's): see explained. Copies of a memo share it.
 	why *explanation
+	// heat counts an incremental assembly's heat again; nil for a full
+	// one, whose sections are counted.
+	heat *heatRecord
 }
 
 // explanation is an incremental assembly's sections and events: the same
@@ -222,6 +225,7 @@ func (e *Engine) feedbackCited(ctx context.Context, res *Result, response string
 // State returns a copy of the learned state: trust, heat and sessions,
 // with the heat of assemblies not yet sent to the store.
 func (e *Engine) State() *feedback.State {
+	e.settleHeat()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.learnMu.Lock()

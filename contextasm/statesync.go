@@ -329,6 +329,7 @@ func (e *Engine) queueHeat(force bool) {
 	if !s.heatDirty.Swap(false) && !force {
 		return
 	}
+	e.settleHeat()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.learnMu.Lock()

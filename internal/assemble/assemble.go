@@ -56,6 +56,14 @@ type Assembler struct {
 
 	deg degradeState // summaries, forms and the like (degrade.go)
 
+	// An incremental assembly's pull from its Index (turn.go).
+	walking  bool
+	w        walk
+	pulled   []*Block   // the blocks pulled, which candidates index
+	pulledE  []*ixEntry // their entries
+	priorAll []*ixEntry // every prior item's entry, pulled or not
+	tail     []tailBest // per section: the best score never pulled
+
 	joined      bool     // writeText wrote a joiner between two pieces
 	cuts        []int    // where the text's separately counted parts meet (joinDelta)
 	fixed       int      // bytes at the end of text that are template literal
@@ -107,10 +115,12 @@ func (a *Assembler) reset(n int) {
 		a.msgs = make([]int, n)
 		a.seps = make([]int, n)
 		a.sticky = make([]stickySection, n)
+		a.tail = make([]tailBest, n)
 	}
 	a.ranked, a.cands, a.used, a.kept, a.msgs, a.seps = a.ranked[:n], a.cands[:n], a.used[:n], a.kept[:n], a.msgs[:n], a.seps[:n]
-	a.sticky, a.written = a.sticky[:n], a.written[:0]
+	a.sticky, a.written, a.tail = a.sticky[:n], a.written[:0], a.tail[:n]
 	clear(a.sticky)
+	clear(a.tail)
 	for i := range n {
 		a.ranked[i] = a.ranked[i][:0]
 		clear(a.cands[i]) // drop references to the last call's strings
@@ -550,10 +560,11 @@ func cutEvent(sec *template.Section, cd *candidate, b *Block, out *Output) {
 // fill selects the section's blocks in rank order under its cap.
 func (a *Assembler) fill(sec *template.Section, blocks []*Block, c truncate.Counter, out *Output, misses []truncate.RequiredMiss) []truncate.RequiredMiss {
 	si := sec.Index()
-	cands := a.cands[si]
+	var cands []candidate // a.cands[si], which a pull may grow
 	capTokens := sec.MaxTokens()
 	st, bounded := newFillState(sec, c)
-	for i := range cands {
+	for i := 0; a.more(sec, i, &st, bounded); i++ {
+		cands, blocks = a.cands[si], a.view(blocks)
 		cd := &cands[i]
 		if cd.done {
 			continue
@@ -604,6 +615,7 @@ func (a *Assembler) fill(sec *template.Section, blocks []*Block, c truncate.Coun
 		}
 	}
 	a.used[si], a.kept[si], a.msgs[si], a.seps[si] = st.used, st.kept, st.msgs, st.sepTokens
+	cands = a.cands[si]
 	if n := len(misses); n > 0 && misses[n-1].Section == sec.Name() && misses[n-1].Reason == outcome.ReasonSectionCap {
 		// Required blocks rank first, so they were kept first: what they
 		// need together is the sum up to the last of them.

@@ -48,6 +48,20 @@
 // the text, and comes back in [Output.Messages] in reading order; for
 // Anthropic, turns before the first user turn go last.
 //
+// # Incremental assembly
+//
+// An [Index] keeps, for one template and request shape, each section's
+// eligible blocks in rank order at one now, and counts the hidden ones; a
+// change of the store moves only the blocks it changes ([Index.Update]), a
+// new now re-ranks only the sections whose scores or eligibility move with
+// time ([Index.Refresh]). [Assembler.AssembleIndexed] runs the same fill,
+// cut and rendering as AssembleRefs on candidates pulled from it in the
+// same order, passing over the blocks the fill would drop without counting
+// them (turn.go), so a turn's work is what changed and what is kept. Its
+// Output leaves out the rows and events that list every block: the caller
+// makes them with AssembleRefs when asked. TestIndexedEqualsFull holds the
+// two to the same output on random runs.
+//
 // # Performance
 //
 // Ranking a section is allocation-free: [Rank] sorts a caller-owned slice of

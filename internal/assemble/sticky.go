@@ -199,7 +199,7 @@ func keyOf(b *Block) [16]byte {
 func (a *Assembler) fillSticky(sec *template.Section, blocks []*Block, c truncate.Counter, out *Output, misses []truncate.RequiredMiss, slack float64) []truncate.RequiredMiss {
 	si := sec.Index()
 	ss := &a.sticky[si]
-	cands := a.cands[si]
+	var cands []candidate // a.cands[si], which a pull may grow
 	capTokens := sec.MaxTokens()
 	st, bounded := newFillState(sec, c)
 	entrants := 0
@@ -223,7 +223,8 @@ func (a *Assembler) fillSticky(sec *template.Section, blocks []*Block, c truncat
 		cd.text, cd.rendered = "", false
 		a.drop(sec, cd, b, reason, out)
 	}
-	for i := range cands {
+	for i := 0; a.more(sec, i, &st, bounded); i++ {
+		cands, blocks = a.cands[si], a.view(blocks)
 		cd := &cands[i]
 		if cd.done {
 			continue
@@ -416,6 +417,10 @@ func (a *Assembler) setFloor(si int) {
 		if !ss.hasFloor || cd.Score > ss.floor {
 			ss.hasFloor, ss.floor = true, cd.Score
 		}
+	}
+	// An incremental assembly never pulled some of them (turn.go).
+	if t := a.tail[si]; t.has && (!ss.hasFloor || t.score > ss.floor) {
+		ss.hasFloor, ss.floor = true, t.score
 	}
 }
 

@@ -1,0 +1,182 @@
+package contextasm
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/contextasm/contextasm/internal/assemble"
+	"github.com/contextasm/contextasm/template"
+)
+
+// Incremental assembly. For each request shape (template, session, user
+// and roles) the Engine keeps an assemble.Index of the store: each
+// section's eligible blocks in rank order and the hidden ones counted.
+// An assembly brings the index up to its snapshot by applying the changes
+// of the snapshots in between (storeLog), moves it to its now, and fills
+// the sections from it, looking at no more blocks than the fill can use;
+// the rows and events that list every block are made from scratch only
+// when the Result is asked for them (Result.Sections). The indexes count
+// the heat of the blocks they drop lazily: State and the heat sent to a
+// state store settle it first.
+
+// maxIndexes bounds the request shapes an Engine keeps an index for: the
+// least recently used one goes.
+const maxIndexes = 4
+
+// shapeKey is a request shape: what an index serves.
+type shapeKey struct {
+	tpl                  *template.Template
+	session, user, roles string
+}
+
+// shapeIndex is one shape's index, locked while it is brought up to date
+// and assembled from.
+type shapeIndex struct {
+	mu      sync.Mutex
+	key     shapeKey
+	x       *assemble.Index
+	version uint64 // the snapshot version x is at
+	gone    bool   // evicted: its heat is settled and it serves no more
+}
+
+// indexSet is an Engine's indexes, most recently used last.
+type indexSet struct {
+	mu   sync.Mutex
+	list []*shapeIndex
+}
+
+// index returns the index of req's shape, made (empty) on first use.
+func (e *Engine) index(req Request) *shapeIndex {
+	k := shapeKey{tpl: req.Template, session: req.SessionID, user: req.UserID, roles: rolesKey(req.Roles)}
+	s := &e.ixs
+	s.mu.Lock()
+	for i, si := range s.list {
+		if si.key == k {
+			s.list = append(append(s.list[:i:i], s.list[i+1:]...), si)
+			s.mu.Unlock()
+			return si
+		}
+	}
+	si := &shapeIndex{key: k, x: assemble.NewIndex(req.Template, assemble.Request{SessionID: req.SessionID, UserID: req.UserID, Roles: req.Roles}, e.cfg.Scoring)}
+	s.list = append(s.list, si)
+	var evicted *shapeIndex
+	if len(s.list) > maxIndexes {
+		evicted = s.list[0]
+		s.list = slices.Delete(s.list, 0, 1)
+	}
+	s.mu.Unlock()
+	if evicted != nil {
+		evicted.mu.Lock()
+		evicted.x.Settle()
+		evicted.gone, evicted.x = true, nil
+		evicted.mu.Unlock()
+	}
+	return si
+}
+
+// settleHeat moves the drops the indexes counted lazily into the heat
+// cells, before they are read.
+func (e *Engine) settleHeat() {
+	e.ixs.mu.Lock()
+	list := slices.Clone(e.ixs.list)
+	e.ixs.mu.Unlock()
+	for _, si := range list {
+		si.mu.Lock()
+		if !si.gone {
+			si.x.Settle()
+		}
+		si.mu.Unlock()
+	}
+}
+
+// catchUp brings si's index to snap at now, and reports false when it
+// cannot serve snap (an index already at a later snapshot). The caller
+// holds si.mu.
+func (e *Engine) catchUp(si *shapeIndex, snap *snapshot, now time.Time) bool {
+	if si.gone || si.version > snap.version {
+		return false
+	}
+	x := si.x
+	build := !x.Built()
+	for v := si.version + 1; !build && v <= snap.version; v++ {
+		changes, ok := e.log.at(v)
+		if !ok {
+			build = true // the log no longer has them, or they are the whole store
+			break
+		}
+		for _, c := range changes {
+			x.Update(c.old, c.new)
+		}
+	}
+	si.version = snap.version
+	switch {
+	case build:
+		x.Build(snap.blocks(), now)
+	case !x.Serves(now):
+		x.Refresh(snap.blocks(), now)
+	}
+	return true
+}
+
+// assembleIndexed is an incremental assembly of areq, from req's index at
+// snap; ok is false when it cannot be one (then nothing was counted). The
+// explanation it returns makes the full assembly on first use, which must
+// give the same text: it panics if not, which would be a bug.
+func (e *Engine) assembleIndexed(req Request, areq assemble.Request, snap *snapshot, asm *assemble.Assembler, counter Counter) (out *assemble.Output, heat *heatRecord, why *explanation, ok bool, err error) {
+	if req.Format != 0 || req.ListHidden || e.cfg.Audit != nil || e.fullOnly {
+		return nil, nil, nil, false, nil
+	}
+	si := e.index(req)
+	si.mu.Lock()
+	defer si.mu.Unlock()
+	if !e.catchUp(si, snap, req.Now) {
+		return nil, nil, nil, false, nil
+	}
+	out, rec, ok, err := asm.AssembleIndexed(si.x, areq, counter, snap.set.get)
+	if !ok || err != nil {
+		return nil, nil, nil, ok, err
+	}
+	memo := asm.Memo
+	why = &explanation{explain: func() *assemble.Output {
+		a := e.pool.Get().(*assemble.Assembler)
+		a.Memo = memo
+		full, err := a.AssembleRefs(req.Template, snap.blocks(), areq, counter)
+		a.Memo = e.memo
+		e.pool.Put(a)
+		if err != nil || full.Text != out.Text || full.TotalTokens != out.TotalTokens {
+			panic(fmt.Sprintf("contextasm: the assembly made again from scratch differs from the incremental one (error %v): please report it", err))
+		}
+		return full
+	}}
+	e.indexed.Add(1)
+	return out, &heatRecord{si: si, rec: rec}, why, true, nil
+}
+
+// heatRecord counts an incremental assembly's heat again, for a warm
+// re-assembly.
+type heatRecord struct {
+	si  *shapeIndex
+	rec *assemble.HeatRecord
+}
+
+// again counts the render again and reports true, unless the index has
+// changed since (then the caller counts it from its sections).
+func (h *heatRecord) again() bool {
+	h.si.mu.Lock()
+	defer h.si.mu.Unlock()
+	return !h.si.gone && h.rec.Again()
+}
+
+// at returns the changes that made version, when the log still keeps them
+// and they are few enough to apply one by one.
+func (l *storeLog) at(version uint64) ([]change, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e := l.ring[version%uint64(len(l.ring))]
+	if e.version != version || e.whole {
+		return nil, false
+	}
+	return e.changes, true
+}

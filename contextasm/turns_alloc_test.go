@@ -1,0 +1,63 @@
+package contextasm_test
+
+import (
+	"context"
+	"runtime"
+	"testing"
+
+	"github.com/contextasm/contextasm/bench"
+	"github.com/contextasm/contextasm/contextasm"
+	"github.com/contextasm/contextasm/template"
+)
+
+// TestTurnAllocations holds a turn (one history block declared, then the
+// conversation's request assembled) to a budget of allocations, in count
+// and in bytes, that does not grow with the store: the same at 2,000 and
+// 20,000 blocks, give or take a fifth, under 1,000 allocations and 1 MB.
+// What a turn allocates is what it writes (the text, its spans and
+// hashes, the decision) and what it changed; the rows and events that
+// list every block are made only when asked for.
+func TestTurnAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	if testing.Short() {
+		t.Skip("declares 22,000 blocks")
+	}
+	tpl, err := template.Parse(bench.TemplateJSON(8192), "bench.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var allocs, bytes [2]float64
+	for i, n := range []int{2000, 20000} {
+		eng := newEngine(t, contextasm.Config{}, bench.Generate(n, 1)...)
+		req := contextasm.Request{Template: tpl, Now: bench.Epoch, SessionID: bench.Session, UserID: bench.User}
+		ctx := context.Background()
+		if _, err := eng.Assemble(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+		turn := 0
+		do := func() {
+			turn++
+			if err := eng.Declare(bench.Turn(turn)); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := eng.Assemble(ctx, req); err != nil {
+				t.Fatal(err)
+			}
+		}
+		allocs[i] = testing.AllocsPerRun(50, do)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for range 50 {
+			do()
+		}
+		runtime.ReadMemStats(&after)
+		bytes[i] = float64(after.TotalAlloc-before.TotalAlloc) / 50
+		t.Logf("%d blocks: %.0f allocations, %.0f bytes a turn", n, allocs[i], bytes[i])
+	}
+	if allocs[1] > 1000 || allocs[1] > allocs[0]*1.2+20 || bytes[1] > 1<<20 || bytes[1] > bytes[0]*1.2+16<<10 {
+		t.Errorf("a turn allocates %.0f times (%.0f bytes) at 2,000 blocks and %.0f times (%.0f bytes) at 20,000: want no growth with the store, under 1,000 and 1 MB",
+			allocs[0], bytes[0], allocs[1], bytes[1])
+	}
+}

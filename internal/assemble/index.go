@@ -1,0 +1,536 @@
+package assemble
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/outcome"
+	"github.com/contextasm/contextasm/template"
+	"github.com/contextasm/contextasm/truncate"
+)
+
+// An Index keeps, for one template and one request shape (session, user,
+// roles), what assembly reads of the store before it counts anything:
+// each section's eligible blocks in rank order with their scores, at one
+// "now", and the blocks hidden from the shape, counted per reason. A
+// change to the store moves only the blocks it changes (Update); a new
+// now re-ranks only the sections whose scores or eligibility move with
+// time (Refresh). An Assembler fills sections from it (AssembleIndexed),
+// reading the ranked blocks only as far as they can still enter: the
+// work of a turn is what changed and what is kept, not the store.
+//
+// An Index also counts the heat of the assemblies made from it lazily:
+// a render's kept and cut blocks at once, its dropped ones (every other
+// eligible block) when a block leaves the index or Settle is called.
+//
+// An Index is not safe for concurrent use; package contextasm locks it.
+type Index struct {
+	tpl    *template.Template
+	shape  Request // SessionID, UserID, Roles; Now is the index's now
+	sc     truncate.Scoring
+	built  bool
+	secs   []ixSection
+	hidden [3]int // out_of_scope, access_denied, audience
+	// noSection are the required blocks, not hidden, whose memory type
+	// has no section: unless expired, they fail the assembly.
+	noSection []*Block
+	// degradable counts the blocks with variants, max_tokens, supersedes
+	// or replaces (degrade.go): the Index cannot serve them.
+	degradable int
+	asm        uint64 // assemblies counted into heat (see ixHeat)
+	epoch      uint64 // moves with every change to the entries
+}
+
+// ixSection is one section's eligible blocks in rank order: a sorted base
+// (entries removed since it was made are marked dead) and the few entries
+// added since, sorted apart, merged into the base when they grow.
+type ixSection struct {
+	base   []ixEntry
+	dead   int
+	tree   minTree // the least MinTokens below each node of base
+	byTime []int32 // base positions, newest last_modified first
+	extra  []ixEntry
+	win    window // the times its entries hold for
+	linked int    // entries in a group or a tool call: the Index cannot serve them
+}
+
+// ixEntry is an eligible block with what ranking needs.
+type ixEntry struct {
+	b     *Block
+	score float64
+	min   int32 // b.MinTokens
+	req   bool
+	dead  bool
+	mark  uint8 // during an assembly: markPrior or markVisited
+	heat  *ixHeat
+}
+
+// Marks an assembly puts on entries, and takes off when it ends.
+const (
+	markPrior   = 1 // an incumbent or news of a sticky section: taken out of rank order
+	markVisited = 2 // made a candidate
+	markInc     = 4 // with markPrior: an incumbent
+	markNews    = 8 // with markPrior: news
+)
+
+// ixHeat is an entry's lazily counted heat: it has been eligible in
+// Index.asm − since of the assemblies counted, and in the text in inText
+// of them; the others dropped it.
+type ixHeat struct{ since, inText uint64 }
+
+// window is a stretch of time over which a section's eligibility and
+// scores stay the same: [lo, hi), each end open when unset; point means
+// only the index's own now.
+type window struct {
+	lo, hi       time.Time
+	hasLo, hasHi bool
+	point        bool
+}
+
+func (w *window) holds(now, at time.Time) bool {
+	if now.Equal(at) {
+		return true
+	}
+	return !w.point && (!w.hasLo || !now.Before(w.lo)) && (!w.hasHi || now.Before(w.hi))
+}
+
+func (w *window) after(t time.Time) { // now ≥ t is needed
+	if !w.hasLo || t.After(w.lo) {
+		w.lo, w.hasLo = t, true
+	}
+}
+
+func (w *window) before(t time.Time) { // now < t is needed
+	if !w.hasHi || t.Before(w.hi) {
+		w.hi, w.hasHi = t, true
+	}
+}
+
+// narrow narrows w to the times b's eligibility and score hold for, seen
+// at now.
+func (w *window) narrow(b *Block, now time.Time, sc *truncate.Scoring) {
+	if !b.ValidUntil.IsZero() {
+		if !now.Before(b.ValidUntil) {
+			w.after(b.ValidUntil) // expired: it stays out from then on
+			return
+		}
+		w.before(b.ValidUntil)
+	}
+	if !b.StaleFrom.IsZero() {
+		switch end := b.StaleFrom.Add(b.StaleAfter); {
+		case now.Before(b.StaleFrom):
+			w.before(b.StaleFrom)
+		case b.StaleAfter <= 0:
+			w.after(b.StaleFrom)
+		case now.Before(end):
+			w.point = true // the penalty grows with every instant
+		default:
+			w.after(end)
+		}
+	}
+	if b.Type == declare.History && sc.Recency != 0 && !b.LastModified.IsZero() {
+		if now.After(b.LastModified) {
+			w.point = true // recency falls with every instant
+		} else {
+			w.before(b.LastModified.Add(1)) // 1 until it is older than now
+		}
+	}
+}
+
+// NewIndex returns an empty Index for tpl and the shape of req (its
+// session, user and roles), ranking with s (each zero field taking its
+// default). Build fills it.
+func NewIndex(tpl *template.Template, req Request, s truncate.Scoring) *Index {
+	return &Index{tpl: tpl, shape: Request{SessionID: req.SessionID, UserID: req.UserID, Roles: slices.Clone(req.Roles)}, sc: s.WithDefaults(),
+		secs: make([]ixSection, tpl.NumSections())}
+}
+
+// Now returns the instant the index ranks at.
+func (x *Index) Now() time.Time { return x.shape.Now }
+
+// Built reports whether Build has filled the index.
+func (x *Index) Built() bool { return x.built }
+
+// linked reports whether b belongs to a unit (group.go) in some request.
+func linked(b *Block) bool { return b.Group != "" || len(b.ToolCalls) > 0 || b.ToolCallID != "" }
+
+// degradable reports whether b has a field of degrade.go.
+func degradable(b *Block) bool {
+	return len(b.Variants) > 0 || b.MaxTokens > 0 || len(b.Supersedes) > 0 || len(b.Replaces) > 0
+}
+
+// Build fills the index from blocks, at now, counting the heat of the
+// entries it had first.
+func (x *Index) Build(blocks []*Block, now time.Time) {
+	x.Settle()
+	x.shape.Now = now
+	x.hidden = [3]int{}
+	x.noSection = x.noSection[:0]
+	x.degradable = 0
+	x.built = true
+	x.fill(blocks, true, func(int) bool { return true })
+}
+
+// Serves reports whether the index ranks as it would at now, so that it
+// can serve an assembly at now without Refresh.
+func (x *Index) Serves(now time.Time) bool {
+	if !x.built {
+		return false
+	}
+	for si := range x.secs {
+		if !x.secs[si].win.holds(now, x.shape.Now) {
+			return false
+		}
+	}
+	return true
+}
+
+// Refresh moves the index to now: the sections whose window does not
+// hold now are made again from blocks (the store the index is at).
+func (x *Index) Refresh(blocks []*Block, now time.Time) {
+	redo := make([]bool, len(x.secs))
+	any := false
+	for si := range x.secs {
+		redo[si] = !x.secs[si].win.holds(now, x.shape.Now)
+		any = any || redo[si]
+	}
+	x.shape.Now = now
+	if !any {
+		return
+	}
+	for si := range x.secs {
+		if redo[si] {
+			x.settleSection(si)
+		}
+	}
+	x.fill(blocks, false, func(si int) bool { return redo[si] })
+}
+
+// fill makes the sections keep says again from blocks, at the index's
+// now; with all, it counts hidden blocks and noSection too.
+func (x *Index) fill(blocks []*Block, all bool, keep func(int) bool) {
+	x.epoch++
+	now := x.shape.Now
+	lists := make([][]ixEntry, len(x.secs))
+	wins := make([]window, len(x.secs))
+	linkedN := make([]int, len(x.secs))
+	for _, b := range blocks {
+		if all && degradable(b) {
+			x.degradable++
+		}
+		si, reason := eligibility(b, x.tpl, &x.shape)
+		if reason != "" {
+			h := hiddenIndex(reason)
+			if h >= 0 {
+				if all {
+					x.hidden[h]++
+				}
+				continue
+			}
+			if sj, ok := x.tpl.SectionFor(b.Type); ok {
+				if keep(sj) {
+					wins[sj].narrow(b, now, &x.sc)
+				}
+			} else if all && b.Required {
+				x.noSection = append(x.noSection, b)
+			}
+			continue
+		}
+		if !keep(si) {
+			continue
+		}
+		wins[si].narrow(b, now, &x.sc)
+		if linked(b) {
+			linkedN[si]++
+		}
+		lists[si] = append(lists[si], x.entry(b))
+	}
+	for si := range x.secs {
+		if !keep(si) {
+			continue
+		}
+		heat := make([]ixHeat, len(lists[si]))
+		for i := range lists[si] {
+			heat[i].since = x.asm
+			lists[si][i].heat = &heat[i]
+		}
+		slices.SortFunc(lists[si], compareEntries)
+		s := &x.secs[si]
+		*s = ixSection{base: lists[si], win: wins[si], linked: linkedN[si]}
+		s.index()
+	}
+}
+
+// entry returns b's entry at the index's now.
+func (x *Index) entry(b *Block) ixEntry {
+	frac, stale := b.staleness(x.shape.Now)
+	return ixEntry{b: b, score: score(x.sc, b, x.shape.Now, frac, stale), min: int32(min(b.MinTokens, math.MaxInt32)), req: b.Required}
+}
+
+// compareEntries is rank order: required first, then score descending,
+// then compareTie, as AssembleRefs ranks.
+func compareEntries(a, b ixEntry) int {
+	if a.req != b.req {
+		if a.req {
+			return -1
+		}
+		return 1
+	}
+	if ka, kb := descending(a.score), descending(b.score); ka != kb {
+		if ka < kb {
+			return -1
+		}
+		return 1
+	}
+	return compareTie(a.b, b.b)
+}
+
+// index makes the base's tree and time order.
+func (s *ixSection) index() {
+	s.tree.build(s.base)
+	s.byTime = s.byTime[:0]
+	for i := range s.base {
+		if !s.base[i].dead {
+			s.byTime = append(s.byTime, int32(i))
+		}
+	}
+	slices.SortFunc(s.byTime, func(i, j int32) int { return compareNewest(s.base[i].b, s.base[j].b) })
+}
+
+// compareNewest orders blocks newest first: last_modified, then
+// declaration, then request_id descending (the reverse of the order
+// summarizeCandidates reads history in).
+func compareNewest(a, b *Block) int {
+	return cmp.Or(b.LastModified.Compare(a.LastModified), cmp.Compare(b.Seq, a.Seq), strings.Compare(b.ID, a.ID))
+}
+
+// Update applies one change of the store: old replaced by new (old nil: a
+// block added; new nil: one removed).
+func (x *Index) Update(old, new *Block) {
+	x.epoch++
+	if old != nil {
+		x.remove(old)
+	}
+	if new != nil {
+		x.insert(new)
+	}
+}
+
+func (x *Index) remove(b *Block) {
+	if degradable(b) {
+		x.degradable--
+	}
+	si, reason := eligibility(b, x.tpl, &x.shape)
+	if reason != "" {
+		if h := hiddenIndex(reason); h >= 0 {
+			x.hidden[h]--
+		} else if i := slices.Index(x.noSection, b); i >= 0 {
+			x.noSection = slices.Delete(x.noSection, i, i+1)
+		}
+		return
+	}
+	s := &x.secs[si]
+	if linked(b) {
+		s.linked--
+	}
+	e := x.entry(b)
+	if i, ok := find(s.extra, e); ok {
+		x.settle(&s.extra[i])
+		s.extra = slices.Delete(s.extra, i, i+1)
+		return
+	}
+	if i, ok := find(s.base, e); ok {
+		x.settle(&s.base[i])
+		s.base[i].dead = true
+		s.dead++
+		s.tree.set(i, math.MaxInt32)
+		if s.dead > len(s.base)/4+64 {
+			s.merge()
+		}
+	}
+}
+
+// find returns the live entry of e's block in list, which is in rank
+// order.
+func find(list []ixEntry, e ixEntry) (int, bool) {
+	i, _ := slices.BinarySearchFunc(list, e, compareEntries)
+	// Dead versions of the same block may rank alike: look at the run.
+	for j := i; j < len(list) && compareEntries(list[j], e) == 0; j++ {
+		if list[j].b == e.b && !list[j].dead {
+			return j, true
+		}
+	}
+	for j := i - 1; j >= 0 && compareEntries(list[j], e) == 0; j-- {
+		if list[j].b == e.b && !list[j].dead {
+			return j, true
+		}
+	}
+	return 0, false
+}
+
+func (x *Index) insert(b *Block) {
+	if degradable(b) {
+		x.degradable++
+	}
+	si, reason := eligibility(b, x.tpl, &x.shape)
+	if reason != "" {
+		if h := hiddenIndex(reason); h >= 0 {
+			x.hidden[h]++
+			return
+		}
+		if sj, ok := x.tpl.SectionFor(b.Type); ok {
+			x.secs[sj].win.narrow(b, x.shape.Now, &x.sc)
+		} else if b.Required {
+			x.noSection = append(x.noSection, b)
+		}
+		return
+	}
+	s := &x.secs[si]
+	s.win.narrow(b, x.shape.Now, &x.sc)
+	if linked(b) {
+		s.linked++
+	}
+	e := x.entry(b)
+	e.heat = &ixHeat{since: x.asm}
+	i, _ := slices.BinarySearchFunc(s.extra, e, compareEntries)
+	s.extra = slices.Insert(s.extra, i, e)
+	if len(s.extra) > 64+2*int(math.Sqrt(float64(len(s.base)))) {
+		s.merge()
+	}
+}
+
+// merge makes the base again from the live entries of base and extra.
+func (s *ixSection) merge() {
+	base := make([]ixEntry, 0, len(s.base)-s.dead+len(s.extra))
+	i := 0
+	for _, e := range s.extra {
+		for ; i < len(s.base) && compareEntries(s.base[i], e) < 0; i++ {
+			if !s.base[i].dead {
+				base = append(base, s.base[i])
+			}
+		}
+		base = append(base, e)
+	}
+	for ; i < len(s.base); i++ {
+		if !s.base[i].dead {
+			base = append(base, s.base[i])
+		}
+	}
+	s.base, s.extra, s.dead = base, s.extra[:0], 0
+	s.index()
+}
+
+// Hidden returns the count of blocks hidden from the shape per reason:
+// out_of_scope, access_denied, audience.
+func (x *Index) excludedCounts() map[outcome.Reason]int {
+	var m map[outcome.Reason]int
+	for h, n := range x.hidden {
+		if n > 0 {
+			if m == nil {
+				m = make(map[outcome.Reason]int, len(x.hidden))
+			}
+			m[hiddenReasons[h]] = n
+		}
+	}
+	return m
+}
+
+// settle moves e's lazily counted drops into its block's heat.
+func (x *Index) settle(e *ixEntry) {
+	h := e.heat
+	if n := x.asm - h.since - h.inText; n > 0 && e.b.Heat != nil {
+		e.b.Heat.Dropped.Add(int64(n))
+	}
+	h.since, h.inText = x.asm, 0
+}
+
+func (x *Index) settleSection(si int) {
+	s := &x.secs[si]
+	for i := range s.base {
+		if !s.base[i].dead {
+			x.settle(&s.base[i])
+		}
+	}
+	for i := range s.extra {
+		x.settle(&s.extra[i])
+	}
+}
+
+// Settle moves the drops counted lazily into the blocks' heat, so that
+// reading the heat cells gives every render made from the index.
+func (x *Index) Settle() {
+	for si := range x.secs {
+		x.settleSection(si)
+	}
+}
+
+// minTree is a segment tree of the least MinTokens below each node, over
+// a section's base, so that the next entry that may fit a room is found
+// without looking at the ones in between.
+type minTree struct {
+	v    []int32
+	size int // leaves: a power of two, at least the entries
+	n    int
+}
+
+func (t *minTree) build(base []ixEntry) {
+	t.n = len(base)
+	t.size = 1
+	for t.size < t.n {
+		t.size *= 2
+	}
+	t.v = slices.Grow(t.v[:0], 2*t.size)[:2*t.size]
+	for i := range t.size {
+		m := int32(math.MaxInt32)
+		if i < t.n && !base[i].dead {
+			m = base[i].min
+		}
+		t.v[t.size+i] = m
+	}
+	for i := t.size - 1; i >= 1; i-- {
+		t.v[i] = min(t.v[2*i], t.v[2*i+1])
+	}
+}
+
+func (t *minTree) set(i int, m int32) {
+	i += t.size
+	t.v[i] = m
+	for i >>= 1; i >= 1; i >>= 1 {
+		t.v[i] = min(t.v[2*i], t.v[2*i+1])
+	}
+}
+
+// first returns the first position at or after from whose MinTokens is at
+// most m, or n when there is none.
+func (t *minTree) first(from int, m int32) int {
+	if from >= t.n {
+		return t.n
+	}
+	i := from + t.size
+	if t.v[i] > m {
+		// Climb to the next subtree to the right that holds one.
+		for {
+			for i > 1 && i&1 == 1 {
+				i >>= 1
+			}
+			if i <= 1 {
+				return t.n
+			}
+			i++
+			if t.v[i] <= m {
+				break
+			}
+		}
+		for i < t.size {
+			i *= 2
+			if t.v[i] > m {
+				i++
+			}
+		}
+	}
+	return min(i-t.size, t.n)
+}

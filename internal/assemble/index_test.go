@@ -1,0 +1,439 @@
+package assemble_test
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/internal/assemble"
+	"github.com/contextasm/contextasm/outcome"
+	"github.com/contextasm/contextasm/template"
+	"github.com/contextasm/contextasm/truncate"
+)
+
+// boundedCounter promises lower bounds (LowerBounded) whatever the blocks'
+// MinTokens are: an incremental assembly must agree with a full one on
+// any bounds, sound or not, since both read the same ones.
+type boundedCounter struct{ *memoCounter }
+
+func (boundedCounter) LowerBounded() bool { return true }
+
+// store is a block store as package contextasm keeps one: blocks by
+// pointer, sorted by request_id, each with its heat cell.
+type store struct {
+	blocks []*assemble.Block
+	heat   map[string]*assemble.Heat
+	seq    int64
+}
+
+// put adds b, or replaces the block of its id, and returns the block it
+// replaced.
+func (s *store) put(b *assemble.Block) *assemble.Block {
+	if s.heat[b.ID] == nil {
+		s.heat[b.ID] = new(assemble.Heat)
+	}
+	b.Heat = s.heat[b.ID]
+	i, found := slices.BinarySearchFunc(s.blocks, b.ID, func(x *assemble.Block, id string) int { return strings.Compare(x.ID, id) })
+	if found {
+		old := s.blocks[i]
+		b.Seq = old.Seq
+		s.blocks[i] = b
+		return old
+	}
+	s.seq++
+	b.Seq = s.seq
+	s.blocks = slices.Insert(s.blocks, i, b)
+	return nil
+}
+
+func (s *store) remove(id string) *assemble.Block {
+	i, found := slices.BinarySearchFunc(s.blocks, id, func(x *assemble.Block, id string) int { return strings.Compare(x.ID, id) })
+	if !found {
+		return nil
+	}
+	old := s.blocks[i]
+	s.blocks = slices.Delete(s.blocks, i, i+1)
+	return old
+}
+
+func (s *store) get(id string) (*assemble.Block, bool) {
+	i, found := slices.BinarySearchFunc(s.blocks, id, func(x *assemble.Block, id string) int { return strings.Compare(x.ID, id) })
+	if !found {
+		return nil, false
+	}
+	return s.blocks[i], true
+}
+
+// randomTurnTemplate is a random template of one to four sections, with
+// every fill, order, partial and separator.
+func randomTurnTemplate(t *testing.T, rng *rand.Rand) *template.Template {
+	t.Helper()
+	nsec := 1 + rng.IntN(4)
+	types := declare.MemoryTypes()
+	rng.Shuffle(len(types), func(i, j int) { types[i], types[j] = types[j], types[i] })
+	secs := make([]template.SectionDefinition, nsec)
+	for i := range secs {
+		r := strings.ReplaceAll(renders[rng.IntN(len(renders))], "%d", fmt.Sprint(i+1))
+		s := template.SectionDefinition{
+			Name:        fmt.Sprintf("SEC_%d", i+1),
+			Priority:    1 + rng.IntN(4),
+			MemoryTypes: []declare.MemoryType{types[i]},
+			MaxTokens:   20 + rng.IntN(600),
+			Render:      r,
+			Fill:        []template.Fill{template.FillStop, template.FillSkip}[rng.IntN(2)],
+			Order:       []template.Order{template.OrderRank, template.OrderDeclared, template.OrderTime}[rng.IntN(3)],
+			Partial:     rng.IntN(2) == 0,
+		}
+		if rng.IntN(2) == 0 {
+			s.MinPartialTokens = 1 + rng.IntN(40)
+		}
+		if rng.IntN(3) == 0 {
+			sep := []string{"", "\n---\n", " | ", "\n\n"}[rng.IntN(4)]
+			s.Separator = &sep
+		}
+		secs[i] = s
+	}
+	for _, mt := range types[nsec:] {
+		if rng.IntN(5) > 0 {
+			i := rng.IntN(nsec)
+			secs[i].MemoryTypes = append(secs[i].MemoryTypes, mt)
+		}
+	}
+	budget := 100 + rng.IntN(2000)
+	if rng.IntN(8) == 0 {
+		budget = 40 + rng.IntN(80)
+	}
+	tpl, err := template.Compile(template.Definition{Budget: budget, Sections: secs})
+	if err != nil {
+		t.Fatalf("random template: %v", err)
+	}
+	return tpl
+}
+
+// randomTurnBlock is a random block dated around at: of the request's
+// session and user or of others', with roles, for the user only, expiring,
+// going stale, required, in a group now and then.
+func randomTurnBlock(rng *rand.Rand, id string, at time.Time, groups bool) *assemble.Block {
+	b := &assemble.Block{
+		ID:           id,
+		Type:         declare.MemoryTypes()[rng.IntN(declare.NumMemoryTypes)],
+		SourceID:     []string{"", "src-a", "源"}[rng.IntN(3)],
+		Weight:       float64(rng.IntN(5)) / 4,
+		Trust:        float64(rng.IntN(5)) / 4, // coarse: ties happen
+		Scope:        declare.ScopeGlobal,
+		ForAssistant: true,
+		Content:      randomContent(rng, 1+rng.IntN(8)),
+	}
+	if rng.IntN(2) == 0 {
+		b.Priority, b.HasPriority = float64(rng.IntN(5))/4, true
+	}
+	if rng.IntN(4) > 0 {
+		b.LastModified = at.Add(time.Duration(rng.IntN(200)-150) * time.Minute)
+	}
+	if rng.IntN(5) == 0 {
+		b.StaleFrom, b.StaleAfter = at.Add(time.Duration(rng.IntN(300)-150)*time.Minute), time.Duration(rng.IntN(3))*time.Hour
+	}
+	if rng.IntN(6) == 0 {
+		b.ValidUntil = at.Add(time.Duration(rng.IntN(300)-100) * time.Minute)
+	}
+	switch rng.IntN(14) {
+	case 0:
+		b.Scope, b.SessionID = declare.ScopeSession, "other"
+	case 1:
+		b.Scope, b.SessionID = declare.ScopeSession, "s1"
+	case 2:
+		b.Scope, b.UserID = declare.ScopeUser, []string{"other", "u1"}[rng.IntN(2)]
+	case 3:
+		b.Roles = [][]string{{"admin"}, {"admin", "analyst"}}[rng.IntN(2)]
+	case 4:
+		b.ForAssistant = false
+	case 5:
+		if groups && rng.IntN(4) == 0 {
+			b.Group = "g1" // the Index cannot serve it
+		}
+	case 6:
+		if groups && rng.IntN(4) == 0 {
+			b.Variants = []string{randomContent(rng, 1)} // nor this
+		}
+	}
+	if rng.IntN(25) == 0 {
+		b.Required = true
+		b.Content = randomContent(rng, 1)
+	}
+	// Bounds of any quality: the two assemblies read the same ones.
+	b.MinTokens = rng.IntN(len(b.Content)/3 + 1)
+	return keyedPtr(b)
+}
+
+func keyedPtr(b *assemble.Block) *assemble.Block {
+	k := keyed(*b)
+	b.Key = k.Key
+	return b
+}
+
+// TestIndexedEqualsFull is the incremental assembly's proof: random
+// sequences of blocks added, replaced and removed, trust moved, now
+// moving forward (and back, now and then), sticky conversations and fresh
+// requests, each assembled incrementally from an Index kept up to date
+// change by change and from scratch by AssembleRefs, must agree on every
+// eager output: text, token count, hidden counts, prefix, breakpoints,
+// decision, error; and the heat the Index counts lazily must be the heat
+// counted from the full assemblies' rows.
+func TestIndexedEqualsFull(t *testing.T) {
+	real := additiveTokenizer(t)
+	tok := boundedCounter{&memoCounter{Counter: real, counts: map[string]int{}}}
+	runs, steps := 120, 40
+	if testing.Short() {
+		runs = 30
+	}
+	var served, fallback, failed, skippedSome, rebuilt, warm, floors, prefixes int
+	for run := range runs {
+		rng := rand.New(rand.NewPCG(uint64(run), 77))
+		tpl := randomTurnTemplate(t, rng)
+		groups := run%8 == 0 // blocks in groups or with variants: the full assembly only
+		at := now
+		s := &store{heat: map[string]*assemble.Heat{}}
+		for i := range 20 + rng.IntN(120) {
+			s.put(randomTurnBlock(rng, fmt.Sprintf("b%03d", i), at, groups))
+		}
+		shape := assemble.Request{SessionID: "s1", UserID: "u1", Roles: []string{"analyst"}}
+		x := assemble.NewIndex(tpl, shape, truncate.Scoring{})
+		want := map[string]heatCount{} // counted from the full assemblies
+		var fastAsm, fullAsm assemble.Assembler
+		var prev *assemble.Decision
+		var pending [][2]*assemble.Block // changes not yet given to the index
+		next := 1000
+		for step := range steps {
+			// Change the store.
+			for range rng.IntN(4) {
+				switch k := rng.IntN(10); {
+				case k < 4:
+					nb := randomTurnBlock(rng, fmt.Sprintf("b%03d", next), at, groups)
+					pending = append(pending, [2]*assemble.Block{s.put(nb), nb})
+					next++
+				case k < 6 && len(s.blocks) > 0:
+					old := s.blocks[rng.IntN(len(s.blocks))]
+					nb := *old
+					nb.Heat = nil
+					switch rng.IntN(3) {
+					case 0:
+						nb.Trust = float64(rng.IntN(5)) / 4
+					case 1:
+						nb.Content += " " + randomContent(rng, 1)
+						nb.LastModified = at
+						nb.MinTokens = rng.IntN(len(nb.Content)/3 + 1)
+					default:
+						nb = *randomTurnBlock(rng, old.ID, at, groups)
+					}
+					nbp := keyedPtr(&nb)
+					pending = append(pending, [2]*assemble.Block{s.put(nbp), nbp})
+				case k < 8 && len(s.blocks) > 0:
+					id := s.blocks[rng.IntN(len(s.blocks))].ID
+					pending = append(pending, [2]*assemble.Block{s.remove(id), nil})
+				}
+			}
+			// Move now.
+			switch rng.IntN(6) {
+			case 0, 1:
+				at = at.Add(time.Duration(1+rng.IntN(90)) * time.Minute)
+			case 2:
+				at = at.Add(-time.Duration(1+rng.IntN(30)) * time.Minute)
+			}
+			// Keep the index up to date: change by change, or made again
+			// (as when the store's log no longer has the changes).
+			switch {
+			case !x.Built() || rng.IntN(15) == 0:
+				x.Build(s.blocks, at)
+				pending = pending[:0]
+			default:
+				for _, c := range pending {
+					x.Update(c[0], c[1])
+				}
+				pending = pending[:0]
+				if !x.Serves(at) {
+					x.Refresh(s.blocks, at)
+					rebuilt++
+				}
+			}
+			if err := x.Verify(s.blocks); err != nil {
+				t.Fatalf("run %d step %d: the index is not the one built from the store: %v", run, step, err)
+			}
+			req := assemble.Request{Now: at, SessionID: "s1", UserID: "u1", Roles: []string{"analyst"}}
+			switch rng.IntN(5) {
+			case 0: // no conversation
+			case 1:
+				req.Previous, req.Fresh, req.Record = prev, true, true
+			default:
+				req.Previous, req.Record = prev, true
+			}
+			describe := fmt.Sprintf("run %d step %d (now %s, %d blocks)", run, step, at.Format(time.TimeOnly), len(s.blocks))
+			full, errFull := fullAsm.AssembleRefs(tpl, s.blocks, req, tok)
+			fast, heat, ok, errFast := fastAsm.AssembleIndexed(x, req, tok, s.get)
+			if !ok {
+				fallback++
+				if errFull == nil {
+					countRows(want, full, s.blocks)
+					recordRows(full, s.blocks) // as the engine counts a full assembly
+					prev = full.Decision
+				}
+				continue
+			}
+			if (errFull != nil) != (errFast != nil) || errFull != nil && errFull.Error() != errFast.Error() {
+				t.Fatalf("%s: full %v, incremental %v", describe, errFull, errFast)
+			}
+			if errFull != nil {
+				var re *truncate.RequiredError
+				if !errors.As(errFast, &re) && !errors.Is(errFast, truncate.ErrBudgetTooSmall) {
+					t.Fatalf("%s: error %v", describe, errFast)
+				}
+				failed++
+				continue
+			}
+			served++
+			compareOutputs(t, describe, full, fast)
+			if fast.Sections != nil || fast.Events != nil {
+				t.Fatalf("%s: the incremental Output lists sections or events", describe)
+			}
+			countRows(want, full, s.blocks)
+			if eligible(full) > pulledAtMost(full) {
+				skippedSome++
+			}
+			if full.Prefix != nil {
+				prefixes++
+			}
+			if full.Decision != nil && slices.ContainsFunc(full.Decision.Sections, func(d assemble.SectionDecision) bool { return d.Floor != nil }) {
+				floors++
+			}
+			// Served again unchanged (a warm re-assembly): the same heat
+			// again.
+			if rng.IntN(4) == 0 {
+				if !heat.Again() {
+					t.Fatalf("%s: the record does not count again with nothing changed", describe)
+				}
+				countRows(want, full, s.blocks)
+				warm++
+			}
+			prev = full.Decision
+			if rng.IntN(5) == 0 {
+				x.Settle()
+				checkHeat(t, describe, s, want)
+			}
+		}
+		x.Settle()
+		checkHeat(t, fmt.Sprintf("run %d, at the end", run), s, want)
+	}
+	t.Logf("%d assemblies served incrementally (%d failed alike; %d with a prefix, %d with a floor), %d by the full assembly only, %d refreshed sections, %d warm",
+		served, failed, prefixes, floors, fallback, rebuilt, warm)
+	if served < runs*steps/2 || fallback == 0 || failed == 0 || rebuilt == 0 || warm == 0 || skippedSome == 0 || floors == 0 || prefixes == 0 {
+		t.Errorf("the runs do not cover enough: %d served, %d fallback, %d failed, %d refreshed, %d warm, %d with blocks passed over, %d floors, %d prefixes",
+			served, fallback, failed, rebuilt, warm, skippedSome, floors, prefixes)
+	}
+}
+
+func eligible(out *assemble.Output) int {
+	n := 0
+	for _, s := range out.Sections {
+		n += len(s.Blocks)
+	}
+	return n
+}
+
+// pulledAtMost is a crude upper bound of what an incremental fill must
+// look at: every block counted (tokens > 0).
+func pulledAtMost(out *assemble.Output) int {
+	n := 0
+	for _, s := range out.Sections {
+		for _, b := range s.Blocks {
+			if b.Tokens > 0 || b.Status != outcome.StatusDropped {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// compareOutputs fails unless the incremental output agrees with the full
+// one on everything an incremental Output carries.
+func compareOutputs(t *testing.T, describe string, full, fast *assemble.Output) {
+	t.Helper()
+	switch {
+	case fast.Text != full.Text:
+		for _, sec := range full.Sections {
+			var ids []string
+			for _, b := range sec.Blocks {
+				ids = append(ids, fmt.Sprintf("%s(%v,%.4f,%v)", b.RequestID, b.Required, b.Score, b.Status))
+			}
+			t.Logf("full %s: %v", sec.Name, ids)
+		}
+		t.Fatalf("%s: texts differ:\nfull %q\nincremental %q\nevents %+v", describe, full.Text, fast.Text, full.Events)
+	case fast.TotalTokens != full.TotalTokens:
+		t.Fatalf("%s: total tokens %d, full %d", describe, fast.TotalTokens, full.TotalTokens)
+	case !maps.Equal(fast.ExcludedCounts, full.ExcludedCounts):
+		t.Fatalf("%s: excluded counts %v, full %v", describe, fast.ExcludedCounts, full.ExcludedCounts)
+	case !reflect.DeepEqual(fast.Prefix, full.Prefix):
+		t.Fatalf("%s: prefix %+v, full %+v", describe, fast.Prefix, full.Prefix)
+	case !reflect.DeepEqual(fast.Breakpoints, full.Breakpoints):
+		t.Fatalf("%s: breakpoints %+v, full %+v", describe, fast.Breakpoints, full.Breakpoints)
+	case !reflect.DeepEqual(fast.Decision, full.Decision):
+		t.Fatalf("%s: decision %+v, full %+v", describe, fast.Decision, full.Decision)
+	case fast.Messages != nil:
+		t.Fatalf("%s: messages in a text format", describe)
+	case !reflect.DeepEqual(fast.SummarizeCandidates, full.SummarizeCandidates):
+		t.Fatalf("%s: summarize candidates %+v, full %+v", describe, fast.SummarizeCandidates, full.SummarizeCandidates)
+	}
+}
+
+// heatCount is a block's heat, counted by the test.
+type heatCount struct{ kept, dropped, cut int64 }
+
+// countRows counts one full assembly's heat, as package contextasm does.
+func countRows(heat map[string]heatCount, out *assemble.Output, blocks []*assemble.Block) {
+	for _, s := range out.Sections {
+		for _, r := range s.Blocks {
+			h := heat[blocks[r.Index].ID]
+			switch r.Status {
+			case outcome.StatusKept:
+				h.kept++
+			case outcome.StatusCut:
+				h.cut++
+			default:
+				h.dropped++
+			}
+			heat[blocks[r.Index].ID] = h
+		}
+	}
+}
+
+// recordRows counts a full assembly's rows into the blocks' heat cells.
+func recordRows(out *assemble.Output, blocks []*assemble.Block) {
+	for _, s := range out.Sections {
+		for _, r := range s.Blocks {
+			h := blocks[r.Index].Heat
+			switch r.Status {
+			case outcome.StatusKept:
+				h.Included.Add(1)
+			case outcome.StatusCut:
+				h.Cut.Add(1)
+			default:
+				h.Dropped.Add(1)
+			}
+		}
+	}
+}
+
+func checkHeat(t *testing.T, describe string, s *store, want map[string]heatCount) {
+	t.Helper()
+	for id, c := range s.heat {
+		got := heatCount{c.Included.Load(), c.Dropped.Load(), c.Cut.Load()}
+		if got != want[id] {
+			t.Fatalf("%s: heat of %s is %+v, the full assemblies counted %+v", describe, id, got, want[id])
+		}
+	}
+}

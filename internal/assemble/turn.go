@@ -1,0 +1,520 @@
+package assemble
+
+import (
+	"math"
+	"slices"
+	"time"
+	"unicode/utf8"
+
+	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/outcome"
+	"github.com/contextasm/contextasm/template"
+	"github.com/contextasm/contextasm/truncate"
+)
+
+// An incremental assembly (AssembleIndexed) runs the same fill, budget
+// cut and rendering as AssembleRefs, with one difference: a section's
+// candidates are not all made up front from every block, but pulled from
+// an Index, in the same order, while the fill can still use them. When
+// the fill has stopped, or every block left is one it would drop without
+// counting (its lower bound exceeds the room left and no cut is possible,
+// or it ranks under the floor of a section that shed), the rest are never
+// looked at: they are dropped, as AssembleRefs drops them, and only the
+// rows and events that list them are missing from the Output, which the
+// caller gets from AssembleRefs when asked.
+
+// walk is the pull of one section's candidates from an Index: the base
+// and the extra entries in rank order, merged with the prior entries of a
+// sticky section (incumbents and news, taken out of rank order by the
+// margin) as prepareSticky orders them.
+type walk struct {
+	s          *ixSection
+	bi, xi     int         // the next base and extra positions
+	gapB, gapX int         // the first positions passed over, else len
+	prior      []priorItem // in fill order
+	pi         int
+	hasFloor   bool
+	floor      float64
+	done       bool
+}
+
+// priorItem is an entry of a sticky section that prepareSticky takes out
+// of rank order: an incumbent, or a block modified since the previous
+// decision.
+type priorItem struct {
+	e                *ixEntry
+	eff              float64 // the score the sticky order weighs: raised by the margin
+	inc, news        bool
+	prevPos, prevCut int32
+}
+
+// tailBest is the best score among a section's blocks that were never
+// pulled (all dropped), for setFloor.
+type tailBest struct {
+	has   bool
+	score float64
+}
+
+// HeatRecord is what an incremental assembly counted into heat: served
+// again unchanged (a warm re-assembly), it counts the same again.
+type HeatRecord struct {
+	x     *Index
+	epoch uint64
+	text  []heatText
+}
+
+type heatText struct {
+	h   *ixHeat
+	b   *Block
+	cut bool
+}
+
+// Again counts the render again and reports true, when the index has not
+// changed since it was made; else the caller counts the render from its
+// sections.
+func (r *HeatRecord) Again() bool {
+	if r.x.epoch != r.epoch {
+		return false
+	}
+	r.x.count(r.text)
+	return true
+}
+
+// count counts one render: every entry drops (lazily), but those in the
+// text, which are kept or cut.
+func (x *Index) count(text []heatText) {
+	x.asm++
+	for _, t := range text {
+		t.h.inText++
+		if t.b.Heat == nil {
+			continue
+		}
+		if t.cut {
+			t.b.Heat.Cut.Add(1)
+		} else {
+			t.b.Heat.Included.Add(1)
+		}
+	}
+}
+
+// AssembleIndexed is AssembleRefs for the blocks x holds (x is at req.Now:
+// see Index.Refresh), looking at no more of them than the fill can use;
+// lookup returns the block of a request_id in the store x is at, for the
+// previous decision's incumbents. Its Output and error are AssembleRefs',
+// but the Output has no Sections and no Events. The assembly is counted
+// into the blocks' heat (see Index), and the record returned counts it
+// again.
+//
+// It returns ok false, having done nothing, for what only AssembleRefs
+// does: another request shape or now than x's, a chat format, ListHidden,
+// a section with blocks in a group or a tool call, a required block
+// without a section.
+func (a *Assembler) AssembleIndexed(x *Index, req Request, c truncate.Counter, lookup func(id string) (*Block, bool)) (out *Output, heat *HeatRecord, ok bool, err error) {
+	if !x.built || req.Chat.on() || req.ListHidden || !req.Now.Equal(x.shape.Now) ||
+		req.SessionID != x.shape.SessionID || req.UserID != x.shape.UserID || !slices.Equal(req.Roles, x.shape.Roles) {
+		return nil, nil, false, nil
+	}
+	for si := range x.secs {
+		if x.secs[si].linked > 0 {
+			return nil, nil, false, nil
+		}
+	}
+	for _, b := range x.noSection {
+		if b.ValidUntil.IsZero() || req.Now.Before(b.ValidUntil) {
+			return nil, nil, false, nil
+		}
+	}
+	if x.degradable > 0 {
+		return nil, nil, false, nil
+	}
+	tpl := x.tpl
+	n := tpl.NumSections()
+	a.reset(n)
+	a.deg.reset(tpl, c, false)
+	a.chat = req.Chat
+	st := a.Stickiness.WithDefaults()
+	prev := req.Previous
+	if !prev.usable(tpl) {
+		prev = nil
+	}
+	sticky := prev != nil && !req.Fresh
+	out = &Output{}
+	var misses []truncate.RequiredMiss
+	a.walking, a.pulled, a.pulledE = true, a.pulled[:0], a.pulledE[:0]
+	a.priorAll = a.priorAll[:0]
+	defer a.endWalk()
+	for k := range n {
+		si := tpl.ByPriority(k)
+		a.w = walk{s: &x.secs[si], gapB: len(x.secs[si].base), gapX: len(x.secs[si].extra), prior: a.w.prior[:0]}
+		if sticky {
+			a.priorItems(x, si, &prev.Sections[si], prev.Now, st.Margin, lookup)
+			misses = a.fillSticky(tpl.Section(si), a.pulled, c, out, misses, st.Slack)
+			continue
+		}
+		misses = a.fill(tpl.Section(si), a.pulled, c, out, misses)
+	}
+	if len(misses) > 0 {
+		return nil, nil, true, &truncate.RequiredError{Misses: misses}
+	}
+	out.ExcludedCounts = x.excludedCounts()
+	if err := a.fitBudget(tpl, a.pulled, c, out, st.Slack); err != nil {
+		return nil, nil, true, err
+	}
+	if req.Record || req.Previous != nil {
+		for si := range a.cands {
+			a.pullHistory(x, tpl.Section(si), c)
+		}
+		a.summarizeCandidates(tpl, a.pulled, out, c)
+	}
+	if req.Previous != nil || req.Record {
+		a.cacheInfo(tpl, a.pulled, prev, &req, out, c, st.MinCachePrefix)
+	}
+	out.Events = nil // a few: not the assembly's list
+	heat = &HeatRecord{x: x, epoch: x.epoch}
+	for si := range a.cands {
+		for i := range a.cands[si] {
+			if cd := &a.cands[si][i]; cd.inText() {
+				e := a.pulledE[cd.Index]
+				heat.text = append(heat.text, heatText{h: e.heat, b: e.b, cut: cd.status == outcome.StatusCut})
+			}
+		}
+	}
+	x.count(heat.text)
+	return out, heat, true, nil
+}
+
+// pullHistory makes candidates of the history blocks of section sec that
+// were never pulled and that summarizeCandidates reads: it reads history
+// from the newest block back until the blocks left out for room hold the
+// section's max_tokens, and every block never pulled was left out for
+// room (dropped under the cap, or under the floor). They are appended as
+// dropped, after the fill, so nothing else reads them.
+func (a *Assembler) pullHistory(x *Index, sec *template.Section, c truncate.Counter) {
+	si := sec.Index()
+	s := &x.secs[si]
+	extra := make([]int, 0, len(s.extra))
+	for i := range s.extra {
+		extra = append(extra, i)
+	}
+	slices.SortFunc(extra, func(i, j int) int { return compareNewest(s.extra[i].b, s.extra[j].b) })
+	// The pulled candidates of the section, by entry.
+	pulled := make(map[*ixEntry]*candidate)
+	for i := range a.cands[si] {
+		pulled[a.pulledE[a.cands[si][i].Index]] = &a.cands[si][i]
+	}
+	total, bi, xi := 0, 0, 0
+	for total < sec.MaxTokens() {
+		var e *ixEntry
+		for bi < len(s.byTime) && s.base[s.byTime[bi]].dead {
+			bi++
+		}
+		switch {
+		case bi < len(s.byTime) && (xi == len(extra) || compareNewest(s.base[s.byTime[bi]].b, s.extra[extra[xi]].b) < 0):
+			e = &s.base[s.byTime[bi]]
+			bi++
+		case xi < len(extra):
+			e = &s.extra[extra[xi]]
+			xi++
+		default:
+			return
+		}
+		if e.b.Type != declare.History {
+			continue
+		}
+		cd := pulled[e]
+		if cd == nil {
+			// Never pulled: dropped without a count, for room.
+			a.cands[si] = append(a.cands[si], candidate{Ranked: Ranked{Index: int32(len(a.pulled)), Required: e.req, Score: e.score, ID: e.b.ID},
+				status: outcome.StatusDropped, reason: outcome.ReasonSectionCap})
+			cd = &a.cands[si][len(a.cands[si])-1]
+			cd.inc, cd.news = e.mark&markInc != 0, e.mark&markNews != 0
+			e.mark |= markVisited
+			a.pulled = append(a.pulled, e.b)
+			a.pulledE = append(a.pulledE, e)
+			pulled[e] = cd
+		}
+		if cd.inText() || !candidateReason(cd.reason) {
+			continue
+		}
+		n := cd.tokens
+		if n == 0 { // as summarizeCandidates counts it
+			saved := saveForm(cd)
+			a.blockTokens(sec, e.b, cd, c)
+			n = cd.tokens
+			saved.restore(cd)
+		}
+		total += n
+	}
+}
+
+// endWalk takes the marks of an incremental assembly off its entries.
+func (a *Assembler) endWalk() {
+	for _, e := range a.pulledE {
+		e.mark = 0
+	}
+	for _, e := range a.priorAll {
+		e.mark = 0
+	}
+	a.walking = false
+	a.deg.tpl, a.deg.ctr = nil, nil
+	clear(a.pulled)
+	clear(a.pulledE)
+	clear(a.priorAll)
+	a.w = walk{prior: a.w.prior[:0]}
+}
+
+// more reports whether section si has a candidate at i: made up front by
+// AssembleRefs, or pulled now by AssembleIndexed.
+func (a *Assembler) more(sec *template.Section, i int, st *fillState, bounded bool) bool {
+	if i < len(a.cands[sec.Index()]) {
+		return true
+	}
+	return a.walking && a.pull(sec, st, bounded)
+}
+
+// view returns the blocks candidates index: the ones pulled so far, in an
+// incremental assembly.
+func (a *Assembler) view(blocks []*Block) []*Block {
+	if a.walking {
+		return a.pulled
+	}
+	return blocks
+}
+
+// priorItems starts a sticky section's walk as prepareSticky starts its
+// fill: the section follows prev, and its incumbents and news come in
+// the order the margin gives them.
+func (a *Assembler) priorItems(x *Index, si int, prev *SectionDecision, prevNow time.Time, margin float64, lookup func(string) (*Block, bool)) {
+	a.sticky[si].on = true
+	if prev.Floor != nil {
+		a.sticky[si].hasFloor, a.sticky[si].floor = true, *prev.Floor
+		a.w.hasFloor, a.w.floor = true, *prev.Floor
+	}
+	s := &x.secs[si]
+	type was struct {
+		pos int
+		key string
+		cut int
+	}
+	written := make(map[string]was, len(prev.Blocks))
+	for i, w := range prev.Blocks {
+		written[w.ID] = was{i, w.Key, w.Cut}
+	}
+	add := func(e *ixEntry, p priorItem) {
+		p.e, p.eff = e, e.score+margin
+		e.mark = markPrior | markNews
+		if p.inc {
+			e.mark = markPrior | markInc
+		}
+		a.priorAll = append(a.priorAll, e)
+		a.w.prior = append(a.w.prior, p)
+	}
+	for id, w := range written {
+		b, ok := lookup(id)
+		if !ok {
+			continue
+		}
+		if bs, reason := eligibility(b, x.tpl, &x.shape); reason != "" || bs != si {
+			continue
+		}
+		e := s.entryOf(x.entry(b))
+		if e == nil {
+			continue
+		}
+		p := priorItem{inc: true, prevPos: int32(w.pos)}
+		if w.cut > 0 && w.cut < len(b.Content) && utf8.RuneStart(b.Content[w.cut]) && w.key == hexKey(keyOf(b)) {
+			p.prevCut = int32(w.cut)
+		}
+		add(e, p)
+	}
+	news := func(e *ixEntry) {
+		if !e.dead && e.mark == 0 && e.b.LastModified.After(prevNow) {
+			add(e, priorItem{news: true})
+		}
+	}
+	for _, i := range s.byTime {
+		if !s.base[i].b.LastModified.After(prevNow) {
+			break
+		}
+		news(&s.base[i])
+	}
+	for i := range s.extra {
+		news(&s.extra[i])
+	}
+	slices.SortFunc(a.w.prior, func(p, q priorItem) int { return compareHeads(p.e, p.eff, p.inc, q.e, q.eff, q.inc) })
+}
+
+// entryOf returns the live entry ranked as e, or nil.
+func (s *ixSection) entryOf(e ixEntry) *ixEntry {
+	if i, ok := find(s.extra, e); ok {
+		return &s.extra[i]
+	}
+	if i, ok := find(s.base, e); ok {
+		return &s.base[i]
+	}
+	return nil
+}
+
+// compareHeads is the order of a sticky fill (prepareSticky): required
+// first, then the score weighed (eff), incumbents first on a tie, then
+// rank order.
+func compareHeads(a *ixEntry, effA float64, incA bool, b *ixEntry, effB float64, incB bool) int {
+	if a.req != b.req {
+		if a.req {
+			return -1
+		}
+		return 1
+	}
+	switch {
+	case effA > effB:
+		return -1
+	case effA < effB:
+		return 1
+	case incA != incB:
+		if incA {
+			return -1
+		}
+		return 1
+	}
+	return compareEntries(*a, *b)
+}
+
+// pull appends section sec's next candidate, in fill order, that the fill
+// in state st could use; it reports false when none is left. Passed over
+// are the blocks the fill would drop without counting: every one once it
+// has stopped (nothing required is left then: required blocks come first),
+// under fill "skip" one whose lower bound exceeds the room when no cut is
+// possible (room, cutDone and shed only move one way, so it would be so at
+// its turn too),
+// and, in a section that shed, every block of rank order scoring under its
+// floor.
+func (a *Assembler) pull(sec *template.Section, st *fillState, bounded bool) bool {
+	w := &a.w
+	si := sec.Index()
+	if w.done {
+		return false
+	}
+	if st.stopped {
+		a.finishWalk(si)
+		return false
+	}
+	skip, room := false, 0
+	if bounded && !a.chat.on() && sec.Fill() == template.FillSkip { // under stop, the first misfit stops the section
+		room = sec.MaxTokens() - st.used - st.msgs
+		if st.kept > 0 {
+			room -= st.sepTokens
+		}
+		skip = !(sec.Partial() && !st.cutDone && !a.sticky[si].shed && room >= sec.MinPartialTokens())
+	}
+	e, p := w.next(skip, room)
+	if e == nil {
+		a.finishWalk(si)
+		return false
+	}
+	e.mark |= markVisited
+	cd := candidate{Ranked: Ranked{Index: int32(len(a.pulled)), Required: e.req, Score: e.score, ID: e.b.ID}}
+	if p != nil {
+		cd.inc, cd.news, cd.prevPos, cd.prevCut = p.inc, p.news, p.prevPos, p.prevCut
+	}
+	a.pulled = append(a.pulled, e.b)
+	a.pulledE = append(a.pulledE, e)
+	a.cands[si] = append(a.cands[si], cd)
+	return true
+}
+
+// next returns the next entry in fill order, passing over what skip and
+// room allow (see pull), and its prior item when it is one.
+func (w *walk) next(skip bool, room int) (*ixEntry, *priorItem) {
+	m := int32(max(min(room, math.MaxInt32-1), math.MinInt32))
+	s := w.s
+	var be, xe *ixEntry
+	for w.bi < len(s.base) {
+		e := &s.base[w.bi]
+		if e.dead || e.mark != 0 {
+			w.bi++
+			continue
+		}
+		if !e.req && w.hasFloor && e.score <= w.floor {
+			w.gapB = min(w.gapB, w.bi)
+			w.bi = len(s.base)
+			break
+		}
+		if skip && !e.req && e.min > m {
+			w.gapB = min(w.gapB, w.bi)
+			w.bi = s.tree.first(w.bi+1, m)
+			continue
+		}
+		be = e
+		break
+	}
+	for w.xi < len(s.extra) {
+		e := &s.extra[w.xi]
+		if e.mark != 0 {
+			w.xi++
+			continue
+		}
+		if !e.req && w.hasFloor && e.score <= w.floor {
+			w.gapX = min(w.gapX, w.xi)
+			w.xi = len(s.extra)
+			break
+		}
+		if skip && !e.req && e.min > m {
+			w.gapX = min(w.gapX, w.xi)
+			w.xi++
+			continue
+		}
+		xe = e
+		break
+	}
+	// The least of the three heads.
+	var p *priorItem
+	if w.pi < len(w.prior) {
+		p = &w.prior[w.pi]
+	}
+	best, from := be, 1
+	if xe != nil && (best == nil || compareEntries(*xe, *best) < 0) {
+		best, from = xe, 2
+	}
+	if p != nil && (best == nil || compareHeads(p.e, p.eff, p.inc, best, best.score, false) < 0) {
+		w.pi++
+		return p.e, p
+	}
+	switch from {
+	case 1:
+		if best != nil {
+			w.bi++
+		}
+	case 2:
+		w.xi++
+	}
+	return best, nil
+}
+
+// finishWalk ends section si's walk, noting the best score among the
+// entries never pulled.
+func (a *Assembler) finishWalk(si int) {
+	w := &a.w
+	w.done = true
+	var t tailBest
+	note := func(e *ixEntry) {
+		if !e.req && (!t.has || e.score > t.score) {
+			t.has, t.score = true, e.score
+		}
+	}
+	for i := min(w.gapB, w.bi); i < len(w.s.base); i++ {
+		if e := &w.s.base[i]; !e.dead && e.mark == 0 && !e.req {
+			note(e)
+			break // rank order: the first is the best
+		}
+	}
+	for i := min(w.gapX, w.xi); i < len(w.s.extra); i++ {
+		if e := &w.s.extra[i]; e.mark == 0 && !e.req {
+			note(e)
+			break
+		}
+	}
+	for _, p := range w.prior[w.pi:] {
+		note(p.e)
+	}
+	a.tail[si] = t
+}
