@@ -461,7 +461,7 @@ func contextFor(ctx context.Context, now time.Time) (*contextasm.Result, error) 
 // TestNothingPointsOutside checks that no file of the repository cites a
 // document outside it: formats and decisions are documented under docs/.
 func TestNothingPointsOutside(t *testing.T) {
-	bad := regexp.MustCompile(`\.\./shared|SPEC\.md|SPEC[ ]§`) // written so this line does not match
+	bad := regexp.MustCompile(`[.][.][/]shared|[S]PEC[.]md|[S]PEC[ ]§`) // written so that neither it nor a grep for it matches this line
 	err := filepath.WalkDir(repoRoot, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
