@@ -62,6 +62,19 @@
 // makes them with AssembleRefs when asked. TestIndexedEqualsFull holds the
 // two to the same output on random runs.
 //
+// # Degrading before dropping
+//
+// Blocks may be written in a shorter form (a variant; content clipped to
+// its max_tokens), be superseded by an eligible block (excluded before
+// ranking), or, for a summary, stand in for the turns it replaces
+// (summary.go): step 3 writes a block that does not fit as its richest
+// variant that does, and decides a summary with its turns; step 4
+// degrades a block, or lets a summary stand in, before it drops one. An
+// assembly that weighed a summary or a smaller form is made again plain,
+// and the plain one is taken when it represents more blocks
+// (degrade.go). After step 4, a conversation's result lists the runs of
+// history dropped for room, for the host to summarise (candidates.go).
+//
 // # Performance
 //
 // Ranking a section is allocation-free: [Rank] sorts a caller-owned slice of

@@ -1,0 +1,132 @@
+package assemble
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/outcome"
+	"github.com/contextasm/contextasm/template"
+	"github.com/contextasm/contextasm/truncate"
+)
+
+// candidateReason reports whether a history block dropped for r is
+// offered to the host for summarising: it was left out for room.
+func candidateReason(r outcome.Reason) bool {
+	switch r {
+	case outcome.ReasonSectionCap, outcome.ReasonBudget, outcome.ReasonSlack, outcome.ReasonSticky, outcome.ReasonGroup:
+		return true
+	}
+	return false
+}
+
+// summarizeCandidates lists, per section, the runs of consecutive history
+// blocks (in time order) that were dropped for room and that nothing in
+// the text stands for: a block in the text ends a run, and so does the
+// border between blocks the previous decision wrote and blocks it did
+// not (each batch a section sheds is a run of its own). Runs are found
+// from the newest block back, until they hold the section's max_tokens;
+// a group's members are never split between runs. A summary left out
+// whose turns are all here is not offered (its turns are), one naming a
+// turn that is not here is (it is all there is of it).
+func (a *Assembler) summarizeCandidates(tpl *template.Template, blocks []*Block, out *Output, c truncate.Counter) {
+	for si := range a.cands {
+		sec := tpl.Section(si)
+		var hist []int
+		for i := range a.cands[si] {
+			if blocks[a.cands[si][i].Index].Type == declare.History {
+				hist = append(hist, i)
+			}
+		}
+		if len(hist) == 0 {
+			continue
+		}
+		cands := a.cands[si]
+		slices.SortFunc(hist, func(x, y int) int {
+			tx, sx := a.placeOf(&cands[x], blocks[cands[x].Index])
+			ty, sy := a.placeOf(&cands[y], blocks[cands[y].Index])
+			return cmp.Or(tx.Compare(ty), cmp.Compare(sx, sy), strings.Compare(cands[x].ID, cands[y].ID))
+		})
+		type run struct {
+			at     []int // positions in hist
+			tokens int
+			inc    bool
+		}
+		var runs []run
+		open, total := false, 0
+		for k := len(hist) - 1; k >= 0 && total < sec.MaxTokens(); k-- {
+			cd := &cands[hist[k]]
+			if cd.summary && !cd.inText() && a.deg.repls[cd.repl-1].complete {
+				continue // a summary not used: its turns speak for themselves
+			}
+			if cd.inText() || !candidateReason(cd.reason) {
+				open = false // in the text, stood for by a summary, or not left out for room
+				continue
+			}
+			if open && runs[len(runs)-1].inc != cd.inc {
+				open = false
+			}
+			if !open {
+				runs = append(runs, run{inc: cd.inc})
+				open = true
+			}
+			n := cd.tokens
+			if n == 0 || cd.form != 0 {
+				saved := saveForm(cd)
+				setForm(cd, 0)
+				a.blockTokens(sec, blocks[cd.Index], cd, c)
+				n = cd.tokens
+				saved.restore(cd)
+			}
+			total += n
+			runs[len(runs)-1].tokens += n
+			runs[len(runs)-1].at = append(runs[len(runs)-1].at, k)
+		}
+		// A group's members are never split: runs sharing a unit merge.
+		for x := 0; x < len(runs); x++ {
+			for y := x + 1; y < len(runs); y++ {
+				if sharesUnit(cands, hist, runs[x].at, runs[y].at) {
+					runs[x].at = append(runs[x].at, runs[y].at...)
+					runs[x].tokens += runs[y].tokens
+					runs = slices.Delete(runs, y, y+1)
+					y = x
+				}
+			}
+		}
+		slices.Reverse(runs)
+		for _, r := range runs {
+			slices.Sort(r.at)
+			sc := outcome.SummarizeCandidate{Section: sec.Name(), Tokens: r.tokens}
+			for _, k := range r.at {
+				sc.IDs = append(sc.IDs, cands[hist[k]].ID)
+			}
+			first, last := &cands[hist[r.at[0]]], &cands[hist[r.at[len(r.at)-1]]]
+			if t, _ := a.placeOf(first, blocks[first.Index]); !t.IsZero() {
+				sc.From = t.UTC().Format(time.RFC3339Nano)
+			}
+			if t, _ := a.placeOf(last, blocks[last.Index]); !t.IsZero() {
+				sc.To = t.UTC().Format(time.RFC3339Nano)
+			}
+			out.SummarizeCandidates = append(out.SummarizeCandidates, sc)
+		}
+	}
+}
+
+// sharesUnit reports whether two runs (positions in hist) hold members of
+// one unit.
+func sharesUnit(cands []candidate, hist, x, y []int) bool {
+	for _, i := range x {
+		u := cands[hist[i]].unit
+		if u == 0 {
+			continue
+		}
+		for _, j := range y {
+			if cands[hist[j]].unit == u {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,553 @@
+package assemble
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/outcome"
+	"github.com/contextasm/contextasm/template"
+	"github.com/contextasm/contextasm/truncate"
+)
+
+// Summaries (a history block with replaces) and the turns they stand for:
+// see the comment at the head of degrade.go.
+
+// replState is how far a replacement is decided.
+type replState uint8
+
+const (
+	replOpen      replState = iota // not decided yet
+	replTurns                      // its turns were kept whole; the summary waits
+	replOn                         // the summary stands in for its turns
+	replDissolved                  // neither fitted whole: the turns are decided one by one
+)
+
+// repl is a summary and the turns it replaces in its section (with the
+// groups they belong to): the summary stands in for all of them, or for
+// none.
+type repl struct {
+	si       int
+	summary  int32   // the summary's block index
+	members  []int32 // the turns' block indices
+	ids      int     // how many turns it stands for, present or not
+	complete bool    // every id it names is a member
+	unusable bool    // a member is required, and required blocks are never dropped
+	wasOn    bool    // it stood in for its turns at some point
+	state    replState
+	sCand    int   // the summary's candidate, once bound
+	mCands   []int // the members' candidates, once bound
+	at       time.Time
+	seq      int64 // the newest member's last_modified and declaration: where it is written
+}
+
+// replOfCand returns cd's replacement, or nil.
+func (a *Assembler) replOfCand(cd *candidate) *repl {
+	if cd.repl == 0 {
+		return nil
+	}
+	return &a.deg.repls[cd.repl-1]
+}
+
+// buildRepls finds, in every section, the summaries among the eligible
+// blocks (a.ranked, before ranking) and the turns each replaces there.
+func (a *Assembler) buildRepls(tpl *template.Template, blocks []*Block, out *Output) {
+	if a.deg.plain {
+		return
+	}
+	for si := range a.ranked {
+		var sums []int
+		for p, r := range a.ranked[si] {
+			if b := blocks[r.Index]; len(b.Replaces) > 0 && b.Type == declare.History {
+				sums = append(sums, p)
+			}
+		}
+		if len(sums) > 0 {
+			a.deg.weighed = true
+			a.replSection(tpl.Section(si), blocks, sums, out)
+		}
+	}
+}
+
+// replSection makes the replacements of section sec, whose summaries are
+// at sums in a.ranked. A summary stands for the turns it names, the turns
+// a summary it names stands for, and the groups of all of them. Two
+// summaries that stand for a common block, or one that names the other,
+// cannot both stand: the one named by the other, else the older (by
+// last_modified, then declaration), is excluded as superseded.
+func (a *Assembler) replSection(sec *template.Section, blocks []*Block, sums []int, out *Output) {
+	si := sec.Index()
+	ranked := a.ranked[si]
+	pos := make(map[string]int, len(ranked))
+	for p, r := range ranked {
+		pos[blocks[r.Index].ID] = p
+	}
+	var unitMembers map[int32][]int
+	if len(a.unitOf) > 0 {
+		unitMembers = make(map[int32][]int)
+		for p, r := range ranked {
+			if u, ok := a.unitOf[r.Index]; ok {
+				unitMembers[u] = append(unitMembers[u], p)
+			}
+		}
+	}
+	type claim struct {
+		set       []int    // the positions it stands for, sorted
+		names     []string // every id it stands for, here or not
+		ids       int      // how many turns it stands for, here or not
+		complete  bool
+		unusable  bool
+		named     bool // another summary here names it
+		summaryAt int
+	}
+	claims := make([]claim, len(sums))
+	for k, p := range sums {
+		b := blocks[ranked[p].Index]
+		cl := claim{complete: true, summaryAt: p}
+		for _, id := range b.Replaces {
+			if _, ok := pos[id]; !ok {
+				cl.complete = false
+			}
+		}
+		seen := map[string]bool{b.ID: true}
+		queue := slices.Clone(b.Replaces)
+		for len(queue) > 0 {
+			id := queue[0]
+			queue = queue[1:]
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			cl.names = append(cl.names, id)
+			q, ok := pos[id]
+			if !ok {
+				cl.ids++ // not here: the summary is all there is of it
+				continue
+			}
+			qb := blocks[ranked[q].Index]
+			if len(qb.Replaces) > 0 {
+				queue = append(queue, qb.Replaces...)
+			} else {
+				cl.ids++
+			}
+			cl.set = append(cl.set, q)
+			cl.unusable = cl.unusable || ranked[q].Required
+			if u, ok := a.unitOf[ranked[q].Index]; ok {
+				for _, m := range unitMembers[u] {
+					queue = append(queue, blocks[ranked[m].Index].ID)
+				}
+			}
+		}
+		slices.Sort(cl.set)
+		claims[k] = cl
+	}
+	for k := range claims {
+		id := blocks[ranked[claims[k].summaryAt].Index].ID
+		for j := range claims {
+			if j != k && slices.Contains(claims[j].names, id) {
+				claims[k].named = true
+			}
+		}
+	}
+	order := make([]int, len(claims))
+	for k := range order {
+		order[k] = k
+	}
+	slices.SortFunc(order, func(x, y int) int {
+		cx, cy := &claims[x], &claims[y]
+		if cx.named != cy.named {
+			if cy.named {
+				return -1
+			}
+			return 1
+		}
+		bx, by := blocks[ranked[cx.summaryAt].Index], blocks[ranked[cy.summaryAt].Index]
+		if c := by.LastModified.Compare(bx.LastModified); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(by.Seq, bx.Seq); c != 0 {
+			return c
+		}
+		return strings.Compare(by.ID, bx.ID)
+	})
+	taken := make(map[string]int) // id → the claim standing for it
+	drop := make(map[int]bool)
+	for _, k := range order {
+		cl := &claims[k]
+		b := blocks[ranked[cl.summaryAt].Index]
+		owner, clash := taken[b.ID]
+		for _, id := range cl.names {
+			if clash {
+				break
+			}
+			owner, clash = taken[id]
+		}
+		if clash {
+			by := blocks[ranked[claims[owner].summaryAt].Index].ID
+			out.Events = append(out.Events, outcome.Event{Kind: outcome.KindExcluded, Section: sec.Name(), RequestID: b.ID, Reason: outcome.ReasonSuperseded, By: by})
+			drop[cl.summaryAt] = true
+			continue
+		}
+		taken[b.ID] = k
+		for _, id := range cl.names {
+			taken[id] = k
+		}
+		// A summary of turns none of which is here still stands for them:
+		// a replacement without members, decided as any block is.
+		r := repl{si: si, summary: ranked[cl.summaryAt].Index, ids: cl.ids, complete: cl.complete, unusable: cl.unusable,
+			at: b.LastModified, seq: b.Seq}
+		for i, q := range cl.set {
+			m := blocks[ranked[q].Index]
+			r.members = append(r.members, ranked[q].Index)
+			if i == 0 || m.LastModified.After(r.at) || (m.LastModified.Equal(r.at) && m.Seq > r.seq) {
+				r.at, r.seq = m.LastModified, m.Seq
+			}
+		}
+		if a.deg.replOf == nil {
+			a.deg.replOf = make(map[int32]int32)
+		}
+		ri := int32(len(a.deg.repls))
+		a.deg.replOf[r.summary] = ri
+		for _, m := range r.members {
+			a.deg.replOf[m] = ri
+		}
+		a.deg.repls = append(a.deg.repls, r)
+	}
+	if len(drop) > 0 {
+		kept := ranked[:0]
+		for p, r := range ranked {
+			if !drop[p] {
+				kept = append(kept, r)
+			}
+		}
+		clear(ranked[len(kept):])
+		a.ranked[si] = kept
+	}
+}
+
+// bindRepls records where section si's replacements stand among its
+// ranked candidates, and holds back each summary that is decided with its
+// turns: one ranked below its best turn is decided when that comes up.
+// A summary that is required, names a turn that is not here, or was
+// written by the previous decision is decided when it or its best turn
+// comes up, whichever is first, trying the summary before the turns; one
+// ranked above all its turns, when it comes up (see fillRepl).
+func (a *Assembler) bindRepls(si int, blocks []*Block, out *Output) {
+	if len(a.deg.replOf) == 0 {
+		return
+	}
+	cands := a.cands[si]
+	for i := range cands {
+		cd := &cands[i]
+		ri, ok := a.deg.replOf[cd.Index]
+		if !ok {
+			continue
+		}
+		r := &a.deg.repls[ri]
+		cd.repl = ri + 1
+		if cd.Index == r.summary {
+			cd.summary, r.sCand = true, i
+		} else {
+			r.mCands = append(r.mCands, i)
+		}
+	}
+	sec := a.deg.tpl.Section(si)
+	for ri := range a.deg.repls {
+		r := &a.deg.repls[ri]
+		if r.si != si {
+			continue
+		}
+		s := &cands[r.sCand]
+		switch {
+		case r.unusable:
+			s.done = true
+			r.state = replDissolved
+			a.drop(sec, s, blocks[s.Index], outcome.ReasonTurnsKept, out)
+		case s.Required || !r.complete || s.inc:
+		case len(r.mCands) > 0 && r.sCand < slices.Min(r.mCands):
+			// Ranked above its turns: decided where it comes up, by what
+			// would fit until the last of them (see fillRepl).
+		default:
+			s.done, s.status = true, outcome.StatusDropped // decided with its turns
+		}
+	}
+}
+
+// fillRepl decides replacement r when cur, its summary or one of its
+// turns, comes up in section sec's fill: its turns, if all of them fit
+// the room left (its summary then waits, with reason turns_kept unless
+// the budget lets it stand in later); else its summary, in the richest
+// form that fits, standing in for the turns (summarized); else neither:
+// the summary is dropped and the turns are decided one by one. It
+// reports whether cur is decided; when it is not, the fill goes on with
+// cur as with any block.
+func (a *Assembler) fillRepl(sec *template.Section, blocks []*Block, r *repl, cur *candidate, c truncate.Counter, out *Output, st *fillState, misses []truncate.RequiredMiss) (bool, []truncate.RequiredMiss) {
+	si := sec.Index()
+	cands := a.cands[si]
+	s := &cands[r.sCand]
+	sb := blocks[s.Index]
+	capTokens := sec.MaxTokens()
+	preferSummary := s.Required || !r.complete || s.inc
+	turns := func() bool {
+		if !r.complete || (st.stopped && !s.Required) {
+			return false
+		}
+		ss := &a.sticky[si]
+		need, texts := 0, 0
+		for _, j := range r.mCands {
+			m := &cands[j]
+			if ss.on && ss.hasFloor && m.Score <= ss.floor && !m.news && !m.inc {
+				return false // let go when the section shed: it stays out
+			}
+			a.blockTokens(sec, blocks[m.Index], m, c)
+			need += m.tokens
+			if !m.msg {
+				texts++
+			}
+		}
+		if texts > 0 {
+			need += (texts - 1) * st.sepTokens
+			if st.kept > 0 {
+				need += st.sepTokens
+			}
+		}
+		if st.used+st.msgs+need > capTokens {
+			return false
+		}
+		for _, j := range r.mCands {
+			m := &cands[j]
+			m.done, m.status = true, outcome.StatusKept
+			st.add(m)
+		}
+		r.state = replTurns
+		return true
+	}
+	summary := func() bool {
+		if st.stopped && !s.Required {
+			return false
+		}
+		room := capTokens - st.used - st.msgs - st.sep(s)
+		a.blockTokens(sec, sb, s, c)
+		if s.tokens > room && !a.degrade(sec, sb, s, room, c) {
+			if !s.Required {
+				return false
+			}
+			misses = append(misses, truncate.RequiredMiss{RequestID: s.ID, Section: sec.Name(), Tokens: s.tokens, Limit: capTokens, Reason: outcome.ReasonSectionCap})
+		}
+		s.done, s.status = true, outcome.StatusKept
+		st.add(s)
+		r.state, r.wasOn = replOn, true
+		for _, j := range r.mCands {
+			m := &cands[j]
+			m.done = true
+			m.text, m.rendered = "", false
+			a.dropFor(sec, m, blocks[m.Index], outcome.ReasonSummarized, s.ID, out)
+		}
+		return true
+	}
+	if cur == s && !preferSummary {
+		// The summary comes up before its turns: if everything ranked from
+		// here down to the last of them fits the room left, the turns will
+		// fit and the summary waits for them; otherwise some must go, and
+		// the summary takes its place now, at its own rank.
+		if a.fitsUntil(sec, blocks, r, st, c) || !summary() {
+			s.done, s.status = true, outcome.StatusDropped
+		}
+		return true, misses
+	}
+	if preferSummary && (summary() || turns()) || !preferSummary && (turns() || summary()) {
+		return true, misses
+	}
+	r.state = replDissolved
+	s.done = true
+	s.text, s.rendered = "", false
+	a.drop(sec, s, sb, outcome.ReasonSectionCap, out)
+	return cur == s, misses
+}
+
+// fitsUntil reports whether every undecided block of the section ranked
+// after r's summary, down to the last of its turns, fits the room left
+// in st: then the turns fit when they come up. It counts blocks only
+// until they overflow the room.
+func (a *Assembler) fitsUntil(sec *template.Section, blocks []*Block, r *repl, st *fillState, c truncate.Counter) bool {
+	cands := a.cands[sec.Index()]
+	room := sec.MaxTokens() - st.used - st.msgs
+	last := slices.Max(r.mCands)
+	need, texts := 0, st.kept
+	for i := r.sCand + 1; i <= last; i++ {
+		cd := &cands[i]
+		if cd.done {
+			continue
+		}
+		a.blockTokens(sec, blocks[cd.Index], cd, c)
+		need += cd.tokens
+		if !cd.msg {
+			if texts > 0 {
+				need += st.sepTokens
+			}
+			texts++
+		}
+		if need > room {
+			return false
+		}
+	}
+	return true
+}
+
+// dropFor marks cd dropped for reason, with an event naming by, the block
+// that stands for it.
+func (a *Assembler) dropFor(sec *template.Section, cd *candidate, b *Block, reason outcome.Reason, by string, out *Output) {
+	a.drop(sec, cd, b, reason, out)
+	out.Events[cd.event-1].By = by
+}
+
+// standIn lets r's summary stand in for its turns during the budget cut:
+// the turns in the text leave it (summarized), the summary enters in the
+// richest form that fits its section's cap and brings the estimate within
+// budget, or, unless leftover, at least lowers it. It reports whether the
+// summary entered.
+func (a *Assembler) standIn(r *repl, budget int, estimate *int, blocks []*Block, out *Output, c truncate.Counter, leftover bool) bool {
+	if a.deg.plain || r.unusable || r.state == replOn {
+		return false
+	}
+	si := r.si
+	sec := a.deg.tpl.Section(si)
+	cands := a.cands[si]
+	s := &cands[r.sCand]
+	sb := blocks[s.Index]
+	used, kept, msgs := a.used[si], a.kept[si], a.msgs[si]
+	someOut := false
+	for _, j := range r.mCands {
+		m := &cands[j]
+		switch {
+		case !m.inText():
+			someOut = true
+		case m.msg:
+			msgs -= m.tokens
+		default:
+			if kept--; kept == 0 {
+				used = 0
+			} else {
+				used -= m.tokens + a.seps[si]
+			}
+		}
+	}
+	if !someOut && leftover {
+		return false // every turn is in the text: they are used, not the summary
+	}
+	before := a.sectionTokens(a.deg.tpl, si)
+	saved := saveForm(s)
+	for f := int8(0); int(f) <= len(sb.Variants); f++ {
+		setForm(s, f)
+		a.blockTokens(sec, sb, s, c)
+		u, k, m := used, kept, msgs
+		if s.msg {
+			m += s.tokens
+		} else {
+			if k > 0 {
+				u += a.seps[si]
+			}
+			u += s.tokens
+			k++
+		}
+		est := *estimate - before + a.sectionSum(sec, u, k, m)
+		if u+m > sec.MaxTokens() || !(est <= budget || !leftover && est < *estimate) {
+			continue
+		}
+		for _, j := range r.mCands {
+			m := &cands[j]
+			switch {
+			case m.inText():
+				a.dropBlock(sec, si, j, outcome.ReasonSummarized, blocks, out)
+				out.Events[m.event-1].By = s.ID
+			case m.event > 0:
+				m.reason = outcome.ReasonSummarized
+				out.Events[m.event-1].Reason, out.Events[m.event-1].By = outcome.ReasonSummarized, s.ID
+			default:
+				m.done = true
+				a.dropFor(sec, m, blocks[m.Index], outcome.ReasonSummarized, s.ID, out)
+			}
+		}
+		a.void(s, out)
+		s.status, s.reason = outcome.StatusKept, ""
+		a.addBlock(si, s)
+		r.state, r.wasOn = replOn, true
+		a.deg.weighed = true
+		*estimate = est
+		return true
+	}
+	saved.restore(s)
+	return false
+}
+
+// standInAll gives every summary whose turns did not all stay a chance to
+// stand in for them in the room left once the budget cut is done (after
+// a section shed, say).
+func (a *Assembler) standInAll(budget int, estimate *int, blocks []*Block, out *Output, c truncate.Counter) bool {
+	entered := false
+	for ri := range a.deg.repls {
+		if a.standIn(&a.deg.repls[ri], budget, estimate, blocks, out, c, true) {
+			entered = true
+		}
+	}
+	return entered
+}
+
+// settleRepls gives every summary its final event: a summary that stood
+// in and then went takes its turns with it (their events get its
+// reason), and one that never stood in is dropped with reason turns_kept
+// when all its turns are in the text, else budget.
+func (a *Assembler) settleRepls(tpl *template.Template, blocks []*Block, out *Output) {
+	for ri := range a.deg.repls {
+		r := &a.deg.repls[ri]
+		sec := tpl.Section(r.si)
+		cands := a.cands[r.si]
+		s := &cands[r.sCand]
+		if s.inText() {
+			continue
+		}
+		if r.wasOn {
+			for _, j := range r.mCands {
+				if m := &cands[j]; m.reason == outcome.ReasonSummarized {
+					m.reason = s.reason
+					if m.event > 0 {
+						out.Events[m.event-1].Reason = s.reason
+					}
+				}
+			}
+		}
+		if s.event > 0 {
+			continue
+		}
+		all := true
+		for _, j := range r.mCands {
+			all = all && cands[j].inText()
+		}
+		reason := outcome.ReasonBudget
+		if all {
+			reason = outcome.ReasonTurnsKept
+		}
+		s.text, s.rendered = "", false
+		a.drop(sec, s, blocks[s.Index], reason, out)
+	}
+}
+
+// byOf returns the block that stands for cd: its summary, for a turn its
+// summary stood in for.
+func (a *Assembler) byOf(cd *candidate, blocks []*Block) string {
+	if r := a.replOfCand(cd); r != nil && !cd.summary && r.wasOn && !cd.inText() {
+		return blocks[r.summary].ID
+	}
+	return ""
+}
+
+// placeOf returns where a block is written in time or declaration order:
+// a summary standing in for turns takes the newest one's place.
+func (a *Assembler) placeOf(cd *candidate, b *Block) (time.Time, int64) {
+	if cd.summary {
+		return a.deg.repls[cd.repl-1].at, a.deg.repls[cd.repl-1].seq
+	}
+	return b.LastModified, b.Seq
+}
