@@ -331,6 +331,18 @@ func (a *Assembler) addBlock(si int, cd *candidate) {
 	a.kept[si]++
 }
 
+// resized counts cd, in section si's text or messages, delta tokens
+// larger than it was (smaller, for a degraded block), and moves the
+// estimate by what the section's total moved from before.
+func (a *Assembler) resized(tpl *template.Template, si int, cd *candidate, delta, before int, estimate *int) {
+	if cd.msg {
+		a.msgs[si] += delta
+	} else {
+		a.used[si] += delta
+	}
+	*estimate -= before - a.sectionTokens(tpl, si)
+}
+
 // degradeOnBudget is the budget cut's "degrade before dropping", for the
 // block it would drop next, cands[si][j]: a turn's summary stands in for
 // its turns when that lowers the estimate (and the cut starts over); a
@@ -365,12 +377,7 @@ func (a *Assembler) degradeOnBudget(tpl *template.Template, si, j, budget int, e
 		if delta >= 0 || !again && *estimate+delta > budget {
 			continue
 		}
-		if cd.msg {
-			a.msgs[si] += delta
-		} else {
-			a.used[si] += delta
-		}
-		*estimate -= before - a.sectionTokens(tpl, si)
+		a.resized(tpl, si, cd, delta, before, estimate)
 		cursor.j = j // back to it, should the text still not fit
 		a.deg.weighed = true
 		return true
@@ -418,12 +425,7 @@ func (a *Assembler) degradeRequired(tpl *template.Template, budget int, estimate
 				saved.restore(cd)
 				continue
 			}
-			if cd.msg {
-				a.msgs[si] += cd.tokens - saved.tokens
-			} else {
-				a.used[si] += cd.tokens - saved.tokens
-			}
-			*estimate -= before - a.sectionTokens(tpl, si)
+			a.resized(tpl, si, cd, cd.tokens-saved.tokens, before, estimate)
 			a.deg.weighed = true
 			return true
 		}
