@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
@@ -113,11 +114,43 @@ func BenchmarkAssembleTurn(b *testing.B) {
 	}
 }
 
+// BenchmarkAssembleTurnMovingNow is a turn as a live conversation makes
+// one: each call a second later than the one before, with the new turn
+// dated at its now. History ranks by recency, so a moving now re-ranks
+// the history section on every call (docs/performance.md).
+func BenchmarkAssembleTurnMovingNow(b *testing.B) {
+	for _, n := range []int{2000, 20000, 200000} {
+		b.Run(fmt.Sprintf("blocks=%d", n), func(b *testing.B) {
+			eng, req, _ := setup(b, n, 8192)
+			ctx := context.Background()
+			if _, err := eng.Assemble(ctx, req); err != nil {
+				b.Fatal(err)
+			}
+			turn := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				turn++
+				d := Turn(turn)
+				at := Epoch.Add(time.Duration(turn) * time.Second)
+				d.LastModified = &at
+				if err := eng.Declare(d); err != nil {
+					b.Fatal(err)
+				}
+				r := req
+				r.Now = at
+				if _, err := eng.Assemble(ctx, r); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkScaling measures a changed-store assembly (the output cannot be
-// reused, every count is cached) from 100 to 100,000 blocks: cost should
-// grow about linearly.
+// reused, every count is cached) from 100 to 200,000 blocks: a block no
+// request sees re-declared, then the workload's request assembled.
 func BenchmarkScaling(b *testing.B) {
-	for _, n := range []int{100, 1000, 10000, 100000} {
+	for _, n := range []int{100, 1000, 10000, 100000, 200000} {
 		b.Run(fmt.Sprintf("blocks=%d", n), func(b *testing.B) {
 			eng, req, _ := setup(b, n, 8192)
 			ctx := context.Background()
@@ -144,7 +177,12 @@ func BenchmarkScaling(b *testing.B) {
 // (B/block) beside the blocks' content (content-B/block), after one
 // assembly has filled the caches.
 func BenchmarkStoreMemory(b *testing.B) {
-	const n = 20000
+	for _, n := range []int{20000, 200000} {
+		b.Run(fmt.Sprintf("blocks=%d", n), func(b *testing.B) { storeMemory(b, n) })
+	}
+}
+
+func storeMemory(b *testing.B, n int) {
 	decls := Generate(n, 1)
 	content := 0
 	for i := range decls {
@@ -171,9 +209,9 @@ func BenchmarkStoreMemory(b *testing.B) {
 		}
 		runtime.GC()
 		runtime.ReadMemStats(&after)
-		held = float64(after.HeapAlloc-before.HeapAlloc) / n
+		held = float64(after.HeapAlloc-before.HeapAlloc) / float64(n)
 		runtime.KeepAlive(eng)
 	}
 	b.ReportMetric(held, "B/block")
-	b.ReportMetric(float64(content)/n, "content-B/block")
+	b.ReportMetric(float64(content)/float64(n), "content-B/block")
 }

@@ -63,6 +63,7 @@ type Assembler struct {
 	pulledE  []*ixEntry // their entries
 	priorAll []*ixEntry // every prior item's entry, pulled or not
 	tail     []tailBest // per section: the best score never pulled
+	looked   int        // index entries looked at (TestTurnLooksAtWhatItKeeps)
 
 	joined      bool     // writeText wrote a joiner between two pieces
 	cuts        []int    // where the text's separately counted parts meet (joinDelta)

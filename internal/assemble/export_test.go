@@ -59,3 +59,6 @@ func (x *Index) Verify(blocks []*Block) error {
 	}
 	return nil
 }
+
+// Looked returns how many index entries the last AssembleIndexed looked at.
+func (a *Assembler) Looked() int { return a.looked }

@@ -49,13 +49,14 @@ type Index struct {
 // (entries removed since it was made are marked dead) and the few entries
 // added since, sorted apart, merged into the base when they grow.
 type ixSection struct {
-	base   []ixEntry
-	dead   int
-	tree   minTree // the least MinTokens below each node of base
-	byTime []int32 // base positions, newest last_modified first
-	extra  []ixEntry
-	win    window // the times its entries hold for
-	linked int    // entries in a group or a tool call: the Index cannot serve them
+	base    []ixEntry
+	dead    int
+	tree    minTree // the least MinTokens below each node of base
+	byTime  []int32 // base positions, newest first (compareNewest)
+	history []int32 // the same, of history blocks only
+	extra   []ixEntry
+	win     window // the times its entries hold for
+	linked  int    // entries in a group or a tool call: the Index cannot serve them
 }
 
 // ixEntry is an eligible block with what ranking needs.
@@ -299,6 +300,12 @@ func (s *ixSection) index() {
 		}
 	}
 	slices.SortFunc(s.byTime, func(i, j int32) int { return compareNewest(s.base[i].b, s.base[j].b) })
+	s.history = s.history[:0]
+	for _, i := range s.byTime {
+		if s.base[i].b.Type == declare.History {
+			s.history = append(s.history, i)
+		}
+	}
 }
 
 // compareNewest orders blocks newest first: last_modified, then

@@ -13,6 +13,7 @@ import (
 
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/internal/assemble"
+	"github.com/contextasm/contextasm/internal/bpe"
 	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/template"
 	"github.com/contextasm/contextasm/truncate"
@@ -437,3 +438,51 @@ func checkHeat(t *testing.T, describe string, s *store, want map[string]heatCoun
 		}
 	}
 }
+
+// TestTurnLooksAtWhatItKeeps pins what makes a turn cheap: an incremental
+// assembly looks at the index entries it keeps, counts or passes over by
+// the tree, not at the store. A conversation's turn on 2,000 and 20,000
+// blocks (the benchmark's template: stop, skip, partial, order time) must
+// look at about as many entries, and at a small part of the store.
+func TestTurnLooksAtWhatItKeeps(t *testing.T) {
+	tpl := mustParse(t, `{"template_version": "1.2", "budget": 8192, "sections": [
+    {"name": "CONSTRAINTS", "priority": 1, "memory_types": ["constraint"], "max_tokens": 2048, "render": "<rule id=\"{request_id}\">{content}</rule>"},
+    {"name": "CONTEXT", "priority": 2, "memory_types": ["context"], "max_tokens": 2730, "render": "<context>{content}</context>", "fill": "skip"},
+    {"name": "SOURCES", "priority": 3, "memory_types": ["external"], "max_tokens": 2048, "render": "<source id=\"{request_id}\">{content}</source>", "partial": true},
+    {"name": "HISTORY", "priority": 4, "memory_types": ["history"], "max_tokens": 4096, "render": "{content}", "order": "time", "partial": true}]}`)
+	tok := boundedCounter{&memoCounter{Counter: realTokenizer(t), counts: map[string]int{}}}
+	var looked [2]int
+	for k, n := range []int{2000, 20000} {
+		rng := rand.New(rand.NewPCG(1, 2))
+		s := &store{heat: map[string]*assemble.Heat{}}
+		for i := range n {
+			b := &assemble.Block{ID: fmt.Sprintf("b%06d", i), Type: declare.MemoryTypes()[rng.IntN(declare.NumMemoryTypes)], Scope: declare.ScopeGlobal,
+				ForAssistant: true, Weight: float64(rng.IntN(101)) / 100, Trust: 0.5, Content: randomContent(rng, 3+rng.IntN(8)),
+				LastModified: now.Add(-time.Duration(n-i) * time.Minute)}
+			b.MinTokens = max(0, boundOf(b.Content))
+			s.put(keyedPtr(b))
+		}
+		x := assemble.NewIndex(tpl, assemble.Request{}, truncate.Scoring{})
+		x.Build(s.blocks, now)
+		var a assemble.Assembler
+		first, _, ok, err := a.AssembleIndexed(x, assemble.Request{Now: now, Record: true}, tok, s.get)
+		if !ok || err != nil {
+			t.Fatalf("%d blocks: first assembly: %v, %v", n, ok, err)
+		}
+		turn := &assemble.Block{ID: "turn", Type: declare.History, Scope: declare.ScopeGlobal, ForAssistant: true, Weight: 0.97, Trust: 0.5,
+			Content: "USER: one more question about the fees?", LastModified: now}
+		x.Update(s.put(keyedPtr(turn)), turn)
+		if _, _, ok, err := a.AssembleIndexed(x, assemble.Request{Now: now, Previous: first.Decision, Record: true}, tok, s.get); !ok || err != nil {
+			t.Fatalf("%d blocks: the turn: %v, %v", n, ok, err)
+		}
+		looked[k] = a.Looked()
+		t.Logf("%d blocks: the turn looked at %d index entries", n, looked[k])
+	}
+	if looked[1] > 2*looked[0]+200 || looked[1] > 20000/20 {
+		t.Errorf("a turn looked at %d entries of 2,000 blocks and %d of 20,000: it should look at what it keeps, not at the store", looked[0], looked[1])
+	}
+}
+
+// boundOf is a lower bound of a rendering's count, as package contextasm
+// computes it.
+func boundOf(content string) int { return bpe.LowerBound(content) }

@@ -28,6 +28,7 @@ import (
 // sticky section (incumbents and news, taken out of rank order by the
 // margin) as prepareSticky orders them.
 type walk struct {
+	looked     *int // entries looked at, for the tests
 	s          *ixSection
 	bi, xi     int         // the next base and extra positions
 	gapB, gapX int         // the first positions passed over, else len
@@ -140,12 +141,12 @@ func (a *Assembler) AssembleIndexed(x *Index, req Request, c truncate.Counter, l
 	sticky := prev != nil && !req.Fresh
 	out = &Output{}
 	var misses []truncate.RequiredMiss
-	a.walking, a.pulled, a.pulledE = true, a.pulled[:0], a.pulledE[:0]
+	a.walking, a.pulled, a.pulledE, a.looked = true, a.pulled[:0], a.pulledE[:0], 0
 	a.priorAll = a.priorAll[:0]
 	defer a.endWalk()
 	for k := range n {
 		si := tpl.ByPriority(k)
-		a.w = walk{s: &x.secs[si], gapB: len(x.secs[si].base), gapX: len(x.secs[si].extra), prior: a.w.prior[:0]}
+		a.w = walk{looked: &a.looked, s: &x.secs[si], gapB: len(x.secs[si].base), gapX: len(x.secs[si].extra), prior: a.w.prior[:0]}
 		if sticky {
 			a.priorItems(x, si, &prev.Sections[si], prev.Now, st.Margin, lookup)
 			misses = a.fillSticky(tpl.Section(si), a.pulled, c, out, misses, st.Slack)
@@ -192,9 +193,14 @@ func (a *Assembler) AssembleIndexed(x *Index, req Request, c truncate.Counter, l
 func (a *Assembler) pullHistory(x *Index, sec *template.Section, c truncate.Counter) {
 	si := sec.Index()
 	s := &x.secs[si]
+	if len(s.history) == 0 && !slices.ContainsFunc(s.extra, func(e ixEntry) bool { return e.b.Type == declare.History }) {
+		return
+	}
 	extra := make([]int, 0, len(s.extra))
 	for i := range s.extra {
-		extra = append(extra, i)
+		if s.extra[i].b.Type == declare.History {
+			extra = append(extra, i)
+		}
 	}
 	slices.SortFunc(extra, func(i, j int) int { return compareNewest(s.extra[i].b, s.extra[j].b) })
 	// The pulled candidates of the section, by entry.
@@ -204,22 +210,20 @@ func (a *Assembler) pullHistory(x *Index, sec *template.Section, c truncate.Coun
 	}
 	total, bi, xi := 0, 0, 0
 	for total < sec.MaxTokens() {
+		a.looked++
 		var e *ixEntry
-		for bi < len(s.byTime) && s.base[s.byTime[bi]].dead {
+		for bi < len(s.history) && s.base[s.history[bi]].dead {
 			bi++
 		}
 		switch {
-		case bi < len(s.byTime) && (xi == len(extra) || compareNewest(s.base[s.byTime[bi]].b, s.extra[extra[xi]].b) < 0):
-			e = &s.base[s.byTime[bi]]
+		case bi < len(s.history) && (xi == len(extra) || compareNewest(s.base[s.history[bi]].b, s.extra[extra[xi]].b) < 0):
+			e = &s.base[s.history[bi]]
 			bi++
 		case xi < len(extra):
 			e = &s.extra[extra[xi]]
 			xi++
 		default:
 			return
-		}
-		if e.b.Type != declare.History {
-			continue
 		}
 		cd := pulled[e]
 		if cd == nil {
@@ -429,6 +433,7 @@ func (w *walk) next(skip bool, room int) (*ixEntry, *priorItem) {
 	s := w.s
 	var be, xe *ixEntry
 	for w.bi < len(s.base) {
+		*w.looked++
 		e := &s.base[w.bi]
 		if e.dead || e.mark != 0 {
 			w.bi++
@@ -448,6 +453,7 @@ func (w *walk) next(skip bool, room int) (*ixEntry, *priorItem) {
 		break
 	}
 	for w.xi < len(s.extra) {
+		*w.looked++
 		e := &s.extra[w.xi]
 		if e.mark != 0 {
 			w.xi++
