@@ -346,12 +346,15 @@ const radixMin = 256
 // a comparison sort of 20,000 keys costs several times more. It returns the
 // sorted slice, which may be a.keysTmp's array; the other array becomes
 // the scratch for next time.
-func (a *Assembler) sortRankKeys(keys []rankKey) []rankKey {
+func (a *Assembler) sortRankKeys(keys []rankKey) []rankKey { return sortRankKeys(keys, &a.keysTmp) }
+
+// sortRankKeys is Assembler.sortRankKeys with its scratch given.
+func sortRankKeys(keys []rankKey, scratch *[]rankKey) []rankKey {
 	if len(keys) < radixMin {
 		slices.SortFunc(keys, compareRankKey)
 		return keys
 	}
-	tmp := slices.Grow(a.keysTmp[:0], len(keys))[:len(keys)]
+	tmp := slices.Grow((*scratch)[:0], len(keys))[:len(keys)]
 	src, dst := keys, tmp
 	var count [256]int
 	for shift := uint(0); shift < 64; shift += 8 {
@@ -391,7 +394,7 @@ func (a *Assembler) sortRankKeys(keys []rankKey) []rankKey {
 		}
 		src, dst = dst, src
 	}
-	a.keysTmp = dst[:0]
+	*scratch = dst[:0]
 	return src
 }
 

@@ -41,8 +41,9 @@ type Index struct {
 	// degradable counts the blocks with variants, max_tokens, supersedes
 	// or replaces (degrade.go): the Index cannot serve them.
 	degradable int
-	asm        uint64 // assemblies counted into heat (see ixHeat)
-	epoch      uint64 // moves with every change to the entries
+	asm        uint64    // assemblies counted into heat (see ixHeat)
+	keysTmp    []rankKey // scratch of rank
+	epoch      uint64    // moves with every change to the entries
 }
 
 // ixSection is one section's eligible blocks in rank order: a sorted base
@@ -259,11 +260,41 @@ func (x *Index) fill(blocks []*Block, all bool, keep func(int) bool) {
 			heat[i].since = x.asm
 			lists[si][i].heat = &heat[i]
 		}
-		slices.SortFunc(lists[si], compareEntries)
 		s := &x.secs[si]
-		*s = ixSection{base: lists[si], win: wins[si], linked: linkedN[si]}
+		*s = ixSection{base: x.rank(lists[si]), win: wins[si], linked: linkedN[si]}
 		s.index()
 	}
+}
+
+// rank returns list, which is in request_id order, in rank order
+// (compareEntries), as AssembleRefs ranks: a radix sort of the scores, which
+// keeps request_id order among equal ones, then compareTie within the runs
+// of equal scores that hold a history block.
+func (x *Index) rank(list []ixEntry) []ixEntry {
+	keys := make([]rankKey, len(list))
+	for i := range list {
+		keys[i] = rankKey{score: descending(list[i].score), index: uint32(i), req: 1}
+		if list[i].req {
+			keys[i].req = 0
+		}
+	}
+	keys = sortRankKeys(keys, &x.keysTmp)
+	out := make([]ixEntry, len(list))
+	for i, k := range keys {
+		out[i] = list[k.index]
+	}
+	for i := 0; i < len(out); {
+		j, history := i+1, out[i].b.Type == declare.History
+		for j < len(out) && out[j].req == out[i].req && out[j].score == out[i].score {
+			history = history || out[j].b.Type == declare.History
+			j++
+		}
+		if j-i > 1 && history {
+			slices.SortFunc(out[i:j], func(a, b ixEntry) int { return compareTie(a.b, b.b) })
+		}
+		i = j
+	}
+	return out
 }
 
 // entry returns b's entry at the index's now.
@@ -299,7 +330,29 @@ func (s *ixSection) index() {
 			s.byTime = append(s.byTime, int32(i))
 		}
 	}
-	slices.SortFunc(s.byTime, func(i, j int32) int { return compareNewest(s.base[i].b, s.base[j].b) })
+	// Sort on copies of the times and numbers, reading the blocks only
+	// on a tie.
+	type key struct {
+		lm  time.Time
+		seq int64
+		pos int32
+	}
+	keys := make([]key, len(s.byTime))
+	for k, i := range s.byTime {
+		keys[k] = key{lm: s.base[i].b.LastModified, seq: s.base[i].b.Seq, pos: i}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		if c := b.lm.Compare(a.lm); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.seq, a.seq); c != 0 {
+			return c
+		}
+		return strings.Compare(s.base[b.pos].b.ID, s.base[a.pos].b.ID)
+	})
+	for k := range keys {
+		s.byTime[k] = keys[k].pos
+	}
 	s.history = s.history[:0]
 	for _, i := range s.byTime {
 		if s.base[i].b.Type == declare.History {
@@ -312,7 +365,13 @@ func (s *ixSection) index() {
 // declaration, then request_id descending (the reverse of the order
 // summarizeCandidates reads history in).
 func compareNewest(a, b *Block) int {
-	return cmp.Or(b.LastModified.Compare(a.LastModified), cmp.Compare(b.Seq, a.Seq), strings.Compare(b.ID, a.ID))
+	if c := b.LastModified.Compare(a.LastModified); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(b.Seq, a.Seq); c != 0 {
+		return c
+	}
+	return strings.Compare(b.ID, a.ID)
 }
 
 // Update applies one change of the store: old replaced by new (old nil: a
