@@ -132,6 +132,7 @@ type Engine struct {
 	counts     *lru.Cache[countKey, int]
 	plans      *lru.Cache[countKey, bpe.CutPlan]
 	memo       blockMemo
+	renders    renderMemo
 	tokMu      sync.Mutex
 	tokenizers map[string]Counter // by encoding, or a file's identity
 	fileTags   map[string]byte    // count-cache tags of tokenizer files
@@ -185,6 +186,11 @@ func New(cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("contextasm: %w", err)
 	}
+	// Renders are of kept blocks only, a few hundred per template.
+	renders, err := lru.New[assemble.MemoKey, rendered](max(cfg.CacheSize/16, 256))
+	if err != nil {
+		return nil, fmt.Errorf("contextasm: %w", err)
+	}
 	// Cut plans are for partial blocks only, a few per template.
 	plans, err := lru.New[countKey, bpe.CutPlan](max(cfg.CacheSize/64, 16))
 	if err != nil {
@@ -192,6 +198,7 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e := &Engine{
 		memo:       blockMemo{memo},
+		renders:    renderMemo{renders},
 		plans:      plans,
 		cfg:        cfg,
 		limits:     declare.Config{MaxContentBytes: cfg.MaxContentBytes},
@@ -203,8 +210,9 @@ func New(cfg Config) (*Engine, error) {
 		lastUse:    make(map[string]time.Time),
 	}
 	e.usage = cfg.Usage.Clone()
+	memos, renderMemos := e.memo, e.renders // not e: a pooled Assembler must not keep the Engine
 	e.pool.New = func() any {
-		return &assemble.Assembler{Scoring: cfg.Scoring, Stickiness: cfg.Stickiness, Memo: e.memo, SortedByID: true}
+		return &assemble.Assembler{Scoring: cfg.Scoring, Stickiness: cfg.Stickiness, Memo: memos, Renders: renderMemos, SortedByID: true}
 	}
 	opts, err := cfg.StateOptions.normal()
 	if err != nil {

@@ -188,6 +188,11 @@ func (e *Engine) releaseBlocks(release func(*assemble.Block) bool) []*assemble.B
 			e.memo.cache.Remove(k)
 		}
 	}
+	for _, k := range e.renders.cache.Keys() {
+		if keys[k.Block] {
+			e.renders.cache.Remove(k)
+		}
+	}
 	// A partial block's cut plan and cuts are cached by its content's hash.
 	for _, k := range e.plans.Keys() {
 		if contents[k.hash] {

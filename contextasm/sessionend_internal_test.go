@@ -10,7 +10,7 @@ import (
 )
 
 // TestEndSessionReleasesCaches: the session's blocks leave the memo of
-// rendered-block counts and the cut plans, and the cached output goes;
+// rendered-block counts, the memo of their texts and the cut plans, and the cached output goes;
 // another session's entries stay.
 func TestEndSessionReleasesCaches(t *testing.T) {
 	e, err := New(Config{})
@@ -58,13 +58,24 @@ func TestEndSessionReleasesCaches(t *testing.T) {
 		}
 		return false
 	}
+	rendered := func(key [16]byte) bool {
+		for _, k := range e.renders.cache.Keys() {
+			if k.Block == key {
+				return true
+			}
+		}
+		return false
+	}
 	k1, k2 := keyOf("s1-turn"), keyOf("s2-turn")
-	if !memoized(k1) || !memoized(k2) || e.plans.Len() < 2 || e.last.val == nil {
-		t.Fatalf("fixture: memo %v %v, %d plans, output cached %v", memoized(k1), memoized(k2), e.plans.Len(), e.last.val != nil)
+	if !memoized(k1) || !memoized(k2) || !rendered(k1) || !rendered(k2) || e.plans.Len() < 2 || e.last.val == nil {
+		t.Fatalf("fixture: memo %v %v, renders %v %v, %d plans, output cached %v", memoized(k1), memoized(k2), rendered(k1), rendered(k2), e.plans.Len(), e.last.val != nil)
 	}
 	plans := e.plans.Len()
 	if _, err := e.EndSession("s1"); err != nil {
 		t.Fatal(err)
+	}
+	if rendered(k1) || !rendered(k2) {
+		t.Errorf("after the end: s1's render kept %v, s2's %v", rendered(k1), rendered(k2))
 	}
 	if memoized(k1) || !memoized(k2) || e.plans.Len() != plans-1 || e.last.val != nil {
 		t.Errorf("after the end: s1 memoized %v, s2 %v, plans %d (was %d), output cached %v", memoized(k1), memoized(k2), e.plans.Len(), plans, e.last.val != nil)

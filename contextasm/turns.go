@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	lru "github.com/hashicorp/golang-lru/v2"
+
 	"github.com/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/template"
 )
@@ -179,4 +181,25 @@ func (l *storeLog) at(version uint64) ([]change, bool) {
 		return nil, false
 	}
 	return e.changes, true
+}
+
+// renderMemo is the Assembler's memo of the text of kept blocks: an LRU
+// keyed as blockMemo, so a block kept turn after turn is rendered (and
+// its delimiters neutralised) once.
+type renderMemo struct {
+	cache *lru.Cache[assemble.MemoKey, rendered]
+}
+
+type rendered struct {
+	text    string
+	escaped bool
+}
+
+func (m renderMemo) GetRender(k assemble.MemoKey) (string, bool, bool) {
+	r, ok := m.cache.Get(k)
+	return r.text, r.escaped, ok
+}
+
+func (m renderMemo) AddRender(k assemble.MemoKey, text string, escaped bool) {
+	m.cache.Add(k, rendered{text, escaped})
 }

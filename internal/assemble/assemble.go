@@ -23,6 +23,9 @@ type Assembler struct {
 	// Memo, when set, remembers rendered blocks' token counts by key, so an
 	// unchanged block is neither rendered nor counted again.
 	Memo Memo
+	// Renders, when set, remembers the text of blocks rendered whole by
+	// key, so a block kept again is not rendered again.
+	Renders RenderMemo
 	// SortedByID promises that blocks come sorted by request_id (as the
 	// engine's store keeps them), so ties can be broken by position without
 	// checking. Unset, the Assembler checks the order itself.
@@ -493,6 +496,18 @@ func (a *Assembler) blockTokens(sec *template.Section, b *Block, cd *candidate, 
 	if key != (MemoKey{}) {
 		a.Memo.Add(key, cd.tokens)
 	}
+	if k, ok := a.renderKey(sec, b, cd); ok {
+		a.Renders.AddRender(k, text, escaped)
+	}
+}
+
+// renderKey returns the key of cd's whole rendering in the render memo,
+// when it has one: its content in full (no variant, no max_tokens).
+func (a *Assembler) renderKey(sec *template.Section, b *Block, cd *candidate) (MemoKey, bool) {
+	if a.Renders == nil || b.Key == (MemoKey{}).Block || cd.form != 0 || b.MaxTokens > 0 {
+		return MemoKey{}, false
+	}
+	return MemoKey{Block: b.Key, Section: sec.Key()}, true
 }
 
 // ensureRendered renders a kept block whose count came from the memo.
@@ -505,8 +520,18 @@ func (a *Assembler) ensureRendered(sec *template.Section, b *Block, cd *candidat
 		cd.text, cd.rendered = content, true
 		return
 	}
+	key, memo := a.renderKey(sec, b, cd)
+	if memo {
+		if text, escaped, ok := a.Renders.GetRender(key); ok {
+			cd.text, cd.escaped, cd.rendered = text, escaped, true
+			return
+		}
+	}
 	_, cd.text, cd.escaped = a.renderBlock(sec, b, content, false)
 	cd.rendered = true
+	if memo {
+		a.Renders.AddRender(key, cd.text, cd.escaped)
+	}
 }
 
 // fillState is a section's running sums while it is filled.

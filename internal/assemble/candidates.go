@@ -47,7 +47,13 @@ func (a *Assembler) summarizeCandidates(tpl *template.Template, blocks []*Block,
 		slices.SortFunc(hist, func(x, y int) int {
 			tx, sx := a.placeOf(&cands[x], blocks[cands[x].Index])
 			ty, sy := a.placeOf(&cands[y], blocks[cands[y].Index])
-			return cmp.Or(tx.Compare(ty), cmp.Compare(sx, sy), strings.Compare(cands[x].ID, cands[y].ID))
+			if c := tx.Compare(ty); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(sx, sy); c != 0 {
+				return c
+			}
+			return strings.Compare(cands[x].ID, cands[y].ID) // cmp.Or would compare the ids every time
 		})
 		type run struct {
 			at     []int // positions in hist

@@ -207,7 +207,10 @@ func TestIndexedEqualsFull(t *testing.T) {
 		shape := assemble.Request{SessionID: "s1", UserID: "u1", Roles: []string{"analyst"}}
 		x := assemble.NewIndex(tpl, shape, truncate.Scoring{})
 		want := map[string]heatCount{} // counted from the full assemblies
-		var fastAsm, fullAsm assemble.Assembler
+		var fullAsm assemble.Assembler
+		// The incremental side keeps renders and counts, as the engine
+		// does; the full one renders and counts every time.
+		fastAsm := assemble.Assembler{Renders: renderMap{}, Memo: newMapMemo()}
 		var prev *assemble.Decision
 		var pending [][2]*assemble.Block // changes not yet given to the index
 		next := 1000
@@ -389,6 +392,24 @@ func compareOutputs(t *testing.T, describe string, full, fast *assemble.Output) 
 	case !reflect.DeepEqual(fast.SummarizeCandidates, full.SummarizeCandidates):
 		t.Fatalf("%s: summarize candidates %+v, full %+v", describe, fast.SummarizeCandidates, full.SummarizeCandidates)
 	}
+}
+
+// renderMap is a RenderMemo backed by a map.
+type renderMap map[assemble.MemoKey]struct {
+	text    string
+	escaped bool
+}
+
+func (m renderMap) GetRender(k assemble.MemoKey) (string, bool, bool) {
+	r, ok := m[k]
+	return r.text, r.escaped, ok
+}
+
+func (m renderMap) AddRender(k assemble.MemoKey, text string, escaped bool) {
+	m[k] = struct {
+		text    string
+		escaped bool
+	}{text, escaped}
 }
 
 // heatCount is a block's heat, counted by the test.

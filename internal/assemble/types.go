@@ -167,6 +167,14 @@ type Memo interface {
 	Add(k MemoKey, tokens int)
 }
 
+// RenderMemo remembers the text of blocks rendered whole (content, no
+// variant, no max_tokens) by the same key as Memo. Package contextasm
+// backs it with a bounded LRU.
+type RenderMemo interface {
+	GetRender(k MemoKey) (text string, escaped bool, ok bool)
+	AddRender(k MemoKey, text string, escaped bool)
+}
+
 // MemoKey identifies a block rendered by a section: everything the
 // rendering reads. A zero Block key means "not memoised".
 type MemoKey struct {
