@@ -91,34 +91,15 @@ func BenchmarkDeclare(b *testing.B) {
 // BenchmarkAssembleTurn adds one history block (a new turn of the
 // conversation) and assembles: one block is counted, the rest comes from
 // the caches.
-func BenchmarkAssembleTurn(b *testing.B) {
-	for _, n := range []int{2000, 20000, 200000} {
-		b.Run(fmt.Sprintf("blocks=%d", n), func(b *testing.B) {
-			eng, req, _ := setup(b, n, 8192)
-			ctx := context.Background()
-			if _, err := eng.Assemble(ctx, req); err != nil {
-				b.Fatal(err)
-			}
-			turn := 0
-			b.ReportAllocs()
-			for b.Loop() {
-				turn++
-				if err := eng.Declare(Turn(turn)); err != nil {
-					b.Fatal(err)
-				}
-				if _, err := eng.Assemble(ctx, req); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
+func BenchmarkAssembleTurn(b *testing.B) { benchTurns(b, false) }
 
 // BenchmarkAssembleTurnMovingNow is a turn as a live conversation makes
 // one: each call a second later than the one before, with the new turn
 // dated at its now. History ranks by recency, so a moving now re-ranks
 // the history section on every call (docs/performance.md).
-func BenchmarkAssembleTurnMovingNow(b *testing.B) {
+func BenchmarkAssembleTurnMovingNow(b *testing.B) { benchTurns(b, true) }
+
+func benchTurns(b *testing.B, moveNow bool) {
 	for _, n := range []int{2000, 20000, 200000} {
 		b.Run(fmt.Sprintf("blocks=%d", n), func(b *testing.B) {
 			eng, req, _ := setup(b, n, 8192)
@@ -130,14 +111,14 @@ func BenchmarkAssembleTurnMovingNow(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				turn++
-				d := Turn(turn)
-				at := Epoch.Add(time.Duration(turn) * time.Second)
-				d.LastModified = &at
+				d, r := Turn(turn), req
+				if moveNow {
+					at := Epoch.Add(time.Duration(turn) * time.Second)
+					d.LastModified, r.Now = &at, at
+				}
 				if err := eng.Declare(d); err != nil {
 					b.Fatal(err)
 				}
-				r := req
-				r.Now = at
 				if _, err := eng.Assemble(ctx, r); err != nil {
 					b.Fatal(err)
 				}

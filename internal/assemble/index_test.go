@@ -15,7 +15,6 @@ import (
 	"github.com/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/internal/bpe"
 	"github.com/contextasm/contextasm/outcome"
-	"github.com/contextasm/contextasm/template"
 	"github.com/contextasm/contextasm/truncate"
 )
 
@@ -70,52 +69,6 @@ func (s *store) get(id string) (*assemble.Block, bool) {
 		return nil, false
 	}
 	return s.blocks[i], true
-}
-
-// randomTurnTemplate is a random template of one to four sections, with
-// every fill, order, partial and separator.
-func randomTurnTemplate(t *testing.T, rng *rand.Rand) *template.Template {
-	t.Helper()
-	nsec := 1 + rng.IntN(4)
-	types := declare.MemoryTypes()
-	rng.Shuffle(len(types), func(i, j int) { types[i], types[j] = types[j], types[i] })
-	secs := make([]template.SectionDefinition, nsec)
-	for i := range secs {
-		r := strings.ReplaceAll(renders[rng.IntN(len(renders))], "%d", fmt.Sprint(i+1))
-		s := template.SectionDefinition{
-			Name:        fmt.Sprintf("SEC_%d", i+1),
-			Priority:    1 + rng.IntN(4),
-			MemoryTypes: []declare.MemoryType{types[i]},
-			MaxTokens:   20 + rng.IntN(600),
-			Render:      r,
-			Fill:        []template.Fill{template.FillStop, template.FillSkip}[rng.IntN(2)],
-			Order:       []template.Order{template.OrderRank, template.OrderDeclared, template.OrderTime}[rng.IntN(3)],
-			Partial:     rng.IntN(2) == 0,
-		}
-		if rng.IntN(2) == 0 {
-			s.MinPartialTokens = 1 + rng.IntN(40)
-		}
-		if rng.IntN(3) == 0 {
-			sep := []string{"", "\n---\n", " | ", "\n\n"}[rng.IntN(4)]
-			s.Separator = &sep
-		}
-		secs[i] = s
-	}
-	for _, mt := range types[nsec:] {
-		if rng.IntN(5) > 0 {
-			i := rng.IntN(nsec)
-			secs[i].MemoryTypes = append(secs[i].MemoryTypes, mt)
-		}
-	}
-	budget := 100 + rng.IntN(2000)
-	if rng.IntN(8) == 0 {
-		budget = 40 + rng.IntN(80)
-	}
-	tpl, err := template.Compile(template.Definition{Budget: budget, Sections: secs})
-	if err != nil {
-		t.Fatalf("random template: %v", err)
-	}
-	return tpl
 }
 
 // randomTurnBlock is a random block dated around at: of the request's
@@ -197,7 +150,7 @@ func TestIndexedEqualsFull(t *testing.T) {
 	var served, fallback, failed, skippedSome, rebuilt, warm, floors, prefixes int
 	for run := range runs {
 		rng := rand.New(rand.NewPCG(uint64(run), 77))
-		tpl := randomTurnTemplate(t, rng)
+		tpl := randomWorkload(t, rng).tpl
 		groups := run%8 == 0 // blocks in groups or with variants: the full assembly only
 		at := now
 		s := &store{heat: map[string]*assemble.Heat{}}
@@ -417,35 +370,39 @@ type heatCount struct{ kept, dropped, cut int64 }
 
 // countRows counts one full assembly's heat, as package contextasm does.
 func countRows(heat map[string]heatCount, out *assemble.Output, blocks []*assemble.Block) {
-	for _, s := range out.Sections {
-		for _, r := range s.Blocks {
-			h := heat[blocks[r.Index].ID]
-			switch r.Status {
-			case outcome.StatusKept:
-				h.kept++
-			case outcome.StatusCut:
-				h.cut++
-			default:
-				h.dropped++
-			}
-			heat[blocks[r.Index].ID] = h
+	eachRow(out, blocks, func(b *assemble.Block, st outcome.Status) {
+		h := heat[b.ID]
+		switch st {
+		case outcome.StatusKept:
+			h.kept++
+		case outcome.StatusCut:
+			h.cut++
+		default:
+			h.dropped++
 		}
-	}
+		heat[b.ID] = h
+	})
 }
 
 // recordRows counts a full assembly's rows into the blocks' heat cells.
 func recordRows(out *assemble.Output, blocks []*assemble.Block) {
+	eachRow(out, blocks, func(b *assemble.Block, st outcome.Status) {
+		switch st {
+		case outcome.StatusKept:
+			b.Heat.Included.Add(1)
+		case outcome.StatusCut:
+			b.Heat.Cut.Add(1)
+		default:
+			b.Heat.Dropped.Add(1)
+		}
+	})
+}
+
+// eachRow calls f with the block and status of every row of out.
+func eachRow(out *assemble.Output, blocks []*assemble.Block, f func(*assemble.Block, outcome.Status)) {
 	for _, s := range out.Sections {
 		for _, r := range s.Blocks {
-			h := blocks[r.Index].Heat
-			switch r.Status {
-			case outcome.StatusKept:
-				h.Included.Add(1)
-			case outcome.StatusCut:
-				h.Cut.Add(1)
-			default:
-				h.Dropped.Add(1)
-			}
+			f(blocks[r.Index], r.Status)
 		}
 	}
 }

@@ -430,70 +430,53 @@ func (a *Assembler) pull(sec *template.Section, st *fillState, bounded bool) boo
 // room allow (see pull), and its prior item when it is one.
 func (w *walk) next(skip bool, room int) (*ixEntry, *priorItem) {
 	m := int32(max(min(room, math.MaxInt32-1), math.MinInt32))
-	s := w.s
-	var be, xe *ixEntry
-	for w.bi < len(s.base) {
-		*w.looked++
-		e := &s.base[w.bi]
-		if e.dead || e.mark != 0 {
-			w.bi++
-			continue
-		}
-		if !e.req && w.hasFloor && e.score <= w.floor {
-			w.gapB = min(w.gapB, w.bi)
-			w.bi = len(s.base)
-			break
-		}
-		if skip && !e.req && e.min > m {
-			w.gapB = min(w.gapB, w.bi)
-			w.bi = s.tree.first(w.bi+1, m)
-			continue
-		}
-		be = e
-		break
-	}
-	for w.xi < len(s.extra) {
-		*w.looked++
-		e := &s.extra[w.xi]
-		if e.mark != 0 {
-			w.xi++
-			continue
-		}
-		if !e.req && w.hasFloor && e.score <= w.floor {
-			w.gapX = min(w.gapX, w.xi)
-			w.xi = len(s.extra)
-			break
-		}
-		if skip && !e.req && e.min > m {
-			w.gapX = min(w.gapX, w.xi)
-			w.xi++
-			continue
-		}
-		xe = e
-		break
-	}
+	be := w.head(w.s.base, &w.bi, &w.gapB, &w.s.tree, skip, m)
+	xe := w.head(w.s.extra, &w.xi, &w.gapX, nil, skip, m)
 	// The least of the three heads.
 	var p *priorItem
 	if w.pi < len(w.prior) {
 		p = &w.prior[w.pi]
 	}
-	best, from := be, 1
+	best, from := be, &w.bi
 	if xe != nil && (best == nil || compareEntries(*xe, *best) < 0) {
-		best, from = xe, 2
+		best, from = xe, &w.xi
 	}
 	if p != nil && (best == nil || compareHeads(p.e, p.eff, p.inc, best, best.score, false) < 0) {
 		w.pi++
 		return p.e, p
 	}
-	switch from {
-	case 1:
-		if best != nil {
-			w.bi++
-		}
-	case 2:
-		w.xi++
+	if best != nil {
+		*from++
 	}
 	return best, nil
+}
+
+// head returns the entry of list (the base, with its tree, or the extra
+// entries) at *at that the walk may pull, moving *at past the ones it
+// passes over (see pull) and *gap back to the first of those; nil when
+// none is left.
+func (w *walk) head(list []ixEntry, at, gap *int, tree *minTree, skip bool, m int32) *ixEntry {
+	for *at < len(list) {
+		*w.looked++
+		e := &list[*at]
+		switch {
+		case e.dead || e.mark != 0:
+			*at++
+		case !e.req && w.hasFloor && e.score <= w.floor:
+			*gap = min(*gap, *at)
+			*at = len(list) // rank order: every entry after it scores no higher
+		case skip && !e.req && e.min > m:
+			*gap = min(*gap, *at)
+			if tree != nil {
+				*at = tree.first(*at+1, m)
+			} else {
+				*at++
+			}
+		default:
+			return e
+		}
+	}
+	return nil
 }
 
 // finishWalk ends section si's walk, noting the best score among the
