@@ -54,7 +54,7 @@ func TestRevisionsAndUpdates(t *testing.T) {
 			p := serve(srv)
 			sink := newSink(t)
 			col := start(t, sink, mcpsource.Config{Servers: []mcpsource.Server{fast(mcpsource.Server{Name: "s", Transport: p.transport})}})
-			if err := col.WaitSynced(t.Context()); err != nil {
+			if err := col.WaitSynced(bounded(t)); err != nil {
 				t.Fatal(err)
 			}
 			st := col.Status()[0]
@@ -126,7 +126,7 @@ func TestPagination(t *testing.T) {
 	})
 	sink := newSink(t)
 	col := start(t, sink, mcpsource.Config{Servers: []mcpsource.Server{fast(mcpsource.Server{Name: "p", Transport: serve(srv).transport})}})
-	if err := col.WaitSynced(t.Context()); err != nil {
+	if err := col.WaitSynced(bounded(t)); err != nil {
 		t.Fatal(err)
 	}
 	if ids := sink.ids(); len(ids) != 7 {
@@ -153,7 +153,7 @@ func TestListingCaps(t *testing.T) {
 		sink := newSink(t)
 		tc.cfg.Name, tc.cfg.Transport = "c", serve(srv).transport
 		col := start(t, sink, mcpsource.Config{Servers: []mcpsource.Server{fast(tc.cfg)}})
-		if err := col.WaitSynced(t.Context()); err != nil {
+		if err := col.WaitSynced(bounded(t)); err != nil {
 			t.Fatal(err)
 		}
 		if n := len(sink.ids()); n != tc.want {
@@ -174,7 +174,7 @@ func TestAnnotationsEndToEnd(t *testing.T) {
 	addDoc(srv, &mcp.Resource{URI: "test://user", Name: "u", Annotations: &mcp.Annotations{Audience: []mcp.Role{"user"}}}, "for the user")
 	sink := newSink(t)
 	col := start(t, sink, mcpsource.Config{Servers: []mcpsource.Server{fast(mcpsource.Server{Name: "a", Transport: serve(srv).transport})}})
-	if err := col.WaitSynced(t.Context()); err != nil {
+	if err := col.WaitSynced(bounded(t)); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"mcp:a:test://none", "mcp:a:test://zero"} {
@@ -216,7 +216,7 @@ func TestListChanged(t *testing.T) {
 			addDoc(srv, &mcp.Resource{URI: "test://a", Name: "a"}, "a")
 			sink := newSink(t)
 			col := start(t, sink, mcpsource.Config{Servers: []mcpsource.Server{fast(mcpsource.Server{Name: "l", Transport: serve(srv).transport})}})
-			if err := col.WaitSynced(t.Context()); err != nil {
+			if err := col.WaitSynced(bounded(t)); err != nil {
 				t.Fatal(err)
 			}
 			addDoc(srv, &mcp.Resource{URI: "test://b", Name: "b"}, "b")
@@ -234,7 +234,7 @@ func TestPeriodicResync(t *testing.T) {
 	sink := newSink(t)
 	col := start(t, sink, mcpsource.Config{Servers: []mcpsource.Server{fast(mcpsource.Server{Name: "p", Transport: serve(srv).transport,
 		ListInterval: 50 * time.Millisecond})}})
-	if err := col.WaitSynced(t.Context()); err != nil {
+	if err := col.WaitSynced(bounded(t)); err != nil {
 		t.Fatal(err)
 	}
 	a.set("v2", nil)
@@ -253,7 +253,7 @@ func TestMissingResource(t *testing.T) {
 	old := addDoc(srv, &mcp.Resource{URI: "test://old", Name: "o"}, "still here")
 	sink := newSink(t)
 	col := start(t, sink, mcpsource.Config{Servers: []mcpsource.Server{fast(mcpsource.Server{Name: "m", Transport: serve(srv).transport})}})
-	if err := col.WaitSynced(t.Context()); err != nil {
+	if err := col.WaitSynced(bounded(t)); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := sink.decl("mcp:m:test://never"); ok || !sink.hasEvent("mcp:m", "mcp:m:test://never", outcome.ReasonSourceUnavailable) {
@@ -281,7 +281,7 @@ func TestInternalErrorKeepsLastGood(t *testing.T) {
 	sink := newSink(t)
 	t0 := time.Now()
 	col := start(t, sink, mcpsource.Config{Servers: []mcpsource.Server{fast(mcpsource.Server{Name: "i", Transport: serve(srv).transport, KeepFor: time.Hour})}})
-	if err := col.WaitSynced(t.Context()); err != nil {
+	if err := col.WaitSynced(bounded(t)); err != nil {
 		t.Fatal(err)
 	}
 	a.set("", &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "backend down"})
@@ -320,7 +320,7 @@ func TestBadContents(t *testing.T) {
 	addDoc(srv, &mcp.Resource{URI: "test://fine", Name: "f"}, "fine")
 	sink := newSink(t)
 	col := start(t, sink, mcpsource.Config{Servers: []mcpsource.Server{fast(mcpsource.Server{Name: "b", Transport: serve(srv).transport, MaxContentBytes: 100})}})
-	if err := col.WaitSynced(t.Context()); err != nil {
+	if err := col.WaitSynced(bounded(t)); err != nil {
 		t.Fatal(err)
 	}
 	if ids := sink.ids(); len(ids) != 1 || ids[0] != "mcp:b:test://fine" {
@@ -345,7 +345,7 @@ func TestConnectionLossAndReconnect(t *testing.T) {
 	p := serve(srv)
 	sink := newSink(t)
 	col := start(t, sink, mcpsource.Config{Servers: []mcpsource.Server{fast(mcpsource.Server{Name: "r", Transport: p.transport, KeepFor: time.Hour})}})
-	if err := col.WaitSynced(t.Context()); err != nil {
+	if err := col.WaitSynced(bounded(t)); err != nil {
 		t.Fatal(err)
 	}
 	p.setRefuse(true)
@@ -374,7 +374,7 @@ func TestKeepForNegative(t *testing.T) {
 	p := serve(srv)
 	sink := newSink(t)
 	col := start(t, sink, mcpsource.Config{Servers: []mcpsource.Server{fast(mcpsource.Server{Name: "k", Transport: p.transport, KeepFor: -1})}})
-	if err := col.WaitSynced(t.Context()); err != nil {
+	if err := col.WaitSynced(bounded(t)); err != nil {
 		t.Fatal(err)
 	}
 	p.setRefuse(true)
@@ -448,7 +448,7 @@ func TestStreamableHTTP(t *testing.T) {
 			client := httpServer(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, opts))
 			sink := newSink(t)
 			col := start(t, sink, mcpsource.Config{Servers: []mcpsource.Server{fast(mcpsource.Server{Name: "h", URL: "http://mcp.invalid/mcp", HTTPClient: client})}})
-			if err := col.WaitSynced(t.Context()); err != nil {
+			if err := col.WaitSynced(bounded(t)); err != nil {
 				t.Fatal(err)
 			}
 			if st := col.Status()[0]; st.State != mcpsource.Ready || st.Protocol != v || content(sink, "mcp:h:test://a") != "over http" {
@@ -517,7 +517,7 @@ func TestSinkRefusal(t *testing.T) {
 	addDoc(srv, &mcp.Resource{URI: "test://long", Name: "l"}, "longer than ten bytes")
 	addDoc(srv, &mcp.Resource{URI: "test://short", Name: "s"}, "short")
 	col := start(t, sink, mcpsource.Config{Servers: []mcpsource.Server{fast(mcpsource.Server{Name: "r", Transport: serve(srv).transport})}})
-	if err := col.WaitSynced(t.Context()); err != nil {
+	if err := col.WaitSynced(bounded(t)); err != nil {
 		t.Fatal(err)
 	}
 	if ids := sink.ids(); len(ids) != 1 || ids[0] != "mcp:r:test://short" || eng.Len() != 1 {

@@ -91,6 +91,9 @@ type Server struct {
 	// RequestTimeout bounds each list, read and subscribe request
 	// (DefaultRequestTimeout). A request that exceeds it counts as the
 	// server failing: the session is closed and re-opened with backoff.
+	// It also bounds closing a session: past it, and past it for a
+	// request stuck writing to a server that stopped reading, the
+	// connection is closed under the SDK.
 	RequestTimeout time.Duration
 	// ListInterval is the period of the full re-sync (list and read
 	// everything) that runs even when the server sends notifications,

@@ -212,7 +212,7 @@ func TestFilesSource(t *testing.T) {
 	root, _ := corpus(t)
 	sink := newSink(t)
 	col := start(t, sink, mcpsource.Config{Files: []mcpsource.Files{{Name: "docs", Dir: root, ScanInterval: 20 * time.Millisecond, MaxContentBytes: 100}}})
-	if err := col.WaitSynced(t.Context()); err != nil {
+	if err := col.WaitSynced(bounded(t)); err != nil {
 		t.Fatal(err)
 	}
 	if st := col.Status()[0]; st.State != mcpsource.Ready || st.Blocks != 4 || st.Source != "file:docs" {

@@ -130,6 +130,15 @@ func (s *recSink) hasEvent(source, id string, reason outcome.Reason) bool {
 	return false
 }
 
+// bounded is t.Context() bounded by a minute: a test that waits on the
+// collector fails, naming what it waited for, rather than hang until the
+// test binary's timeout.
+func bounded(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 // eventually polls cond until it holds or 10 s pass.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -153,14 +162,14 @@ func start(t *testing.T, sink mcpsource.Sink, cfg mcpsource.Config) *mcpsource.C
 	return col
 }
 
-// inProcess serves srv over in-memory transports: every connection attempt
-// gets a fresh pair. refuse makes attempts fail; drop closes the server
-// side of every open session (a crash, seen from the client).
+// inProcess serves srv over in-memory pipes: every connection attempt
+// gets a fresh pipe. refuse makes attempts fail; drop closes the server's
+// end of every open pipe (a crash, seen from the client: no goodbye).
 type inProcess struct {
 	srv      *mcp.Server
 	mu       sync.Mutex
 	refuse   bool
-	sessions []*mcp.ServerSession
+	pipes    []net.Conn // the server's ends
 	attempts int
 }
 
@@ -173,13 +182,12 @@ func (p *inProcess) transport() (mcp.Transport, error) {
 	if p.refuse {
 		return nil, net.ErrClosed
 	}
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := p.srv.Connect(context.Background(), st, nil)
-	if err != nil {
+	c, s := net.Pipe()
+	if _, err := p.srv.Connect(context.Background(), &mcp.IOTransport{Reader: s, Writer: s}, nil); err != nil {
 		return nil, err
 	}
-	p.sessions = append(p.sessions, ss)
-	return ct, nil
+	p.pipes = append(p.pipes, s)
+	return &mcp.IOTransport{Reader: c, Writer: c}, nil
 }
 
 func (p *inProcess) setRefuse(v bool) {
@@ -190,10 +198,10 @@ func (p *inProcess) setRefuse(v bool) {
 
 func (p *inProcess) drop() {
 	p.mu.Lock()
-	ss := p.sessions
-	p.sessions = nil
+	pipes := p.pipes
+	p.pipes = nil
 	p.mu.Unlock()
-	for _, s := range ss {
+	for _, s := range pipes {
 		s.Close()
 	}
 }

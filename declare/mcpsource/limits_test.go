@@ -123,7 +123,7 @@ func TestHTTPResponseTooLarge(t *testing.T) {
 				Servers: []mcpsource.Server{fast(mcpsource.Server{Name: "h", URL: url + "/mcp", HTTPClient: client,
 					MaxResponseBytes: limit, MaxContentBytes: 2 * huge, RequestTimeout: time.Minute})},
 			})
-			if err := col.WaitSynced(t.Context()); err != nil {
+			if err := col.WaitSynced(bounded(t)); err != nil {
 				t.Fatal(err)
 			}
 			if content(sink, "mcp:h:test://big") != "v1" || content(sink, "mcp:h:test://other") != "other" {
@@ -185,7 +185,7 @@ func TestHTTPListTooLarge(t *testing.T) {
 	client, url := loopback(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: true}))
 	sink := newSink(t)
 	col := start(t, sink, mcpsource.Config{Servers: []mcpsource.Server{fast(mcpsource.Server{Name: "h", URL: url + "/mcp", HTTPClient: client, MaxResponseBytes: 64 << 10})}})
-	if err := col.WaitSynced(t.Context()); err != nil {
+	if err := col.WaitSynced(bounded(t)); err != nil {
 		t.Fatal(err)
 	}
 	st := col.Status()[0]
@@ -204,7 +204,7 @@ func TestMaxSourceBytes(t *testing.T) {
 	sink := newSink(t)
 	col := start(t, sink, mcpsource.Config{Logger: slog.New(slog.NewTextHandler(logs, nil)),
 		Servers: []mcpsource.Server{fast(mcpsource.Server{Name: "s", Transport: serve(srv).transport, MaxSourceBytes: 1000})}})
-	if err := col.WaitSynced(t.Context()); err != nil {
+	if err := col.WaitSynced(bounded(t)); err != nil {
 		t.Fatal(err)
 	}
 	if len(content(sink, "mcp:s:test://a")) != 400 || len(content(sink, "mcp:s:test://b")) != 400 {
@@ -297,7 +297,7 @@ func TestNotificationFlood(t *testing.T) {
 	sink := newSink(t)
 	col := start(t, sink, mcpsource.Config{Servers: []mcpsource.Server{fast(mcpsource.Server{Name: "s", Transport: serve(srv).transport,
 		RequestTimeout: time.Minute})}})
-	if err := col.WaitSynced(t.Context()); err != nil {
+	if err := col.WaitSynced(bounded(t)); err != nil {
 		t.Fatal(err)
 	}
 	var before, after runtime.MemStats

@@ -20,7 +20,7 @@ func TestCloseKillsProcessGroup(t *testing.T) {
 	script := "sleep 1000 </dev/null >/dev/null 2>&1 & echo $! > '" + pidFile + "'; exec '" + testServerBin + "' -name g"
 	sink := newSink(t)
 	col := start(t, sink, mcpsource.Config{Servers: []mcpsource.Server{fast(mcpsource.Server{Name: "g", Command: []string{"sh", "-c", script}})}})
-	if err := col.WaitSynced(t.Context()); err != nil {
+	if err := col.WaitSynced(bounded(t)); err != nil {
 		t.Fatal(err)
 	}
 	if st := col.Status()[0]; st.State != mcpsource.Ready {

@@ -42,6 +42,9 @@ type mcpSource struct {
 
 	// trips counts HTTP responses cut at MaxResponseBytes (limitClient).
 	trips atomic.Int64
+	// raw is the current session's connection, closed under the SDK when
+	// a request or the session's end is stuck (guard.go).
+	raw *rawConn
 
 	// The notification queue, filled by the SDK's goroutines. It is
 	// bounded: past maxPending URIs (or maxPendingBytes of them) the
@@ -120,10 +123,12 @@ func (m *mcpSource) session(ctx context.Context) (up bool, err error) {
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { m.notifyRelist() },
 	})
 	client.AddReceivingMiddleware(m.ackMiddleware)
-	cctx, cancel := context.WithTimeout(ctx, m.cfg.ConnectTimeout)
-	cs, err := client.Connect(cctx, t, nil)
+	m.raw = &rawConn{}
+	cctx, cancel := bound(ctx, m.cfg.ConnectTimeout, m.raw)
+	cs, err := client.Connect(cctx, keepingTransport{t, m.raw}, nil)
 	cancel()
 	if err != nil {
+		m.raw.close()
 		return false, m.failure("connect", err, stderr)
 	}
 	dead := make(chan struct{})
@@ -131,10 +136,7 @@ func (m *mcpSource) session(ctx context.Context) (up bool, err error) {
 		_ = cs.Wait()
 		close(dead)
 	}()
-	defer func() {
-		_ = cs.Close()
-		<-dead
-	}()
+	defer closeSession(cs, m.raw, dead, m.cfg.RequestTimeout)
 
 	ir := cs.InitializeResult()
 	m.protocol = ir.ProtocolVersion
@@ -254,7 +256,7 @@ func (m *mcpSource) sync(ctx context.Context, cs *mcp.ClientSession, readAll boo
 		led.drop(e.id)
 		led.problem(e.id, "")
 		if e.subscribed {
-			rctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
+			rctx, cancel := bound(ctx, m.cfg.RequestTimeout, m.raw)
 			_ = cs.Unsubscribe(rctx, &mcp.UnsubscribeParams{URI: uri}) // best effort
 			cancel()
 		}
@@ -272,7 +274,7 @@ func (m *mcpSource) list(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Res
 	cursors := make(map[string]bool)
 	params := &mcp.ListResourcesParams{}
 	for page := 1; ; page++ {
-		rctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
+		rctx, cancel := bound(ctx, m.cfg.RequestTimeout, m.raw)
 		trips := m.trips.Load()
 		res, err := cs.ListResources(rctx, params)
 		cancel()
@@ -324,7 +326,7 @@ func (m *mcpSource) list(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Res
 // 2026-07-28 Subscribe returns before the server registers it (MCP.md
 // bite #1): the server's acknowledgement queues a re-read (ackMiddleware).
 func (m *mcpSource) subscribeTo(ctx context.Context, cs *mcp.ClientSession, e *entry) error {
-	rctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
+	rctx, cancel := bound(ctx, m.cfg.RequestTimeout, m.raw)
 	err := cs.Subscribe(rctx, &mcp.SubscribeParams{URI: e.res.URI})
 	cancel()
 	var werr *jsonrpc.Error
@@ -345,7 +347,7 @@ func (m *mcpSource) subscribeTo(ctx context.Context, cs *mcp.ClientSession, e *e
 // errors and empty contents are transient (the last good content is held).
 func (m *mcpSource) read(ctx context.Context, cs *mcp.ClientSession, e *entry) error {
 	led := m.st.led
-	rctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
+	rctx, cancel := bound(ctx, m.cfg.RequestTimeout, m.raw)
 	trips := m.trips.Load()
 	rr, err := cs.ReadResource(rctx, &mcp.ReadResourceParams{URI: e.res.URI})
 	cancel()

@@ -21,7 +21,7 @@ func stdio(t *testing.T, sink *recSink, name string, s mcpsource.Server, args ..
 func TestStdio(t *testing.T) {
 	sink := newSink(t)
 	col := stdio(t, sink, "real", mcpsource.Server{}, "-resources", "4")
-	if err := col.WaitSynced(t.Context()); err != nil {
+	if err := col.WaitSynced(bounded(t)); err != nil {
 		t.Fatal(err)
 	}
 	st := col.Status()[0]
@@ -61,7 +61,7 @@ func TestStdioCrashMidSession(t *testing.T) {
 func TestStdioCrashAtStart(t *testing.T) {
 	sink := newSink(t)
 	col := stdio(t, sink, "dead", mcpsource.Server{}, "-mode", "crash")
-	if err := col.WaitSynced(t.Context()); err != nil {
+	if err := col.WaitSynced(bounded(t)); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "the server's own words", func() bool {
@@ -69,7 +69,7 @@ func TestStdioCrashAtStart(t *testing.T) {
 		return err != nil && strings.Contains(err.Error(), "crashing on purpose")
 	})
 	col2 := start(t, sink, mcpsource.Config{Servers: []mcpsource.Server{fast(mcpsource.Server{Name: "nosuch", Command: []string{"/nonexistent/mcp-server"}})}})
-	if err := col2.WaitSynced(t.Context()); err != nil {
+	if err := col2.WaitSynced(bounded(t)); err != nil {
 		t.Fatal(err)
 	}
 	if st := col2.Status()[0]; st.State != mcpsource.Unavailable || !sink.hasEvent("mcp:nosuch", "mcp:nosuch", outcome.ReasonSourceUnavailable) {
@@ -83,7 +83,7 @@ func TestStdioHang(t *testing.T) {
 	sink := newSink(t)
 	t0 := time.Now()
 	col := stdio(t, sink, "hang", mcpsource.Server{ConnectTimeout: 300 * time.Millisecond}, "-mode", "hang")
-	if err := col.WaitSynced(t.Context()); err != nil {
+	if err := col.WaitSynced(bounded(t)); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("first sync attempt ended after %v", time.Since(t0))
@@ -101,7 +101,7 @@ func TestStdioHang(t *testing.T) {
 func TestStdioEmptyContents(t *testing.T) {
 	sink := newSink(t)
 	col := stdio(t, sink, "liar", mcpsource.Server{}, "-mode", "empty", "-resources", "2")
-	if err := col.WaitSynced(t.Context()); err != nil {
+	if err := col.WaitSynced(bounded(t)); err != nil {
 		t.Fatal(err)
 	}
 	if st := col.Status()[0]; st.State != mcpsource.Ready || len(sink.ids()) != 0 {
