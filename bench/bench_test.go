@@ -109,6 +109,7 @@ func benchTurns(b *testing.B, moveNow bool) {
 			}
 			turn := 0
 			b.ReportAllocs()
+			start := processCPU()
 			for b.Loop() {
 				turn++
 				d, r := Turn(turn), req
@@ -123,6 +124,7 @@ func benchTurns(b *testing.B, moveNow bool) {
 					b.Fatal(err)
 				}
 			}
+			reportCPU(b, processCPU()-start)
 		})
 	}
 }

@@ -115,9 +115,21 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	in, err := loadInputs(inf.template, inf.memories, 0)
+	// Timings declare the memories into each run's Engine again, read
+	// from their files (benchinput.go); a conversation holds them.
+	memPaths := inf.memories
+	if *turns == 0 {
+		memPaths = nil
+	}
+	in, err := loadInputs(inf.template, memPaths, 0)
 	if err != nil {
 		return err
+	}
+	mems := &benchMemories{whole: true}
+	if *turns == 0 && len(inf.memories) > 0 {
+		if mems, err = loadBenchMemories(inf.memories); err != nil {
+			return err
+		}
 	}
 	if sources.any() {
 		sources.stderr = stderr
@@ -127,6 +139,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		in.decls = append(in.decls, collected...)
 	}
+	mems.extra = in.decls
 	list := []int{in.tpl.Budget()}
 	if *budgets != "" {
 		list = list[:0]
@@ -150,14 +163,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	report := benchReport{Encoding: in.tpl.Encoding(), Blocks: len(in.decls), Runs: *runs}
+	report := benchReport{Encoding: in.tpl.Encoding(), Blocks: mems.len(), Runs: *runs}
 	for _, b := range list {
 		tpl, err := in.tpl.WithBudget(b)
 		if err != nil {
 			return err
 		}
 		req := reqf.request(tpl, now)
-		r, err := benchBudget(ctx, tok, in.decls, req, *runs)
+		r, err := benchBudget(ctx, tok, mems, req, *runs)
 		if err != nil {
 			return fmt.Errorf("bench: budget %d: %w", b, err)
 		}
@@ -175,7 +188,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // benchBudget measures one budget: cold (fresh engine and cache), warm
 // (nothing changed) and turn (one new history block declared, then
 // assembled; the time covers both), each the median of runs.
-func benchBudget(ctx context.Context, tok *bpe.Tokenizer, decls []declare.Declaration, req contextasm.Request, runs int) (benchResult, error) {
+func benchBudget(ctx context.Context, tok *bpe.Tokenizer, mems *benchMemories, req contextasm.Request, runs int) (benchResult, error) {
 	var r benchResult
 	var cold, warm, turn []time.Duration
 	for run := range runs {
@@ -189,7 +202,7 @@ func benchBudget(ctx context.Context, tok *bpe.Tokenizer, decls []declare.Declar
 		if err != nil {
 			return r, err
 		}
-		if err := eng.Declare(decls...); err != nil {
+		if err := mems.declare(eng); err != nil {
 			return r, err
 		}
 		start := time.Now()
