@@ -172,10 +172,16 @@ func TestNoLostUpdateThreeEngines(t *testing.T) {
 			st := eng.State()
 			return st.Trust["fa"] == want.Trust["fa"] && st.Trust["fb"] == want.Trust["fb"]
 		})
-		res, err := eng.Assemble(context.Background(), contextasm.Request{Template: tpl, Now: now0})
-		if err != nil {
-			t.Fatal(err)
-		}
+		// The trust can be whole before the last delta (another engine's
+		// heat) has arrived: the version is waited for too.
+		var res *contextasm.Result
+		waitFor(t, fmt.Sprintf("engine %d to assemble at the store's version %d", i, u.Version.N), func() bool {
+			var err error
+			if res, err = eng.Assemble(context.Background(), contextasm.Request{Template: tpl, Now: now0}); err != nil {
+				t.Fatal(err)
+			}
+			return res.StateVersion >= u.Version.N
+		})
 		if trustOf(res, "fa") != want.Trust["fa"] || res.StateVersion != u.Version.N {
 			t.Errorf("engine %d ranks fa with %v at state version %d; want %v at %d", i, trustOf(res, "fa"), res.StateVersion, want.Trust["fa"], u.Version.N)
 		}
