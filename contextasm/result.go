@@ -206,16 +206,23 @@ func newResult(tpl *template.Template, req Request, a *assembled, extra []Event)
 // renderHashOf returns "sha256:" and the hex SHA-256 of what an assembly
 // sends the model: its text, or for a chat format the request body.
 func renderHashOf(a *assembled) (string, error) {
-	data := []byte(a.out.Text)
+	h := sha256.New()
 	if a.format != 0 {
 		body, err := chat.Encode(a.format, conversation(a.out))
 		if err != nil {
 			return "", fmt.Errorf("contextasm: the %v body: %w", a.format, err)
 		}
-		data = body
+		h.Write(body)
+	} else {
+		// In pieces: the text is not copied whole on every assembly.
+		var buf [4096]byte
+		for t := a.out.Text; len(t) > 0; {
+			n := copy(buf[:], t)
+			h.Write(buf[:n])
+			t = t[n:]
+		}
 	}
-	sum := sha256.Sum256(data)
-	return "sha256:" + hex.EncodeToString(sum[:]), nil
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // memoryTypes returns the memory types of the blocks that took part in an

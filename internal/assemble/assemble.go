@@ -62,11 +62,16 @@ type Assembler struct {
 	// An incremental assembly's pull from its Index (turn.go).
 	walking  bool
 	w        walk
-	pulled   []*Block   // the blocks pulled, which candidates index
-	pulledE  []*ixEntry // their entries
-	priorAll []*ixEntry // every prior item's entry, pulled or not
-	tail     []tailBest // per section: the best score never pulled
-	looked   int        // index entries looked at (TestTurnLooksAtWhatItKeeps)
+	pulled   []*Block                // the blocks pulled, which candidates index
+	pulledE  []*ixEntry              // their entries
+	priorAll []*ixEntry              // every prior item's entry, pulled or not
+	tail     []tailBest              // per section: the best score never pulled
+	looked   int                     // index entries looked at (TestTurnLooksAtWhatItKeeps)
+	pulledBy map[*ixEntry]*candidate // scratch of pullHistory
+
+	// spanHashes remembers spans' hashes by their text (spanHash).
+	spanHashes map[string]string
+	histKeys   []histKey // scratch of summarizeCandidates
 
 	joined      bool     // writeText wrote a joiner between two pieces
 	cuts        []int    // where the text's separately counted parts meet (joinDelta)

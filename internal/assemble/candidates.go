@@ -44,17 +44,27 @@ func (a *Assembler) summarizeCandidates(tpl *template.Template, blocks []*Block,
 			continue
 		}
 		cands := a.cands[si]
-		slices.SortFunc(hist, func(x, y int) int {
-			tx, sx := a.placeOf(&cands[x], blocks[cands[x].Index])
-			ty, sy := a.placeOf(&cands[y], blocks[cands[y].Index])
-			if c := tx.Compare(ty); c != 0 {
+		// Sorted by time, then declaration, then id: each candidate's
+		// place looked up once, not at every comparison.
+		keys := a.histKeys[:0]
+		for _, i := range hist {
+			t, seq := a.placeOf(&cands[i], blocks[cands[i].Index])
+			keys = append(keys, histKey{t, seq, cands[i].ID, i})
+		}
+		slices.SortFunc(keys, func(x, y histKey) int {
+			if c := x.t.Compare(y.t); c != 0 {
 				return c
 			}
-			if c := cmp.Compare(sx, sy); c != 0 {
+			if c := cmp.Compare(x.seq, y.seq); c != 0 {
 				return c
 			}
-			return strings.Compare(cands[x].ID, cands[y].ID) // cmp.Or would compare the ids every time
+			return strings.Compare(x.id, y.id) // cmp.Or would compare the ids every time
 		})
+		for k := range keys {
+			hist[k] = keys[k].i
+		}
+		clear(keys)
+		a.histKeys = keys[:0]
 		type run struct {
 			at     []int // positions in hist
 			tokens int
@@ -118,6 +128,15 @@ func (a *Assembler) summarizeCandidates(tpl *template.Template, blocks []*Block,
 			out.SummarizeCandidates = append(out.SummarizeCandidates, sc)
 		}
 	}
+}
+
+// histKey is a history candidate's place in time order (placeOf), and
+// its position i in the section's candidates.
+type histKey struct {
+	t   time.Time
+	seq int64
+	id  string
+	i   int
 }
 
 // sharesUnit reports whether two runs (positions in hist) hold members of

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/contextasm/contextasm/outcome"
@@ -37,14 +38,33 @@ type span struct {
 func (a *Assembler) spans(tpl *template.Template, text string) []span {
 	out := make([]span, len(a.written))
 	start := len(tpl.Header()) + 1
+	if a.spanHashes == nil || len(a.spanHashes) >= maxSpanHashes {
+		a.spanHashes = make(map[string]string, len(a.written))
+	}
 	for k, w := range a.written {
 		cd := &a.cands[w.si][w.ci]
 		end := cd.offset + len(cd.text) + 1 // the text ends with a newline after its last block
-		sum := sha256.Sum256([]byte(text[start:end]))
-		out[k] = span{si: w.si, ci: w.ci, end: end, hash: hex.EncodeToString(sum[:8])}
+		out[k] = span{si: w.si, ci: w.ci, end: end, hash: a.spanHash(text[start:end])}
 		start = end
 	}
 	return out
+}
+
+// maxSpanHashes bounds the spans an Assembler remembers the hashes of: a
+// few templates' kept blocks.
+const maxSpanHashes = 2048
+
+// spanHash returns the hex of the first 8 bytes of piece's SHA-256: from
+// the spans remembered (a kept block's span is the same text from one
+// turn to the next), else hashed and remembered.
+func (a *Assembler) spanHash(piece string) string {
+	if h, ok := a.spanHashes[piece]; ok {
+		return h
+	}
+	sum := sha256.Sum256([]byte(piece))
+	h := hex.EncodeToString(sum[:8])
+	a.spanHashes[strings.Clone(piece)] = h // not a slice of the whole text
+	return h
 }
 
 // decision records what this assembly decided, for the next one.

@@ -204,7 +204,12 @@ func (a *Assembler) pullHistory(x *Index, sec *template.Section, c truncate.Coun
 	}
 	slices.SortFunc(extra, func(i, j int) int { return compareNewest(s.extra[i].b, s.extra[j].b) })
 	// The pulled candidates of the section, by entry.
-	pulled := make(map[*ixEntry]*candidate)
+	if a.pulledBy == nil {
+		a.pulledBy = make(map[*ixEntry]*candidate)
+	}
+	pulled := a.pulledBy
+	clear(pulled)
+	defer clear(pulled)
 	for i := range a.cands[si] {
 		pulled[a.pulledE[a.cands[si][i].Index]] = &a.cands[si][i]
 	}

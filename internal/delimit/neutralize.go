@@ -148,6 +148,9 @@ func Crosses(left []byte, leftFixed int, right string, rightFixed int, protected
 			if k <= leftFixed && len(p)-k <= rightFixed {
 				continue // the template's own text on both sides
 			}
+			if len(right) == 0 || right[0] != p[k] || left[len(left)-1] != p[k-1] {
+				continue // the bytes either side of the join: most joins end here
+			}
 			if strings.HasPrefix(right, p[k:]) && string(left[len(left)-k:]) == p[:k] {
 				return true
 			}
