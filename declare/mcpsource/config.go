@@ -122,14 +122,14 @@ type Server struct {
 	// A larger resource is not declared; it gets a source_unavailable event.
 	MaxContentBytes int
 	// MaxResponseBytes bounds the body of one HTTP response of a URL
-	// server, and each event of its notification stream, so that a server
-	// cannot make the process hold more (DefaultMaxResponseBytes of
-	// MaxContentBytes). A larger response ends the session like a
-	// transport failure, with an error naming the limit: the source's
-	// blocks keep their last good content (KeepFor), and a resource whose
-	// read was too large gets a source_unavailable event and is not read
-	// again until its listing changes or the server notifies an update.
-	// A stdio server's messages are bounded by the SDK at 16 MiB each.
+	// server, each event of its notification stream, and each message of
+	// a Command server, so that a server cannot make the process hold
+	// more (DefaultMaxResponseBytes of MaxContentBytes). A larger response
+	// ends the session like a transport failure, with an error naming the
+	// limit: the source's blocks keep their last good content (KeepFor),
+	// and a resource whose read was too large gets a source_unavailable
+	// event and is not read again until its listing changes or the server
+	// notifies an update.
 	MaxResponseBytes int
 	// MaxSourceBytes bounds the content all the server's blocks hold
 	// together (DefaultMaxSourceBytes). A read that would take the source

@@ -7,12 +7,21 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strings"
 	"sync/atomic"
 )
 
 // errResponseTooLarge is how a response body over Server.MaxResponseBytes
 // ends; the source names the limit in its error.
 var errResponseTooLarge = errors.New("response larger than Server.MaxResponseBytes")
+
+// frameTooLarge reports whether err is the SDK's for a stdio message over
+// its MaxLineLength (commandTransport sets it to MaxResponseBytes). The SDK
+// does not export the error; TestStdioMessageTooLarge notices if its words
+// change.
+func frameTooLarge(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "frame exceeded the configured maximum line length")
+}
 
 // limitClient returns a copy of c (or of http.DefaultClient) whose
 // responses are bounded at max bytes each. The SDK reads a JSON response

@@ -205,7 +205,7 @@ func (m *mcpSource) transport() (mcp.Transport, *exec.Cmd, *tailBuffer, error) {
 	cmd.Stderr = tail
 	cmd.WaitDelay = s.TerminateDuration // a grandchild holding stderr open must not hold up Close
 	ownProcessGroup(cmd)
-	return &mcp.CommandTransport{Command: cmd, TerminateDuration: s.TerminateDuration}, cmd, tail, nil
+	return &commandTransport{cmd: cmd, terminate: s.TerminateDuration, maxMessage: s.MaxResponseBytes}, cmd, tail, nil
 }
 
 // sync lists the resources and reads those that are new, changed in the
@@ -279,7 +279,7 @@ func (m *mcpSource) list(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Res
 		res, err := cs.ListResources(rctx, params)
 		cancel()
 		if err != nil {
-			if m.trips.Load() != trips {
+			if m.trips.Load() != trips || frameTooLarge(err) {
 				return nil, fmt.Errorf("resources/list: %w (%d bytes): %w", errResponseTooLarge, m.cfg.MaxResponseBytes, err)
 			}
 			return nil, fmt.Errorf("resources/list: %w", err)
@@ -351,7 +351,7 @@ func (m *mcpSource) read(ctx context.Context, cs *mcp.ClientSession, e *entry) e
 	trips := m.trips.Load()
 	rr, err := cs.ReadResource(rctx, &mcp.ReadResourceParams{URI: e.res.URI})
 	cancel()
-	if m.trips.Load() != trips {
+	if m.trips.Load() != trips || frameTooLarge(err) {
 		// The response was cut: the session is broken, and this resource
 		// is not read again until it changes.
 		m.log.Warn("response too large", "uri", e.res.URI, "max_response_bytes", m.cfg.MaxResponseBytes)

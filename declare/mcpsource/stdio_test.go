@@ -113,3 +113,29 @@ func TestStdioEmptyContents(t *testing.T) {
 		}
 	}
 }
+
+// One message of a stdio server is bounded by MaxResponseBytes, as an HTTP
+// response is: a larger one ends the session, the blocks read before it
+// stay, and the server is reported.
+func TestStdioMessageTooLarge(t *testing.T) {
+	sink := newSink(t)
+	s := fast(mcpsource.Server{Name: "big", Command: []string{testServerBin, "-name", "big", "-resources", "2", "-pad", "200000"},
+		MaxResponseBytes: 64 << 10})
+	s.MinBackoff, s.MaxBackoff = time.Minute, time.Minute // the failure stays to be seen
+	col := start(t, sink, mcpsource.Config{Servers: []mcpsource.Server{s}})
+	eventually(t, "the session to end on the large message", func() bool {
+		st := col.Status()[0]
+		return st.State == mcpsource.Unavailable && st.Err != nil &&
+			strings.Contains(st.Err.Error(), "larger than Server.MaxResponseBytes (65536 bytes)")
+	})
+	if got := content(sink, "mcp:big:test://big/doc/0"); got != "Document 0 of server big." {
+		t.Errorf("the block read before the large message: %q", got)
+	}
+	if _, ok := sink.decl("mcp:big:test://big/doc/1"); ok {
+		t.Error("the large resource was declared")
+	}
+	if !sink.hasEvent("mcp:big", "mcp:big", outcome.ReasonSourceUnavailable) ||
+		!sink.hasEvent("mcp:big", "mcp:big:test://big/doc/1", outcome.ReasonSourceUnavailable) {
+		t.Errorf("events %+v", sink.eventsOf("mcp:big"))
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -26,6 +27,7 @@ func main() {
 	name := flag.String("name", "test", "server name, used in URIs and contents")
 	n := flag.Int("resources", 3, "number of resources")
 	mode := flag.String("mode", "ok", "ok, hang, crash, crash-on-read or empty")
+	pad := flag.Int("pad", 0, "bytes added to the last resource's text")
 	flag.Parse()
 	switch *mode {
 	case "hang":
@@ -39,6 +41,9 @@ func main() {
 	for i := range *n {
 		uri := fmt.Sprintf("test://%s/doc/%d", *name, i)
 		text := fmt.Sprintf("Document %d of server %s.", i, *name)
+		if i == *n-1 {
+			text += strings.Repeat("p", *pad)
+		}
 		res := &mcp.Resource{URI: uri, Name: fmt.Sprintf("doc-%d", i), MIMEType: "text/plain"}
 		if i == 0 {
 			res.Annotations = &mcp.Annotations{Priority: 0.8, Audience: []mcp.Role{"assistant"}, LastModified: "2026-11-01T10:00:00Z"}
