@@ -91,6 +91,11 @@ type Config struct {
 	// Policy moves trust on feedback; each zero field takes its value from
 	// feedback.DefaultPolicy().
 	Policy feedback.Policy
+	// FeedbackLimits bound the work of checking a response against its
+	// context's violation patterns (see feedback.Limits): past them
+	// Feedback fails with feedback.ErrResponseTooLarge and learns nothing.
+	// Each zero field takes its default; a negative one is ErrInvalid.
+	FeedbackLimits feedback.Limits
 	// Usage seeds what approximate encodings ("approx:claude") learned from
 	// provider-reported usage (see Engine.ReportUsage and Engine.Usage);
 	// nil starts with none. The Engine keeps its own copy.
@@ -174,6 +179,9 @@ func New(cfg Config) (*Engine, error) {
 		if l.v < 0 {
 			return nil, fmt.Errorf("%w: Config.%s %d is negative (0 means the default)", ErrInvalid, l.name, l.v)
 		}
+	}
+	if l := cfg.FeedbackLimits; l.MaxResponseBytes < 0 || l.MaxMatchWork < 0 {
+		return nil, fmt.Errorf("%w: Config.FeedbackLimits %+v: negative (0 means the default)", ErrInvalid, l)
 	}
 	if err := cfg.Stickiness.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: Config.%v", ErrInvalid, err)

@@ -182,7 +182,7 @@ func (e *Engine) feedbackCited(ctx context.Context, res *Result, response string
 		}
 	}
 	e.learnMu.Unlock()
-	fb, batch, err := learn(learned, sections, response, cited, e.cfg.Policy, func(id string) (*assemble.Block, bool) {
+	fb, batch, err := learn(learned, sections, response, cited, e.cfg.Policy, e.cfg.FeedbackLimits, func(id string) (*assemble.Block, bool) {
 		i, ok := slices.BinarySearchFunc(blocks, id, func(b *assemble.Block, id string) int { return strings.Compare(b.ID, id) })
 		if !ok {
 			return nil, false
@@ -270,7 +270,7 @@ func FeedbackDump(st *feedback.State, d *Dump, response string, p feedback.Polic
 // FeedbackDeltas is FeedbackDump without applying: it returns the batch of
 // deltas (Writer and Seq unset) a store is to apply, and leaves st alone.
 func FeedbackDeltas(st *feedback.State, d *Dump, response string, p feedback.Policy) (*feedback.Result, *feedback.Batch, error) {
-	fb, b, err := learn(st, d.Sections, response, nil, p, nil)
+	fb, b, err := learn(st, d.Sections, response, nil, p, feedback.Limits{}, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -279,11 +279,12 @@ func FeedbackDeltas(st *feedback.State, d *Dump, response string, p feedback.Pol
 
 // learn evaluates response and the citations cited against the blocks
 // sections put in the text, with the trust st holds, and returns the deltas to apply: for each block
-// cited, its policy gain and a citation in its heat. lookup, when set,
+// cited, its policy gain and a citation in its heat, checking violation
+// patterns within limits. lookup, when set,
 // finds a block's current trust and compiled patterns; otherwise they come
 // from the sections.
 func learn(st *feedback.State, sections []SectionResult, response string, cited []feedback.Tag, p feedback.Policy,
-	lookup func(id string) (*assemble.Block, bool)) (*feedback.Result, *feedback.Batch, error) {
+	limits feedback.Limits, lookup func(id string) (*assemble.Block, bool)) (*feedback.Result, *feedback.Batch, error) {
 	var in []feedback.Block
 	for si := range sections {
 		for _, b := range sections[si].Blocks {
@@ -308,7 +309,7 @@ func learn(st *feedback.State, sections []SectionResult, response string, cited 
 			in = append(in, fbb)
 		}
 	}
-	fb, err := feedback.EvaluateCited(in, response, cited, p)
+	fb, err := limits.EvaluateCited(in, response, cited, p)
 	if err != nil {
 		return nil, nil, err
 	}

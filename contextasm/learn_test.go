@@ -264,3 +264,33 @@ func TestConcurrentFeedbackSavesLatestState(t *testing.T) {
 		t.Errorf("saved %+v / %v, engine %+v / %v", saved.Heat["fact-a"], saved.Trust["fact-a"], want.Heat["fact-a"], want.Trust["fact-a"])
 	}
 }
+
+// Config.FeedbackLimits bound the checking of violation patterns: past
+// them Feedback fails with feedback.ErrResponseTooLarge and learns
+// nothing; the defaults check the same response; a negative limit is
+// refused.
+func TestFeedbackLimits(t *testing.T) {
+	tpl := parseTemplate(t, learnTemplate)
+	req := contextasm.Request{Template: tpl, Now: demoNow}
+	response := `<memory_ref id="fact-a"/> ` + strings.Repeat("is what I used. ", 10)
+
+	tight := newEngine(t, contextasm.Config{FeedbackLimits: feedback.Limits{MaxResponseBytes: 64}}, learnDecls()...)
+	if _, err := tight.Feedback(t.Context(), assemble(t, tight, req), response); !errors.Is(err, feedback.ErrResponseTooLarge) {
+		t.Fatalf("a %d-byte response under a 64-byte limit: %v, want ErrResponseTooLarge", len(response), err)
+	}
+	if got := tight.State().Trust["fact-a"]; got != 0 {
+		t.Errorf("trust learned from an unchecked response: %v", got)
+	}
+
+	def := newEngine(t, contextasm.Config{}, learnDecls()...)
+	if _, err := def.Feedback(t.Context(), assemble(t, def, req), response); err != nil {
+		t.Fatalf("the same response under the default limits: %v", err)
+	}
+	if got := def.State().Trust["fact-a"]; got == 0 {
+		t.Error("no trust learned under the default limits")
+	}
+
+	if _, err := contextasm.New(contextasm.Config{FeedbackLimits: feedback.Limits{MaxMatchWork: -1}}); !errors.Is(err, contextasm.ErrInvalid) {
+		t.Errorf("a negative FeedbackLimits field: %v, want ErrInvalid", err)
+	}
+}
