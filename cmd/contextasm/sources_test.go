@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/contextasm/contextasm/outcome"
 )
 
 // buildTestServer builds the stdio MCP test server from its source.
@@ -129,9 +131,24 @@ func TestRenderFiles(t *testing.T) {
 	if err := os.Symlink("../secret.txt", filepath.Join(dir, "escape.txt")); err != nil {
 		t.Fatal(err)
 	}
-	d, _, _ := renderSources(t, "--files", "docs="+dir)
+	audit := filepath.Join(base, "audit.jsonl")
+	d, _, _ := renderSources(t, "--files", "docs="+dir, "--audit", audit)
 	if got := strings.Join(d.kept(), " "); got != "file:docs:note.md" || strings.Contains(d.Text, "SECRET") {
 		t.Errorf("kept %s, text:\n%s", got, d.Text)
+	}
+	// The audit record names the snapshot of the root's blocks.
+	data, err := os.ReadFile(audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		Inputs []outcome.Input `json:"inputs"`
+	}
+	if err := json.Unmarshal(data, &rec); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Inputs) != 1 || rec.Inputs[0].Name != "source:file:docs" || len(rec.Inputs[0].SHA256) != 64 {
+		t.Errorf("audit inputs %+v, want the snapshot of source:file:docs", rec.Inputs)
 	}
 	if !d.has("file:docs:escape.txt", "outside_root") || !d.has("file:docs:logo.png", "binary") {
 		t.Errorf("events %+v", d.Events)

@@ -3,10 +3,15 @@ package mcpsource
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"reflect"
 	"slices"
 	"sync"
@@ -27,6 +32,15 @@ type Sink interface {
 	// SetSourceEvents replaces what source reports about blocks it could
 	// not deliver; nil clears it.
 	SetSourceEvents(source string, events []outcome.Event)
+}
+
+// InputRecorder is a Sink that records which version of each source's
+// blocks it holds, for its audit records (*contextasm.Engine's SetInput).
+// After every change the collector gives it "source:" and the source's key
+// ("source:mcp:docs") and the hex SHA-256 of the source's blocks (see
+// docs/sources.md).
+type InputRecorder interface {
+	SetInput(name, sha256 string)
 }
 
 // State is where a source stands.
@@ -234,13 +248,21 @@ type ledger struct {
 	forget map[string]bool
 	events []outcome.Event // last published
 	pubbed bool
+
+	// rec, when the Sink is an InputRecorder, is told the snapshot's hash
+	// after every change; hashes holds each declared block's.
+	rec      InputRecorder
+	hashes   map[string][sha256.Size]byte
+	recorded bool
 }
 
 func newLedger(sink Sink, key string, keepFor time.Duration) *ledger {
+	rec, _ := sink.(InputRecorder)
 	return &ledger{sink: sink, key: key, keepFor: keepFor, down: true,
 		declared: make(map[string]declare.Declaration), goodAt: make(map[string]time.Time),
 		problems: make(map[string]outcome.Reason), size: make(map[string]int),
-		stage: make(map[string]declare.Declaration), forget: make(map[string]bool)}
+		stage: make(map[string]declare.Declaration), forget: make(map[string]bool),
+		rec: rec, hashes: make(map[string][sha256.Size]byte)}
 }
 
 // put stages fresh content for d's block, read at readAt.
@@ -340,6 +362,7 @@ func (l *ledger) problem(id string, r outcome.Reason) {
 // declaration the Sink refuses (its limits may be stricter than the
 // source's) is reported as source_unavailable instead.
 func (l *ledger) flush(log *slog.Logger) {
+	changed := len(l.stage) > 0 || len(l.forget) > 0
 	if len(l.stage) > 0 {
 		decls := make([]declare.Declaration, 0, len(l.stage))
 		for _, d := range l.stage {
@@ -349,6 +372,7 @@ func (l *ledger) flush(log *slog.Logger) {
 		if err := l.sink.Declare(decls...); err == nil {
 			for _, d := range decls {
 				l.declared[d.RequestID] = d
+				delete(l.hashes, d.RequestID)
 			}
 		} else {
 			for _, d := range decls {
@@ -362,6 +386,7 @@ func (l *ledger) flush(log *slog.Logger) {
 					continue
 				}
 				l.declared[d.RequestID] = d
+				delete(l.hashes, d.RequestID)
 			}
 		}
 		clear(l.stage)
@@ -376,7 +401,40 @@ func (l *ledger) flush(log *slog.Logger) {
 		l.sink.Forget(ids...)
 		clear(l.forget)
 	}
+	if l.rec != nil && (changed || !l.recorded) {
+		l.record(log)
+	}
 	l.publish()
+}
+
+// record tells the InputRecorder the hash of the source's blocks: SHA-256
+// over the blocks in request_id order, each as its id's length (8 bytes,
+// big-endian), the id, and the SHA-256 of its declaration's JSON.
+func (l *ledger) record(log *slog.Logger) {
+	for id := range l.hashes {
+		if _, ok := l.declared[id]; !ok {
+			delete(l.hashes, id)
+		}
+	}
+	h := sha256.New()
+	var n [8]byte
+	for _, id := range slices.Sorted(maps.Keys(l.declared)) {
+		sum, ok := l.hashes[id]
+		if !ok {
+			b, err := json.Marshal(l.declared[id])
+			if err != nil { // a Declaration always encodes; say so if not
+				log.Error("hashing a block for the audit record", "request_id", id, "error", err)
+			}
+			sum = sha256.Sum256(b)
+			l.hashes[id] = sum
+		}
+		binary.BigEndian.PutUint64(n[:], uint64(len(id)))
+		h.Write(n[:])
+		h.Write([]byte(id))
+		h.Write(sum[:])
+	}
+	l.rec.SetInput("source:"+l.key, hex.EncodeToString(h.Sum(nil)))
+	l.recorded = true
 }
 
 // publish sends the current events to the Sink when they changed.

@@ -512,7 +512,7 @@ func TestSinkRefusal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sink := &recSink{eng: eng, decls: map[string]declare.Declaration{}, events: map[string][]outcome.Event{}}
+	sink := &recSink{eng: eng, decls: map[string]declare.Declaration{}, events: map[string][]outcome.Event{}, inputs: map[string]string{}}
 	srv := newServer("", nil)
 	addDoc(srv, &mcp.Resource{URI: "test://long", Name: "l"}, "longer than ten bytes")
 	addDoc(srv, &mcp.Resource{URI: "test://short", Name: "s"}, "short")

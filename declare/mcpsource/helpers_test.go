@@ -58,6 +58,7 @@ type recSink struct {
 	mu     sync.Mutex
 	decls  map[string]declare.Declaration
 	events map[string][]outcome.Event
+	inputs map[string]string
 }
 
 func newSink(t *testing.T) *recSink {
@@ -66,7 +67,21 @@ func newSink(t *testing.T) *recSink {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &recSink{eng: eng, decls: make(map[string]declare.Declaration), events: make(map[string][]outcome.Event)}
+	return &recSink{eng: eng, decls: make(map[string]declare.Declaration), events: make(map[string][]outcome.Event),
+		inputs: make(map[string]string)}
+}
+
+func (s *recSink) SetInput(name, sha string) {
+	s.mu.Lock()
+	s.inputs[name] = sha
+	s.mu.Unlock()
+	s.eng.SetInput(name, sha)
+}
+
+func (s *recSink) input(name string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inputs[name]
 }
 
 func (s *recSink) Declare(decls ...declare.Declaration) error {
