@@ -336,6 +336,7 @@ func (a *Assembler) rankByIndex(si int) {
 		keys = append(keys, k)
 	}
 	keys = a.sortRankKeys(keys)
+	a.cands[si] = slices.Grow(a.cands[si], len(keys)) // once: not grown, and copied, block by block
 	for _, k := range keys {
 		a.cands[si] = append(a.cands[si], candidate{Ranked: ranked[k.index]})
 	}

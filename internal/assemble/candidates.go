@@ -46,7 +46,7 @@ func (a *Assembler) summarizeCandidates(tpl *template.Template, blocks []*Block,
 		cands := a.cands[si]
 		// Sorted by time, then declaration, then id: each candidate's
 		// place looked up once, not at every comparison.
-		keys := a.histKeys[:0]
+		keys := slices.Grow(a.histKeys[:0], len(hist))
 		for _, i := range hist {
 			t, seq := a.placeOf(&cands[i], blocks[cands[i].Index])
 			keys = append(keys, histKey{t, seq, cands[i].ID, i})
