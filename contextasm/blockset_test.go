@@ -137,7 +137,7 @@ func TestIdleIndexIncremental(t *testing.T) {
 					case 0:
 						b.Scope, b.SessionID = declare.ScopeGlobal, ""
 					case 1:
-						b.IdleTTL = time.Duration(1+r.IntN(5)) * time.Hour
+						b.EditRare().IdleTTL = time.Duration(1+r.IntN(5)) * time.Hour
 					}
 					byID[b.ID] = b
 				}

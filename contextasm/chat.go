@@ -29,11 +29,11 @@ func checkToolCalls(snap *snapshot, decls []declare.Declaration) error {
 	}
 	var x declare.CallIndex
 	for _, b := range snap.blocks() {
-		if (len(b.ToolCalls) == 0 && b.ToolCallID == "") || !sessions[b.SessionID] || replaced[b.ID] {
+		if (len(b.ToolCalls()) == 0 && b.ToolCallID() == "") || !sessions[b.SessionID] || replaced[b.ID] {
 			continue
 		}
 		x.Add(&declare.Declaration{RequestID: b.ID, MemoryType: b.Type, Scope: b.Scope, SessionID: b.SessionID,
-			Role: b.Role, ToolCalls: b.ToolCalls, ToolCallID: b.ToolCallID})
+			Role: b.Role, ToolCalls: b.ToolCalls(), ToolCallID: b.ToolCallID()})
 	}
 	var probs []declare.Problem
 	for i := range decls {

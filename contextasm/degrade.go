@@ -19,7 +19,7 @@ func checkLinks(snap *snapshot, decls []declare.Declaration) error {
 		if !found {
 			return nil, nil, false
 		}
-		return b.Supersedes, b.Replaces, true
+		return b.Supersedes(), b.Replaces(), true
 	}
 	if probs := declare.CheckLinks(decls, held); len(probs) > 0 {
 		return &declare.ValidationError{Problems: probs}

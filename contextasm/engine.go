@@ -413,14 +413,22 @@ func toBlock(d *declare.Declaration) *assemble.Block {
 		Scope:        d.Scope,
 		SessionID:    d.SessionID,
 		UserID:       d.UserID,
-		Roles:        slices.Clone(d.Roles),
 		ForAssistant: d.ForAssistant(),
+		Role:         d.ChatRole(),
 	}
-	b.SourceLocation, b.URI = d.Provenance.SourceLocation, d.Provenance.URI
-	b.Role, b.ToolCalls, b.ToolCallID, b.Group = d.ChatRole(), slices.Clone(d.ToolCalls), d.ToolCallID, d.Group
-	b.Variants, b.Supersedes, b.Replaces = slices.Clone(d.Variants), slices.Clone(d.Supersedes), slices.Clone(d.Replaces)
+	r := assemble.Rare{
+		Roles:          slices.Clone(d.Roles),
+		SourceLocation: d.Provenance.SourceLocation,
+		URI:            d.Provenance.URI,
+		ToolCalls:      slices.Clone(d.ToolCalls),
+		ToolCallID:     d.ToolCallID,
+		Group:          d.Group,
+		Variants:       slices.Clone(d.Variants),
+		Supersedes:     slices.Clone(d.Supersedes),
+		Replaces:       slices.Clone(d.Replaces),
+	}
 	if d.MaxTokens != nil {
-		b.MaxTokens = *d.MaxTokens
+		r.MaxTokens = *d.MaxTokens
 	}
 	if d.Priority != nil {
 		b.Priority, b.HasPriority = *d.Priority, true
@@ -435,21 +443,22 @@ func toBlock(d *declare.Declaration) *assemble.Block {
 		b.LastModified = *d.LastModified
 	}
 	if d.IdleTTL != nil {
-		b.IdleTTL = time.Duration(*d.IdleTTL)
+		r.IdleTTL = time.Duration(*d.IdleTTL)
 	}
+	if d.BreakOnViolation {
+		r.ViolationPatterns = slices.Clone(d.ViolationPatterns)
+		r.Patterns = make([]*regexp.Regexp, len(d.ViolationPatterns))
+		for i, p := range d.ViolationPatterns {
+			r.Patterns[i] = regexp.MustCompile(p) // validated by Declare
+		}
+	}
+	b.SetRare(r)
 	b.Key = blockKey(b)
 	// The bound holds for the content wherever it stands, so for its
 	// rendering too: literals around it, word joiners inserted into it.
 	b.MinTokens = bpe.LowerBound(d.Content)
-	if b.MaxTokens > 0 {
+	if r.MaxTokens > 0 {
 		b.MinTokens = 0 // the content written is clipped: no bound from the whole
-	}
-	if d.BreakOnViolation {
-		b.ViolationPatterns = slices.Clone(d.ViolationPatterns)
-		b.Patterns = make([]*regexp.Regexp, len(d.ViolationPatterns))
-		for i, p := range d.ViolationPatterns {
-			b.Patterns[i] = regexp.MustCompile(p) // validated by Declare
-		}
 	}
 	return b
 }
@@ -708,13 +717,13 @@ func fieldLens(fields []string) []int {
 // with one Counter.
 func blockKey(b *assemble.Block) [16]byte {
 	h := sha256.New()
-	fields := []string{b.ID, string(b.Type), b.SourceID, b.Content, string(b.Role), b.ToolCallID}
-	for _, tc := range b.ToolCalls { // a message's count reads them
+	fields := []string{b.ID, string(b.Type), b.SourceID, b.Content, string(b.Role), b.ToolCallID()}
+	for _, tc := range b.ToolCalls() { // a message's count reads them
 		fields = append(fields, tc.ID, tc.Name, tc.Arguments)
 	}
-	if b.MaxTokens > 0 || len(b.Variants) > 0 { // the forms it may be written in; keys of other blocks stay as they were
-		fields = append(fields, "forms", strconv.Itoa(b.MaxTokens))
-		fields = append(fields, b.Variants...)
+	if b.MaxTokens() > 0 || len(b.Variants()) > 0 { // the forms it may be written in; keys of other blocks stay as they were
+		fields = append(fields, "forms", strconv.Itoa(b.MaxTokens()))
+		fields = append(fields, b.Variants()...)
 	}
 	lens := make([]byte, 8*(len(fields)+1)) // the number of fields, then each length
 	for i, n := range append([]int{len(fields)}, fieldLens(fields)...) {

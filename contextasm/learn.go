@@ -296,7 +296,7 @@ func learn(st *feedback.State, sections []SectionResult, response string, cited 
 				fbb.Trust = t
 			}
 			if cur, ok := lookupBlock(lookup, b.RequestID); ok {
-				fbb.Trust, fbb.Patterns = cur.Trust, cur.Patterns
+				fbb.Trust, fbb.Patterns = cur.Trust, cur.Patterns()
 			} else {
 				for _, src := range b.ViolationPatterns {
 					re, err := regexp.Compile(src)

@@ -97,7 +97,7 @@ type idleSet struct {
 func idleIndex(blocks []*assemble.Block) map[string]*idleSet {
 	var idx map[string]*idleSet
 	for _, b := range blocks {
-		if b.IdleTTL <= 0 || b.Scope != declare.ScopeSession {
+		if b.IdleTTL() <= 0 || b.Scope != declare.ScopeSession {
 			continue
 		}
 		if idx == nil {
@@ -108,8 +108,8 @@ func idleIndex(blocks []*assemble.Block) map[string]*idleSet {
 			set = &idleSet{ttl: make(map[string]time.Duration)}
 			idx[b.SessionID] = set
 		}
-		set.ttl[b.ID] = b.IdleTTL
-		set.longest = max(set.longest, b.IdleTTL)
+		set.ttl[b.ID] = b.IdleTTL()
+		set.longest = max(set.longest, b.IdleTTL())
 	}
 	if idx == nil {
 		return nil

@@ -105,7 +105,7 @@ func nextIdle(old *snapshot, set blockSet, changes []change) map[string]*idleSet
 	var touched map[string]bool
 	for _, c := range changes {
 		for _, b := range [2]*assemble.Block{c.old, c.new} {
-			if b != nil && b.Scope == declare.ScopeSession && (b.IdleTTL > 0 || idx[b.SessionID] != nil) {
+			if b != nil && b.Scope == declare.ScopeSession && (b.IdleTTL() > 0 || idx[b.SessionID] != nil) {
 				if touched == nil {
 					touched = make(map[string]bool)
 				}
@@ -157,8 +157,8 @@ func idleUpdate(was *idleSet, s string, changes []change) (*idleSet, bool) {
 			}
 		}
 		if ours(c.new) {
-			if c.new.IdleTTL > 0 {
-				next.ttl[c.new.ID] = c.new.IdleTTL
+			if c.new.IdleTTL() > 0 {
+				next.ttl[c.new.ID] = c.new.IdleTTL()
 			}
 			if c.new.LastModified.After(next.dated) {
 				next.dated = c.new.LastModified

@@ -434,7 +434,7 @@ func eligibility(b *Block, tpl *template.Template, req *Request) (int, outcome.R
 	case b.Scope == "session" && b.SessionID != req.SessionID,
 		b.Scope == "user" && b.UserID != req.UserID:
 		return -1, outcome.ReasonOutOfScope
-	case len(b.Roles) > 0 && !anyShared(b.Roles, req.Roles):
+	case len(b.Roles()) > 0 && !anyShared(b.Roles(), req.Roles):
 		return -1, outcome.ReasonAccessDenied
 	case !b.ForAssistant:
 		return -1, outcome.ReasonAudience
@@ -510,7 +510,7 @@ func (a *Assembler) blockTokens(sec *template.Section, b *Block, cd *candidate, 
 // renderKey returns the key of cd's whole rendering in the render memo,
 // when it has one: its content in full (no variant, no max_tokens).
 func (a *Assembler) renderKey(sec *template.Section, b *Block, cd *candidate) (MemoKey, bool) {
-	if a.Renders == nil || b.Key == (MemoKey{}).Block || cd.form != 0 || b.MaxTokens > 0 {
+	if a.Renders == nil || b.Key == (MemoKey{}).Block || cd.form != 0 || b.MaxTokens() > 0 {
 		return MemoKey{}, false
 	}
 	return MemoKey{Block: b.Key, Section: sec.Key()}, true
@@ -589,7 +589,7 @@ func newFillState(sec *template.Section, c truncate.Counter) (fillState, bool) {
 // cutEvent gives cd, cut, its reason and event.
 func cutEvent(sec *template.Section, cd *candidate, b *Block, out *Output) {
 	cd.reason = outcome.ReasonCut
-	out.Events = append(out.Events, outcome.Event{Kind: outcome.KindCut, Section: sec.Name(), RequestID: cd.ID, Reason: outcome.ReasonCut, Tokens: cd.tokens, Group: b.Group})
+	out.Events = append(out.Events, outcome.Event{Kind: outcome.KindCut, Section: sec.Name(), RequestID: cd.ID, Reason: outcome.ReasonCut, Tokens: cd.tokens, Group: b.Group()})
 }
 
 // fill selects the section's blocks in rank order under its cap.
@@ -1075,8 +1075,8 @@ func (a *Assembler) results(tpl *template.Template, blocks []*Block, out *Output
 			br := &sr.Blocks[i]
 			br.RequestID, br.MemoryType, br.Tokens = cd.ID, string(b.Type), cd.tokens
 			br.Score, br.Status, br.Reason, br.Required = math.Round(cd.Score*1e4)/1e4, cd.status, cd.reason, cd.Required
-			br.Trust, br.ViolationPatterns = b.Trust, b.ViolationPatterns
-			br.SourceID, br.SourceLocation, br.URI = b.SourceID, b.SourceLocation, b.URI
+			br.Trust, br.ViolationPatterns = b.Trust, b.ViolationPatterns()
+			br.SourceID, br.SourceLocation, br.URI = b.SourceID, b.SourceLocation(), b.URI()
 			br.Index = cd.Index
 			br.Group, br.Message = a.groupName(cd, b), int(cd.message)
 			if cd.inText() && !cd.msg {

@@ -53,8 +53,8 @@ func messageTokens(b *Block, content string, c truncate.Counter) int {
 	if role == "" {
 		role = declare.RoleUser
 	}
-	n := c.Count(string(role)) + c.Count(content) + c.Count(b.ToolCallID)
-	for _, tc := range b.ToolCalls {
+	n := c.Count(string(role)) + c.Count(content) + c.Count(b.ToolCallID())
+	for _, tc := range b.ToolCalls() {
 		n += c.Count(tc.ID) + c.Count(tc.Name) + c.Count(tc.Arguments)
 	}
 	return n
@@ -148,10 +148,10 @@ func (a *Assembler) messageOrder(blocks []*Block) []msgRef {
 	calls := make(map[callKey]bool)
 	for _, r := range refs {
 		b := block(r)
-		if b.ToolCallID != "" {
-			results[callKey{b.SessionID, b.ToolCallID}] = r
+		if b.ToolCallID() != "" {
+			results[callKey{b.SessionID, b.ToolCallID()}] = r
 		}
-		for _, tc := range b.ToolCalls {
+		for _, tc := range b.ToolCalls() {
 			calls[callKey{b.SessionID, tc.ID}] = true
 		}
 	}
@@ -161,11 +161,11 @@ func (a *Assembler) messageOrder(blocks []*Block) []msgRef {
 	order := make([]msgRef, 0, len(refs))
 	for _, r := range refs {
 		b := block(r)
-		if b.ToolCallID != "" && calls[callKey{b.SessionID, b.ToolCallID}] {
+		if b.ToolCallID() != "" && calls[callKey{b.SessionID, b.ToolCallID()}] {
 			continue // written after its call
 		}
 		order = append(order, r)
-		for _, tc := range b.ToolCalls {
+		for _, tc := range b.ToolCalls() {
 			if res, ok := results[callKey{b.SessionID, tc.ID}]; ok {
 				order = append(order, res)
 			}
@@ -222,7 +222,7 @@ func (a *Assembler) buildMessages(blocks []*Block, out *Output) {
 		if role == "" {
 			role = declare.RoleUser
 		}
-		out.Messages[i] = chat.Message{Role: role, Content: cd.text, ToolCalls: b.ToolCalls, ToolCallID: b.ToolCallID, BlockIDs: []string{b.ID}}
+		out.Messages[i] = chat.Message{Role: role, Content: cd.text, ToolCalls: b.ToolCalls(), ToolCallID: b.ToolCallID(), BlockIDs: []string{b.ID}}
 		cd.message = int32(i + 1)
 	}
 }

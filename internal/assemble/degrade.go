@@ -73,9 +73,9 @@ func tagKey(k [16]byte, tag byte) [16]byte {
 func (a *Assembler) content(sec *template.Section, b *Block, f int8) (string, int) {
 	s := b.Content
 	if f > 0 {
-		s = b.Variants[f-1]
+		s = b.Variants()[f-1]
 	}
-	if b.MaxTokens <= 0 {
+	if b.MaxTokens() <= 0 {
 		return s, 0
 	}
 	key := formKey(b, f)
@@ -91,8 +91,8 @@ func (a *Assembler) content(sec *template.Section, b *Block, f int8) (string, in
 	}
 	c := a.deg.ctr
 	n, left := len(s), 0
-	if total := c.Count(s); total > b.MaxTokens {
-		part := c.Cut(s, b.MaxTokens)
+	if total := c.Count(s); total > b.MaxTokens() {
+		part := c.Cut(s, b.MaxTokens())
 		if !strings.HasPrefix(s, part) { // a Counter's contract; never write what it broke
 			part = ""
 		}
@@ -149,11 +149,11 @@ func (s formSave) restore(cd *candidate) {
 // of its smaller forms that does, and reports whether one did. A required
 // block degrades only in a section that allows it.
 func (a *Assembler) degrade(sec *template.Section, b *Block, cd *candidate, room int, c truncate.Counter) bool {
-	if a.deg.plain || int(cd.form) >= len(b.Variants) || (cd.Required && !sec.DegradeRequired()) {
+	if a.deg.plain || int(cd.form) >= len(b.Variants()) || (cd.Required && !sec.DegradeRequired()) {
 		return false
 	}
 	saved := saveForm(cd)
-	for f := cd.form + 1; int(f) <= len(b.Variants); f++ {
+	for f := cd.form + 1; int(f) <= len(b.Variants()); f++ {
 		setForm(cd, f)
 		a.blockTokens(sec, b, cd, c)
 		if cd.tokens <= room {
@@ -177,7 +177,7 @@ func (a *Assembler) degradeUnit(sec *template.Section, blocks []*Block, u *unit,
 	cands := a.cands[sec.Index()]
 	levels := 0
 	for _, j := range u.cands {
-		levels = max(levels, len(blocks[cands[j].Index].Variants))
+		levels = max(levels, len(blocks[cands[j].Index].Variants()))
 	}
 	if levels == 0 {
 		return false
@@ -189,7 +189,7 @@ func (a *Assembler) degradeUnit(sec *template.Section, blocks []*Block, u *unit,
 	for l := 1; l <= levels; l++ {
 		for _, j := range u.cands {
 			cd := &cands[j]
-			setForm(cd, int8(min(l, len(blocks[cd.Index].Variants))))
+			setForm(cd, int8(min(l, len(blocks[cd.Index].Variants()))))
 			a.blockTokens(sec, blocks[cd.Index], cd, c)
 		}
 		if need() <= room {
@@ -208,7 +208,7 @@ func (a *Assembler) degradeUnit(sec *template.Section, blocks []*Block, u *unit,
 // directly or through others, and that nothing eligible supersedes (the
 // smallest request_id among several).
 func (a *Assembler) supersede(tpl *template.Template, blocks []*Block, req *Request, byID bool) {
-	first := slices.IndexFunc(blocks, func(b *Block) bool { return len(b.Supersedes) > 0 })
+	first := slices.IndexFunc(blocks, func(b *Block) bool { return len(b.Supersedes()) > 0 })
 	if first < 0 {
 		return
 	}
@@ -234,13 +234,13 @@ func (a *Assembler) supersede(tpl *template.Template, blocks []*Block, req *Requ
 	newer := make(map[int32][]int32) // block → the eligible blocks superseding it
 	for i := first; i < len(blocks); i++ {
 		b := blocks[i]
-		if len(b.Supersedes) == 0 {
+		if len(b.Supersedes()) == 0 {
 			continue
 		}
 		if _, reason := eligibility(b, tpl, req); reason != "" {
 			continue
 		}
-		for _, id := range b.Supersedes {
+		for _, id := range b.Supersedes() {
 			if t := find(id); t >= 0 {
 				newer[t] = append(newer[t], int32(i))
 			}
@@ -286,7 +286,7 @@ func (a *Assembler) lateExclusion(i int, b *Block) (outcome.Reason, string) {
 	if by, ok := a.deg.superseded[int32(i)]; ok {
 		return outcome.ReasonSuperseded, by
 	}
-	if a.deg.plain && len(b.Replaces) > 0 && b.Type == declare.History {
+	if a.deg.plain && len(b.Replaces()) > 0 && b.Type == declare.History {
 		return outcome.ReasonNoGain, ""
 	}
 	return "", ""
@@ -363,14 +363,14 @@ func (a *Assembler) degradeOnBudget(tpl *template.Template, si, j, budget int, e
 		return false
 	}
 	b := blocks[cd.Index]
-	if cd.unit != 0 || cd.status != outcome.StatusKept || int(cd.form) >= len(b.Variants) || cd.Required {
+	if cd.unit != 0 || cd.status != outcome.StatusKept || int(cd.form) >= len(b.Variants()) || cd.Required {
 		return false
 	}
 	sec := tpl.Section(si)
 	before := a.sectionTokens(tpl, si)
 	saved := saveForm(cd)
 	again := cd.form > 0
-	for f := cd.form + 1; int(f) <= len(b.Variants); f++ {
+	for f := cd.form + 1; int(f) <= len(b.Variants()); f++ {
 		setForm(cd, f)
 		a.blockTokens(sec, b, cd, c)
 		delta := cd.tokens - saved.tokens
@@ -404,13 +404,13 @@ func (a *Assembler) degradeRequired(tpl *template.Template, budget int, estimate
 		for j := len(a.cands[si]) - 1; j >= 0; j-- {
 			cd := &a.cands[si][j]
 			b := blocks[cd.Index]
-			if !cd.Required || cd.status != outcome.StatusKept || cd.unit != 0 || int(cd.form) >= len(b.Variants) {
+			if !cd.Required || cd.status != outcome.StatusKept || cd.unit != 0 || int(cd.form) >= len(b.Variants()) {
 				continue
 			}
 			before := a.sectionTokens(tpl, si)
 			saved := saveForm(cd)
 			best := saveForm(cd)
-			for f := cd.form + 1; int(f) <= len(b.Variants); f++ {
+			for f := cd.form + 1; int(f) <= len(b.Variants()); f++ {
 				setForm(cd, f)
 				a.blockTokens(sec, b, cd, c)
 				if cd.tokens < best.tokens {
@@ -442,7 +442,7 @@ func (a *Assembler) degradeNotices(sec *template.Section, cd *candidate, b *Bloc
 	if cd.form > 0 {
 		out.Events = append(out.Events, outcome.Event{Kind: outcome.KindNotice, Section: sec.Name(), RequestID: cd.ID, Reason: outcome.ReasonDegraded, Variant: int(cd.form)})
 	}
-	if b.MaxTokens > 0 {
+	if b.MaxTokens() > 0 {
 		if _, left := a.content(sec, b, cd.form); left > 0 {
 			out.Events = append(out.Events, outcome.Event{Kind: outcome.KindNotice, Section: sec.Name(), RequestID: cd.ID, Reason: outcome.ReasonClipped, Tokens: left})
 		}
@@ -460,8 +460,8 @@ func (a *Assembler) represented(blocks []*Block) int {
 			case !cd.inText():
 			case cd.summary:
 				n += a.deg.repls[cd.repl-1].ids
-			case len(blocks[cd.Index].Replaces) > 0 && blocks[cd.Index].Type == declare.History:
-				n += len(blocks[cd.Index].Replaces)
+			case len(blocks[cd.Index].Replaces()) > 0 && blocks[cd.Index].Type == declare.History:
+				n += len(blocks[cd.Index].Replaces())
 			default:
 				n++
 			}

@@ -37,7 +37,7 @@ func turnAt(id string, n, m int) assemble.Block {
 // minute m before now.
 func summaryOf(id string, n, m int, ids ...string) assemble.Block {
 	b := turnAt(id, n, m)
-	b.Replaces = ids
+	b.EditRare().Replaces = ids
 	return b
 }
 
@@ -88,20 +88,20 @@ func TestDegradedInSection(t *testing.T) {
 	 {"name": "NOTES", "priority": 1, "memory_types": ["context"], "max_tokens": 30, "render": "{content}"}]}`)
 	top := weighted("top", declare.Context, sized("alpha", 7), 0.9)
 	doc := block("doc", declare.Context, sized("beta", 50))
-	doc.Variants = []string{sized("gamma", 25), sized("delta", 20), sized("omega", 5)}
+	doc.EditRare().Variants = []string{sized("gamma", 25), sized("delta", 20), sized("omega", 5)}
 	room := 30 - tokensOf(t, top.Content)
-	if tokensOf(t, doc.Variants[0]) <= room || tokensOf(t, doc.Variants[1]) > room {
-		t.Fatalf("sizes: room %d, variants %d and %d", room, tokensOf(t, doc.Variants[0]), tokensOf(t, doc.Variants[1]))
+	if tokensOf(t, doc.Variants()[0]) <= room || tokensOf(t, doc.Variants()[1]) > room {
+		t.Fatalf("sizes: room %d, variants %d and %d", room, tokensOf(t, doc.Variants()[0]), tokensOf(t, doc.Variants()[1]))
 	}
 	out := mustAssemble(t, tpl, []assemble.Block{top, doc}, assemble.Request{})
 	_, br, _ := result(out, "doc")
-	if br.Status != outcome.StatusKept || br.Variant != 2 || br.Tokens != tokensOf(t, doc.Variants[1]) {
+	if br.Status != outcome.StatusKept || br.Variant != 2 || br.Tokens != tokensOf(t, doc.Variants()[1]) {
 		t.Fatalf("doc: %+v, want kept as variant 2", br)
 	}
 	if e := oneEvent(t, out, "doc", outcome.ReasonDegraded); e.Kind != outcome.KindNotice || e.Variant != 2 || e.Section != "NOTES" {
 		t.Errorf("degraded event %+v", e)
 	}
-	if !strings.Contains(out.Text, doc.Variants[1]+"\n") || strings.Contains(out.Text, "gamma") || strings.Contains(out.Text, "beta") {
+	if !strings.Contains(out.Text, doc.Variants()[1]+"\n") || strings.Contains(out.Text, "gamma") || strings.Contains(out.Text, "beta") {
 		t.Errorf("text does not hold variant 2 alone:\n%s", out.Text)
 	}
 	checkExplained(t, out)
@@ -155,11 +155,11 @@ func TestDegradedByBudget(t *testing.T) {
 	 {"name": "NOTES", "priority": 2, "memory_types": ["context"], "max_tokens": 300, "render": "{content}"}]}`)
 	rule := block("rule", declare.Constraint, sized("alpha", 20))
 	doc := block("doc", declare.Context, sized("beta", 60))
-	doc.Variants = []string{sized("gamma", 30), sized("delta", 10)}
+	doc.EditRare().Variants = []string{sized("gamma", 30), sized("delta", 10)}
 	low := weighted("low", declare.Context, sized("omega", 5), 0.1)
 	blocks := []assemble.Block{rule, doc, low}
 	full := mustAssemble(t, tpl, blocks, assemble.Request{})
-	whole, v1, v2, lowTokens := tokensOf(t, doc.Content), tokensOf(t, doc.Variants[0]), tokensOf(t, doc.Variants[1]), tokensOf(t, low.Content)
+	whole, v1, v2, lowTokens := tokensOf(t, doc.Content), tokensOf(t, doc.Variants()[0]), tokensOf(t, doc.Variants()[1]), tokensOf(t, low.Content)
 	for _, tt := range []struct {
 		over    int // tokens too many for the budget
 		variant int
@@ -197,7 +197,7 @@ func TestDegradeRequired(t *testing.T) {
 	 {"name": "RULES", "priority": 1, "memory_types": ["constraint"], "max_tokens": 30, "render": "{content}"%s}]}`
 	rule := block("rule", declare.Constraint, sized("alpha", 40))
 	rule.Required = true
-	rule.Variants = []string{sized("beta", 20)}
+	rule.EditRare().Variants = []string{sized("beta", 20)}
 	var a assemble.Assembler
 	_, err := a.Assemble(mustParse(t, fmt.Sprintf(src, "")), []assemble.Block{rule}, assemble.Request{Now: now}, realTokenizer(t))
 	if !errors.Is(err, truncate.ErrBudgetTooSmall) {
@@ -224,7 +224,7 @@ func TestClipped(t *testing.T) {
 	 {"name": "TOOLS", "priority": 1, "memory_types": ["history"], "max_tokens": 3000, "render": "<out>{content}</out>"}]}`)
 	content := strings.Repeat("row 17, status ok, latency 12 ms; ", 40)
 	out1 := block("out1", declare.History, content)
-	out1.MaxTokens = 50
+	out1.EditRare().MaxTokens = 50
 	tok := realTokenizer(t)
 	part := tok.Cut(content, 50)
 	left := tok.Count(content) - tok.Count(part)
@@ -252,7 +252,7 @@ func TestClipped(t *testing.T) {
 		})
 	}
 	// A content within its max_tokens is written as it is.
-	out1.MaxTokens = 1000
+	out1.EditRare().MaxTokens = 1000
 	out := mustAssemble(t, tpl, []assemble.Block{out1}, assemble.Request{})
 	if !strings.Contains(out.Text, content+"</out>") || len(eventsOf(out, "out1")) != 0 {
 		t.Errorf("an unclipped block changed: events %+v", eventsOf(out, "out1"))
@@ -263,7 +263,7 @@ func TestSuperseded(t *testing.T) {
 	tpl := mustParse(t, eventsTemplate)
 	v1, v2, v3 := block("rate-v1", declare.Context, "Rate 7.4%."), block("rate-v2", declare.Context, "Rate 7.1%."), block("rate-v3", declare.Context, "Rate 6.9%.")
 	v1.Required, v1.Weight = true, 1 // whatever its weight, and required
-	v2.Supersedes, v3.Supersedes = []string{"rate-v1"}, []string{"rate-v2"}
+	v2.EditRare().Supersedes, v3.EditRare().Supersedes = []string{"rate-v1"}, []string{"rate-v2"}
 	for _, tt := range []struct {
 		name   string
 		edit   func(v1, v2, v3 *assemble.Block)
@@ -276,10 +276,10 @@ func TestSuperseded(t *testing.T) {
 			[]string{"rate-v2"}, map[string]string{"rate-v1": "rate-v2"}},
 		{"another session's correction supersedes nothing here", func(_, _, v3 *assemble.Block) {
 			v3.Scope, v3.SessionID = declare.ScopeSession, "s2"
-			v3.Supersedes = []string{"rate-v1", "rate-v2"}
+			v3.EditRare().Supersedes = []string{"rate-v1", "rate-v2"}
 		}, assemble.Request{SessionID: "s1"}, []string{"rate-v2"}, map[string]string{"rate-v1": "rate-v2"}},
 		{"two newest: the smaller id", func(_, v2, v3 *assemble.Block) {
-			v2.Supersedes, v3.Supersedes = []string{"rate-v1"}, []string{"rate-v1"}
+			v2.EditRare().Supersedes, v3.EditRare().Supersedes = []string{"rate-v1"}, []string{"rate-v1"}
 		},
 			assemble.Request{}, []string{"rate-v2", "rate-v3"}, map[string]string{"rate-v1": "rate-v2"}},
 	} {
@@ -366,9 +366,9 @@ func TestSummarized(t *testing.T) {
 
 func TestSummaryOfToolExchange(t *testing.T) {
 	call := turnAt("call", 10, 50)
-	call.Role, call.ToolCalls = declare.RoleAssistant, []declare.ToolCall{{ID: "c1", Name: "search", Arguments: "{}"}}
+	call.Role, call.EditRare().ToolCalls = declare.RoleAssistant, []declare.ToolCall{{ID: "c1", Name: "search", Arguments: "{}"}}
 	res := turnAt("res", 60, 49)
-	res.Role, res.ToolCallID = declare.RoleTool, "c1"
+	res.Role, res.EditRare().ToolCallID = declare.RoleTool, "c1"
 	t2, t3 := turnAt("t2", 20, 40), turnAt("t3", 20, 30)
 	sum := summaryOf("sum", 8, 45, "call") // names the call only: its result goes with it
 	blocks := []assemble.Block{call, res, t2, t3, sum}

@@ -80,7 +80,9 @@ func TestConcurrentAssemblers(t *testing.T) {
 	memo := newMapMemo()
 	before := slices.Clone(w.blocks)
 	for i := range before {
-		before[i].Roles = slices.Clone(w.blocks[i].Roles)
+		if w.blocks[i].Rare != nil {
+			before[i].EditRare().Roles = slices.Clone(w.blocks[i].Roles())
+		}
 	}
 	var ref assemble.Assembler
 	want, err := ref.Assemble(w.tpl, w.blocks, propertyRequest, tok)

@@ -98,13 +98,13 @@ func TestEvents(t *testing.T) {
 		},
 		{
 			name:   "access_denied: no role held",
-			blocks: []assemble.Block{rule, note("n", func(b *assemble.Block) { b.Roles = []string{"admin", "auditor"} })},
+			blocks: []assemble.Block{rule, note("n", func(b *assemble.Block) { b.EditRare().Roles = []string{"admin", "auditor"} })},
 			id:     "n",
 			want:   &outcome.Event{Kind: outcome.KindExcluded, RequestID: "n", Reason: outcome.ReasonAccessDenied},
 		},
 		{
 			name:   "one role held",
-			blocks: []assemble.Block{rule, note("n", func(b *assemble.Block) { b.Roles = []string{"admin", "analyst"} })},
+			blocks: []assemble.Block{rule, note("n", func(b *assemble.Block) { b.EditRare().Roles = []string{"admin", "analyst"} })},
 			id:     "n",
 			status: "kept",
 		},

@@ -34,7 +34,7 @@ func (a *Assembler) groupUnits(tpl *template.Template, blocks []*Block, out *Out
 		ranked := a.ranked[si]
 		linked := false
 		for _, r := range ranked {
-			if b := blocks[r.Index]; b.Group != "" || len(b.ToolCalls) > 0 || b.ToolCallID != "" {
+			if b := blocks[r.Index]; b.Group() != "" || len(b.ToolCalls()) > 0 || b.ToolCallID() != "" {
 				linked = true
 				break
 			}
@@ -73,14 +73,14 @@ func (a *Assembler) groupSection(sec *template.Section, blocks []*Block, out *Ou
 	byCall := make(map[callKey]int)
 	for i, r := range ranked {
 		b := blocks[r.Index]
-		if b.Group != "" {
-			if j, ok := byGroup[b.Group]; ok {
+		if b.Group() != "" {
+			if j, ok := byGroup[b.Group()]; ok {
 				union(i, j)
 			} else {
-				byGroup[b.Group] = i
+				byGroup[b.Group()] = i
 			}
 		}
-		for _, tc := range b.ToolCalls {
+		for _, tc := range b.ToolCalls() {
 			byCall[callKey{b.SessionID, tc.ID}] = i
 		}
 	}
@@ -88,10 +88,10 @@ func (a *Assembler) groupSection(sec *template.Section, blocks []*Block, out *Ou
 	answered := make(map[callKey]bool)
 	for i, r := range ranked {
 		b := blocks[r.Index]
-		if b.ToolCallID == "" {
+		if b.ToolCallID() == "" {
 			continue
 		}
-		k := callKey{b.SessionID, b.ToolCallID}
+		k := callKey{b.SessionID, b.ToolCallID()}
 		if j, ok := byCall[k]; ok && !answered[k] {
 			union(i, j)
 			answered[k] = true
@@ -103,7 +103,7 @@ func (a *Assembler) groupSection(sec *template.Section, blocks []*Block, out *Ou
 	broken := make([]bool, len(ranked))
 	for i, r := range ranked {
 		b := blocks[r.Index]
-		for _, tc := range b.ToolCalls {
+		for _, tc := range b.ToolCalls() {
 			if !answered[callKey{b.SessionID, tc.ID}] {
 				orphan[i] = true
 			}
@@ -116,14 +116,14 @@ func (a *Assembler) groupSection(sec *template.Section, blocks []*Block, out *Ou
 	// request_id) assistant turn that makes calls.
 	names := make(map[int]string)
 	for i, r := range ranked {
-		if g := blocks[r.Index].Group; g != "" {
+		if g := blocks[r.Index].Group(); g != "" {
 			if name, ok := names[find(i)]; !ok || g < name {
 				names[find(i)] = g
 			}
 		}
 	}
 	for i, r := range ranked {
-		if b := blocks[r.Index]; len(b.ToolCalls) > 0 {
+		if b := blocks[r.Index]; len(b.ToolCalls()) > 0 {
 			if _, ok := names[find(i)]; !ok {
 				names[find(i)] = b.ID
 			}
@@ -200,5 +200,5 @@ func (a *Assembler) groupName(cd *candidate, b *Block) string {
 	if u := a.unitOfCand(cd); u != nil {
 		return u.name
 	}
-	return b.Group
+	return b.Group()
 }

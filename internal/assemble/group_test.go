@@ -27,7 +27,7 @@ func turn(id string, r declare.Role, m int, content string) assemble.Block {
 func calls(id string, m int, content string, ids ...string) assemble.Block {
 	b := turn(id, declare.RoleAssistant, m, content)
 	for _, c := range ids {
-		b.ToolCalls = append(b.ToolCalls, declare.ToolCall{ID: c, Name: "lookup", Arguments: "{}"})
+		b.EditRare().ToolCalls = append(b.ToolCalls(), declare.ToolCall{ID: c, Name: "lookup", Arguments: "{}"})
 	}
 	return b
 }
@@ -35,7 +35,7 @@ func calls(id string, m int, content string, ids ...string) assemble.Block {
 // answers returns a tool result for call.
 func answers(id, call string, m int, content string) assemble.Block {
 	b := turn(id, declare.RoleTool, m, content)
-	b.ToolCallID = call
+	b.EditRare().ToolCallID = call
 	return b
 }
 
@@ -95,7 +95,7 @@ func TestGroupFillsWholeOrNotAtAll(t *testing.T) {
 func TestGroupDeclaredAndRequired(t *testing.T) {
 	a := turn("a", declare.RoleAssistant, 1, words(30))
 	b := turn("b", declare.RoleUser, 2, "Thanks.")
-	a.Group, b.Group = "g", "g"
+	a.EditRare().Group, b.EditRare().Group = "g", "g"
 	b.Required = true
 	blocks := []assemble.Block{a, b, turn("c", declare.RoleUser, 3, words(10))}
 	// b is required, so its group is: a is kept even though c ranks the
@@ -148,9 +148,9 @@ func TestOrphansAreExcluded(t *testing.T) {
 	expired := answers("r2", "c2", 4, "late")
 	expired.ValidUntil = now.Add(-time.Minute)
 	g := turn("note", declare.RoleUser, 5, "About the call.")
-	g.Group = "g1"
+	g.EditRare().Group = "g1"
 	a := calls("a1", 2, "Checking both.", "c1", "c2")
-	a.Group = "g1"
+	a.EditRare().Group = "g1"
 	stray := answers("r9", "c9", 6, "nobody asked")
 	blocks := []assemble.Block{a, answers("r1", "c1", 3, "ok"), expired, g, stray, turn("u", declare.RoleUser, 1, "Hi")}
 	out := mustAssemble(t, mustParse(t, tplOf(t, 1000, 400, "skip")), blocks, assemble.Request{SessionID: "s1"})

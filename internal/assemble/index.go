@@ -158,11 +158,11 @@ func (x *Index) Now() time.Time { return x.shape.Now }
 func (x *Index) Built() bool { return x.built }
 
 // linked reports whether b belongs to a unit (group.go) in some request.
-func linked(b *Block) bool { return b.Group != "" || len(b.ToolCalls) > 0 || b.ToolCallID != "" }
+func linked(b *Block) bool { return b.Group() != "" || len(b.ToolCalls()) > 0 || b.ToolCallID() != "" }
 
 // degradable reports whether b has a field of degrade.go.
 func degradable(b *Block) bool {
-	return len(b.Variants) > 0 || b.MaxTokens > 0 || len(b.Supersedes) > 0 || len(b.Replaces) > 0
+	return len(b.Variants()) > 0 || b.MaxTokens() > 0 || len(b.Supersedes()) > 0 || len(b.Replaces()) > 0
 }
 
 // Build fills the index from blocks, at now, counting the heat of the

@@ -105,16 +105,16 @@ func randomTurnBlock(rng *rand.Rand, id string, at time.Time, groups bool) *asse
 	case 2:
 		b.Scope, b.UserID = declare.ScopeUser, []string{"other", "u1"}[rng.IntN(2)]
 	case 3:
-		b.Roles = [][]string{{"admin"}, {"admin", "analyst"}}[rng.IntN(2)]
+		b.EditRare().Roles = [][]string{{"admin"}, {"admin", "analyst"}}[rng.IntN(2)]
 	case 4:
 		b.ForAssistant = false
 	case 5:
 		if groups && rng.IntN(4) == 0 {
-			b.Group = "g1" // the Index cannot serve it
+			b.EditRare().Group = "g1" // the Index cannot serve it
 		}
 	case 6:
 		if groups && rng.IntN(4) == 0 {
-			b.Variants = []string{randomContent(rng, 1)} // nor this
+			b.EditRare().Variants = []string{randomContent(rng, 1)} // nor this
 		}
 	}
 	if rng.IntN(25) == 0 {

@@ -181,7 +181,7 @@ func randomWorkload(t *testing.T, rng *rand.Rand) workload {
 			b.Scope, b.UserID = declare.ScopeUser, "other"
 			w.excluded[b.ID] = outcome.ReasonOutOfScope
 		case 3:
-			b.Roles = []string{"admin"}
+			b.EditRare().Roles = []string{"admin"}
 			w.excluded[b.ID] = outcome.ReasonAccessDenied
 		case 4:
 			b.ForAssistant = false
@@ -189,7 +189,7 @@ func randomWorkload(t *testing.T, rng *rand.Rand) workload {
 		case 5:
 			b.ValidUntil = now.Add(time.Minute) // still valid
 			b.Scope, b.SessionID = declare.ScopeSession, "s1"
-			b.Roles = []string{"admin", "analyst"}
+			b.EditRare().Roles = []string{"admin", "analyst"}
 		}
 		w.blocks = append(w.blocks, b)
 	}

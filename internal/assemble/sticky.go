@@ -97,7 +97,7 @@ func hexKey(k [16]byte) string { return hex.EncodeToString(k[:8]) }
 // blockKeyOf hashes what a rendering of b reads, for blocks without a Key.
 func blockKeyOf(b *Block) [16]byte {
 	h := sha256.New()
-	fields := append([]string{b.ID, string(b.Type), b.SourceID, b.Content, strconv.Itoa(b.MaxTokens)}, b.Variants...)
+	fields := append([]string{b.ID, string(b.Type), b.SourceID, b.Content, strconv.Itoa(b.MaxTokens())}, b.Variants()...)
 	for _, f := range fields {
 		var n [8]byte
 		for j := range n {
@@ -142,7 +142,7 @@ func (a *Assembler) prepareSticky(si int, blocks []*Block, prev *SectionDecision
 		b := blocks[cd.Index]
 		cd.inc, cd.prevPos = true, int32(w.pos)
 		same := w.key == hexKey(keyOf(b))
-		if same && w.form > 0 && w.form <= len(b.Variants) && !a.deg.plain {
+		if same && w.form > 0 && w.form <= len(b.Variants()) && !a.deg.plain {
 			cd.prevForm = int8(w.form) // written in a variant: written so again
 			setForm(cd, cd.prevForm)
 		}

@@ -60,7 +60,7 @@ func (a *Assembler) buildRepls(tpl *template.Template, blocks []*Block, out *Out
 	for si := range a.ranked {
 		var sums []int
 		for p, r := range a.ranked[si] {
-			if b := blocks[r.Index]; len(b.Replaces) > 0 && b.Type == declare.History {
+			if b := blocks[r.Index]; len(b.Replaces()) > 0 && b.Type == declare.History {
 				sums = append(sums, p)
 			}
 		}
@@ -106,13 +106,13 @@ func (a *Assembler) replSection(sec *template.Section, blocks []*Block, sums []i
 	for k, p := range sums {
 		b := blocks[ranked[p].Index]
 		cl := claim{complete: true, summaryAt: p}
-		for _, id := range b.Replaces {
+		for _, id := range b.Replaces() {
 			if _, ok := pos[id]; !ok {
 				cl.complete = false
 			}
 		}
 		seen := map[string]bool{b.ID: true}
-		queue := slices.Clone(b.Replaces)
+		queue := slices.Clone(b.Replaces())
 		for len(queue) > 0 {
 			id := queue[0]
 			queue = queue[1:]
@@ -127,8 +127,8 @@ func (a *Assembler) replSection(sec *template.Section, blocks []*Block, sums []i
 				continue
 			}
 			qb := blocks[ranked[q].Index]
-			if len(qb.Replaces) > 0 {
-				queue = append(queue, qb.Replaces...)
+			if len(qb.Replaces()) > 0 {
+				queue = append(queue, qb.Replaces()...)
 			} else {
 				cl.ids++
 			}
@@ -439,7 +439,7 @@ func (a *Assembler) standIn(r *repl, budget int, estimate *int, blocks []*Block,
 	}
 	before := a.sectionTokens(a.deg.tpl, si)
 	saved := saveForm(s)
-	for f := int8(0); int(f) <= len(sb.Variants); f++ {
+	for f := int8(0); int(f) <= len(sb.Variants()); f++ {
 		setForm(s, f)
 		a.blockTokens(sec, sb, s, c)
 		u, k, m := used, kept, msgs

@@ -14,29 +14,32 @@ import (
 
 // Block is one declared memory as the Assembler sees it: flat, immutable,
 // with times resolved. Package contextasm builds Blocks from declarations.
+//
+// The fields most blocks leave empty live in Rare, nil for a block that
+// sets none of them: an Engine holds hundreds of thousands of Blocks, and
+// the rare fields would double each one's size. Read them through the
+// accessor methods (Roles, Variants, ...), which are nil-safe.
 type Block struct {
-	ID           string
-	Type         declare.MemoryType
-	Content      string
-	SourceID     string
-	Seq          int64 // declaration order, for order "declared"
-	Priority     float64
-	HasPriority  bool
-	Weight       float64
-	Trust        float64
-	Required     bool
-	Scope        declare.Scope
-	SessionID    string
-	UserID       string
-	Roles        []string
-	ForAssistant bool
-	ValidUntil   time.Time // zero: never expires
-	StaleFrom    time.Time // zero: never stale
-	StaleAfter   time.Duration
-	LastModified time.Time // zero: unknown
-	// IdleTTL releases a session-scoped block once its session has been
-	// idle that long; the engine acts on it, the Assembler does not read it.
-	IdleTTL time.Duration
+	ID        string
+	Type      declare.MemoryType
+	Content   string
+	SourceID  string
+	Scope     declare.Scope
+	SessionID string
+	UserID    string
+	// Role is a history block's role in a chat (declare.Declaration): ""
+	// for other memory types and RoleUser for history that names none.
+	Role declare.Role
+
+	Seq        int64 // declaration order, for order "declared"
+	Priority   float64
+	Weight     float64
+	Trust      float64
+	ValidUntil time.Time // zero: never expires
+	StaleFrom  time.Time // zero: never stale
+	StaleAfter time.Duration
+	// LastModified is zero when unknown.
+	LastModified time.Time
 	// MinTokens is a number of tokens any rendering of the block has at
 	// least, for counters that are LowerBounded; 0 means unknown. A block
 	// that cannot fit even so is dropped without being counted.
@@ -45,6 +48,27 @@ type Block struct {
 	// source, content), for the Assembler's Memo; zero means "not
 	// memoised". Package contextasm sets it to a hash.
 	Key [16]byte
+
+	// Heat counts the block's renders. Package contextasm keeps one per
+	// request_id and points every version of the block at it; the
+	// Assembler does not touch it, an Index adds the drops it counts.
+	Heat *Heat
+
+	// Rare holds the fields most blocks leave empty; nil when all of them
+	// are. Use the accessors to read them.
+	Rare *Rare
+
+	HasPriority  bool
+	Required     bool
+	ForAssistant bool
+}
+
+// Rare is the part of a Block most blocks leave empty (see Block.Rare).
+type Rare struct {
+	Roles []string
+	// IdleTTL releases a session-scoped block once its session has been
+	// idle that long; the engine acts on it, the Assembler does not read it.
+	IdleTTL time.Duration
 	// ViolationPatterns are a break_on_violation constraint's patterns, as
 	// declared, and Patterns the same compiled once at declaration. The
 	// Assembler does not use them; they travel with the block (and into
@@ -57,18 +81,11 @@ type Block struct {
 	SourceLocation string
 	URI            string
 
-	// Role, ToolCalls, ToolCallID and Group are a history block's place in
-	// a chat (declare.Declaration): Role is "" for other memory types and
-	// RoleUser for history that names none.
-	Role       declare.Role
+	// ToolCalls, ToolCallID and Group are, with Block.Role, a history
+	// block's place in a chat (declare.Declaration).
 	ToolCalls  []declare.ToolCall
 	ToolCallID string
 	Group      string
-
-	// Heat counts the block's renders. Package contextasm keeps one per
-	// request_id and points every version of the block at it; the
-	// Assembler does not touch it, an Index adds the drops it counts.
-	Heat *Heat
 
 	// Variants, MaxTokens, Supersedes and Replaces are the declaration's
 	// degradation fields (degrade.go): shorter forms of Content, longest
@@ -79,6 +96,88 @@ type Block struct {
 	Supersedes []string
 	Replaces   []string
 }
+
+// IsZero reports whether r sets none of its fields (nil slices and empty
+// strings; a non-nil empty slice counts as set, so that a Block built
+// with one reads back the same).
+func (r *Rare) IsZero() bool {
+	return r.Roles == nil && r.IdleTTL == 0 && r.ViolationPatterns == nil && r.Patterns == nil &&
+		r.SourceLocation == "" && r.URI == "" && r.ToolCalls == nil && r.ToolCallID == "" &&
+		r.Group == "" && r.Variants == nil && r.MaxTokens == 0 && r.Supersedes == nil && r.Replaces == nil
+}
+
+// SetRare sets b.Rare to r, or to nil when r sets nothing.
+func (b *Block) SetRare(r Rare) {
+	if r.IsZero() {
+		b.Rare = nil
+		return
+	}
+	b.Rare = &r
+}
+
+// EditRare returns rare fields of b's own to set: a copy of b.Rare (or a
+// zero Rare), which it then points to, so that a Block copied from b
+// before keeps its fields. Package contextasm builds a Block's Rare once,
+// with SetRare; EditRare is for building Blocks field by field.
+func (b *Block) EditRare() *Rare {
+	var r Rare
+	if b.Rare != nil {
+		r = *b.Rare
+	}
+	b.Rare = &r
+	return b.Rare
+}
+
+// rare returns b's rare fields, the zero Rare when it has none.
+func (b *Block) rare() *Rare {
+	if b.Rare == nil {
+		return &noRare
+	}
+	return b.Rare
+}
+
+// noRare is the zero Rare the accessors read for a Block without one;
+// nothing writes to it.
+var noRare Rare
+
+// Roles returns the roles a request needs one of to see b; nil: none.
+func (b *Block) Roles() []string { return b.rare().Roles }
+
+// IdleTTL returns Rare.IdleTTL, 0 without one.
+func (b *Block) IdleTTL() time.Duration { return b.rare().IdleTTL }
+
+// ViolationPatterns returns Rare.ViolationPatterns.
+func (b *Block) ViolationPatterns() []string { return b.rare().ViolationPatterns }
+
+// Patterns returns Rare.Patterns.
+func (b *Block) Patterns() []*regexp.Regexp { return b.rare().Patterns }
+
+// SourceLocation returns Rare.SourceLocation.
+func (b *Block) SourceLocation() string { return b.rare().SourceLocation }
+
+// URI returns Rare.URI.
+func (b *Block) URI() string { return b.rare().URI }
+
+// ToolCalls returns Rare.ToolCalls.
+func (b *Block) ToolCalls() []declare.ToolCall { return b.rare().ToolCalls }
+
+// ToolCallID returns Rare.ToolCallID.
+func (b *Block) ToolCallID() string { return b.rare().ToolCallID }
+
+// Group returns Rare.Group.
+func (b *Block) Group() string { return b.rare().Group }
+
+// Variants returns Rare.Variants.
+func (b *Block) Variants() []string { return b.rare().Variants }
+
+// MaxTokens returns Rare.MaxTokens, 0 (no cap) without one.
+func (b *Block) MaxTokens() int { return b.rare().MaxTokens }
+
+// Supersedes returns Rare.Supersedes.
+func (b *Block) Supersedes() []string { return b.rare().Supersedes }
+
+// Replaces returns Rare.Replaces.
+func (b *Block) Replaces() []string { return b.rare().Replaces }
 
 // Heat counts one block's renders: kept whole, dropped, cut. Assemblies
 // add to it without a lock.
