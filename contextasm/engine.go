@@ -180,8 +180,8 @@ func New(cfg Config) (*Engine, error) {
 			return nil, fmt.Errorf("%w: Config.%s %d is negative (0 means the default)", ErrInvalid, l.name, l.v)
 		}
 	}
-	if l := cfg.FeedbackLimits; l.MaxResponseBytes < 0 || l.MaxMatchWork < 0 {
-		return nil, fmt.Errorf("%w: Config.FeedbackLimits %+v: negative (0 means the default)", ErrInvalid, l)
+	if err := cfg.FeedbackLimits.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: Config.FeedbackLimits: %v", ErrInvalid, err)
 	}
 	if err := cfg.Stickiness.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: Config.%v", ErrInvalid, err)

@@ -21,12 +21,82 @@ func LoadFiles(names ...string) ([]Declaration, error) { return Config{}.LoadFil
 // in the files, joined with any error opening or reading them.
 func (c Config) LoadFiles(names ...string) ([]Declaration, error) {
 	l := c.newLoader()
+	errs := l.readFiles(names)
+	decls, err := l.result()
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return decls, nil
+}
+
+// ErrReferences is returned by StreamFiles at a declaration that refers to
+// others (tool calls or a tool result, supersedes, replaces): a reference
+// may point to a later line, so such a set must be loaded whole.
+var ErrReferences = errors.New("declare: a declaration refers to others (tool calls, supersedes, replaces); load the set whole")
+
+// streamBatchBytes bounds the content of one StreamFiles batch.
+const streamBatchBytes = 8 << 20
+
+// StreamFiles reads JSONL files of declarations as LoadFiles does, but
+// hands them to fn in order, batch at a time (and at most 8 MiB of
+// content), keeping none: its memory is a batch, however large the files.
+// fn is called only while every line read so far is valid. StreamFiles
+// returns, once the files are read, a *ValidationError listing every
+// problem as LoadFiles would; or ErrReferences at the first declaration
+// that refers to others; or fn's first error, where reading stops. fn may
+// have been given earlier batches by then: call StreamFiles with an fn
+// that keeps nothing first when nothing may be half-applied.
+func (c Config) StreamFiles(names []string, batch int, fn func([]Declaration) error) error {
+	l := c.newLoader()
+	l.emit, l.batch = fn, max(batch, 1)
+	errs := l.readFiles(names)
+	if l.stop == nil {
+		if _, err := l.result(); err != nil {
+			errs = append(errs, err)
+		} else if len(errs) == 0 {
+			l.flush()
+		}
+	}
+	if l.stop != nil {
+		return l.stop
+	}
+	return errors.Join(errs...)
+}
+
+// emitted notes d, just added to l.decls, for StreamFiles: a reference
+// stops reading, a full batch is handed on.
+func (l *loader) emitted(d *Declaration) {
+	if len(d.ToolCalls) > 0 || d.ToolCallID != "" || len(d.Supersedes) > 0 || len(d.Replaces) > 0 {
+		l.stop = ErrReferences
+		return
+	}
+	if l.batchBytes += len(d.Content); len(l.decls) >= l.batch || l.batchBytes >= streamBatchBytes {
+		l.flush()
+	}
+}
+
+// flush hands l.decls to emit unless a problem was found, and drops them.
+func (l *loader) flush() {
+	if len(l.decls) > 0 && len(l.probs) == 0 && l.stop == nil {
+		if err := l.emit(l.decls); err != nil {
+			l.stop = err
+		}
+	}
+	l.decls, l.at, l.batchBytes = nil, l.at[:0], 0
+}
+
+// readFiles reads names into l, in order, and returns the errors opening
+// or reading them; problems go to l.probs.
+func (l *loader) readFiles(names []string) []error {
 	var (
 		errs  []error
 		stats = make([]os.FileInfo, len(names))
 	)
 	for i, name := range names {
-		if l.full {
+		if l.full || l.stop != nil {
 			break
 		}
 		f, err := os.Open(name)
@@ -48,12 +118,5 @@ func (c Config) LoadFiles(names ...string) ([]Declaration, error) {
 			errs = append(errs, err)
 		}
 	}
-	decls, err := l.result()
-	if err != nil {
-		errs = append(errs, err)
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	return decls, nil
+	return errs
 }

@@ -53,6 +53,13 @@ type loader struct {
 	count   int              // declaration lines read, valid or not
 	full    bool             // more than MaxBlocks: reading stopped
 	buf     []byte           // the current line, reused
+
+	// emit, when set, is handed decls a batch at a time while no problem
+	// has been found, and the loader keeps none of them (StreamFiles).
+	emit       func([]Declaration) error
+	batch      int
+	batchBytes int   // content bytes of decls
+	stop       error // ends reading: ErrReferences, or emit's error
 }
 
 // place is a line of one of the loader's files; small, since a loader
@@ -119,7 +126,7 @@ func (l *loader) read(r io.Reader, name string) error {
 		if len(trimmed) > 0 && trimmed[0] != '#' {
 			l.parse(trimmed, name, lineNo)
 		}
-		if eof {
+		if eof || l.stop != nil {
 			return nil
 		}
 	}
@@ -149,6 +156,9 @@ func (l *loader) parse(line []byte, name string, lineNo int) {
 	}
 	if ok && len(l.probs) == start {
 		l.decls, l.at = append(l.decls, d), append(l.at, here)
+		if l.emit != nil {
+			l.emitted(&d)
+		}
 	}
 	for i := start; i < len(l.probs); i++ {
 		l.probs[i].File, l.probs[i].Line = name, lineNo

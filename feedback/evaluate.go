@@ -176,11 +176,19 @@ type Limits struct {
 	MaxMatchWork     int64 // DefaultMaxMatchWork
 }
 
+// Validate reports a negative field (zero ones mean the defaults).
+func (l Limits) Validate() error {
+	if l.MaxResponseBytes < 0 || l.MaxMatchWork < 0 {
+		return fmt.Errorf("feedback: negative Limits (%+v)", l)
+	}
+	return nil
+}
+
 // check returns an error when blocks' patterns may not be matched against
 // a response of n bytes.
 func (l Limits) check(blocks []Block, n int) error {
-	if l.MaxResponseBytes < 0 || l.MaxMatchWork < 0 {
-		return fmt.Errorf("feedback: negative Limits (%+v)", l)
+	if err := l.Validate(); err != nil {
+		return err
 	}
 	maxBytes, maxWork := cmp.Or(l.MaxResponseBytes, DefaultMaxResponseBytes), cmp.Or(l.MaxMatchWork, DefaultMaxMatchWork)
 	var size int64

@@ -396,6 +396,7 @@ func (l *ledger) flush(log *slog.Logger) {
 		for id := range l.forget {
 			ids = append(ids, id)
 			delete(l.declared, id)
+			delete(l.hashes, id)
 		}
 		slices.Sort(ids)
 		l.sink.Forget(ids...)
@@ -411,11 +412,6 @@ func (l *ledger) flush(log *slog.Logger) {
 // over the blocks in request_id order, each as its id's length (8 bytes,
 // big-endian), the id, and the SHA-256 of its declaration's JSON.
 func (l *ledger) record(log *slog.Logger) {
-	for id := range l.hashes {
-		if _, ok := l.declared[id]; !ok {
-			delete(l.hashes, id)
-		}
-	}
 	h := sha256.New()
 	var n [8]byte
 	for _, id := range slices.Sorted(maps.Keys(l.declared)) {
