@@ -440,7 +440,10 @@ func toBlock(d *declare.Declaration) *assemble.Block {
 		b.StaleFrom, b.StaleAfter = from, time.Duration(*d.StaleAfter)
 	}
 	if d.LastModified != nil {
-		b.LastModified = *d.LastModified
+		// A wall time only: a monotonic reading (time.Now's) is this
+		// process's, and would order blocks differently from one loaded
+		// elsewhere, and from the Index's keys (internal/assemble).
+		b.LastModified = d.LastModified.Round(0)
 	}
 	if d.IdleTTL != nil {
 		r.IdleTTL = time.Duration(*d.IdleTTL)

@@ -42,7 +42,8 @@ type Index struct {
 	// or replaces (degrade.go): the Index cannot serve them.
 	degradable int
 	asm        uint64    // assemblies counted into heat (see ixHeat)
-	keysTmp    []rankKey // scratch of rank
+	keys       []rankKey // scratch of rank and ixSection.index
+	keysTmp    []rankKey // the other array of sortRankKeys
 	epoch      uint64    // moves with every change to the entries
 }
 
@@ -174,7 +175,7 @@ func (x *Index) Build(blocks []*Block, now time.Time) {
 	x.noSection = x.noSection[:0]
 	x.degradable = 0
 	x.built = true
-	x.fill(blocks, true, func(int) bool { return true })
+	x.fill(blocks, nil)
 }
 
 // Serves reports whether the index ranks as it would at now, so that it
@@ -209,19 +210,34 @@ func (x *Index) Refresh(blocks []*Block, now time.Time) {
 			x.settleSection(si)
 		}
 	}
-	x.fill(blocks, false, func(si int) bool { return redo[si] })
+	x.fill(blocks, redo)
 }
 
-// fill makes the sections keep says again from blocks, at the index's
-// now; with all, it counts hidden blocks and noSection too.
-func (x *Index) fill(blocks []*Block, all bool, keep func(int) bool) {
+// fill makes the sections redo names again from blocks, at the index's
+// now; with redo nil it makes every section and counts the hidden blocks
+// and noSection too.
+func (x *Index) fill(blocks []*Block, redo []bool) {
 	x.epoch++
+	all := redo == nil
+	keep := func(si int) bool { return all || redo[si] }
 	now := x.shape.Now
 	lists := make([][]ixEntry, len(x.secs))
+	for si := range x.secs {
+		if keep(si) && !all {
+			// A section is made again at about the size it had.
+			lists[si] = make([]ixEntry, 0, len(x.secs[si].base)-x.secs[si].dead+len(x.secs[si].extra)+1)
+		}
+	}
 	wins := make([]window, len(x.secs))
 	linkedN := make([]int, len(x.secs))
 	for _, b := range blocks {
-		if all && degradable(b) {
+		if !all {
+			// Only the sections made again look at a block: one whose
+			// type goes elsewhere adds to no count here.
+			if sj, ok := x.tpl.SectionFor(b.Type); !ok || !redo[sj] {
+				continue
+			}
+		} else if degradable(b) {
 			x.degradable++
 		}
 		si, reason := eligibility(b, x.tpl, &x.shape)
@@ -261,8 +277,8 @@ func (x *Index) fill(blocks []*Block, all bool, keep func(int) bool) {
 			lists[si][i].heat = &heat[i]
 		}
 		s := &x.secs[si]
-		*s = ixSection{base: x.rank(lists[si]), win: wins[si], linked: linkedN[si]}
-		s.index()
+		*s = ixSection{base: x.rank(lists[si]), win: wins[si], linked: linkedN[si], byTime: s.byTime[:0], history: s.history[:0]}
+		s.index(&x.keys, &x.keysTmp)
 	}
 }
 
@@ -271,7 +287,7 @@ func (x *Index) fill(blocks []*Block, all bool, keep func(int) bool) {
 // keeps request_id order among equal ones, then compareTie within the runs
 // of equal scores that hold a history block.
 func (x *Index) rank(list []ixEntry) []ixEntry {
-	keys := make([]rankKey, len(list))
+	keys := slices.Grow(x.keys[:0], len(list))[:len(list)]
 	for i := range list {
 		keys[i] = rankKey{score: descending(list[i].score), index: uint32(i), req: 1}
 		if list[i].req {
@@ -283,6 +299,7 @@ func (x *Index) rank(list []ixEntry) []ixEntry {
 	for i, k := range keys {
 		out[i] = list[k.index]
 	}
+	x.keys = keys[:0]
 	for i := 0; i < len(out); {
 		j, history := i+1, out[i].b.Type == declare.History
 		for j < len(out) && out[j].req == out[i].req && out[j].score == out[i].score {
@@ -321,44 +338,58 @@ func compareEntries(a, b ixEntry) int {
 	return compareTie(a.b, b.b)
 }
 
-// index makes the base's tree and time order.
-func (s *ixSection) index() {
+// index makes the base's tree and time order. The time order is a radix
+// sort on a key of each entry's last_modified (newestKey), with compareNewest
+// deciding only among entries whose keys are equal: a section is indexed
+// again at every new now (its scores move with recency), so this is on a
+// live conversation's turn. keys and scratch are reused buffers.
+func (s *ixSection) index(keys, scratch *[]rankKey) {
 	s.tree.build(s.base)
-	s.byTime = s.byTime[:0]
+	k := (*keys)[:0]
 	for i := range s.base {
 		if !s.base[i].dead {
-			s.byTime = append(s.byTime, int32(i))
+			k = append(k, rankKey{score: newestKey(s.base[i].b.LastModified), index: uint32(i), req: 1})
 		}
 	}
-	// Sort on copies of the times and numbers, reading the blocks only
-	// on a tie.
-	type key struct {
-		lm  time.Time
-		seq int64
-		pos int32
-	}
-	keys := make([]key, len(s.byTime))
-	for k, i := range s.byTime {
-		keys[k] = key{lm: s.base[i].b.LastModified, seq: s.base[i].b.Seq, pos: i}
-	}
-	slices.SortFunc(keys, func(a, b key) int {
-		if c := b.lm.Compare(a.lm); c != 0 {
-			return c
+	k = sortRankKeys(k, scratch)
+	for i := 0; i < len(k); {
+		j := i + 1
+		for j < len(k) && k[j].score == k[i].score {
+			j++
 		}
-		if c := cmp.Compare(b.seq, a.seq); c != 0 {
-			return c
+		if j-i > 1 {
+			slices.SortFunc(k[i:j], func(a, b rankKey) int { return compareNewest(s.base[a.index].b, s.base[b.index].b) })
 		}
-		return strings.Compare(s.base[b.pos].b.ID, s.base[a.pos].b.ID)
-	})
-	for k := range keys {
-		s.byTime[k] = keys[k].pos
+		i = j
 	}
+	s.byTime = slices.Grow(s.byTime[:0], len(k))
 	s.history = s.history[:0]
-	for _, i := range s.byTime {
-		if s.base[i].b.Type == declare.History {
-			s.history = append(s.history, i)
+	for _, e := range k {
+		s.byTime = append(s.byTime, int32(e.index))
+		if s.base[e.index].b.Type == declare.History {
+			s.history = append(s.history, int32(e.index))
 		}
 	}
+	*keys = k[:0]
+}
+
+// newestKey maps t to a key that sorts ascending where compareNewest puts
+// newest first: its Unix nanoseconds, clamped to int64 (so equal keys may
+// hold different times only outside the years 1678 to 2262), sign flipped
+// for unsigned order and complemented. Blocks carry wall times only (the
+// Engine strips monotonic readings), so this is Time.Compare's order.
+func newestKey(t time.Time) uint64 {
+	const limit = int64(math.MaxInt64 / 1_000_000_000) // whole seconds that fit in nanoseconds
+	var n int64
+	switch sec := t.Unix(); {
+	case sec < -limit:
+		n = math.MinInt64
+	case sec >= limit:
+		n = math.MaxInt64
+	default:
+		n = sec*1e9 + int64(t.Nanosecond())
+	}
+	return ^(uint64(n) ^ 1<<63)
 }
 
 // compareNewest orders blocks newest first: last_modified, then
@@ -415,7 +446,7 @@ func (x *Index) remove(b *Block) {
 		s.dead++
 		s.tree.set(i, math.MaxInt32)
 		if s.dead > len(s.base)/4+64 {
-			s.merge()
+			s.merge(&x.keys, &x.keysTmp)
 		}
 	}
 }
@@ -465,12 +496,13 @@ func (x *Index) insert(b *Block) {
 	i, _ := slices.BinarySearchFunc(s.extra, e, compareEntries)
 	s.extra = slices.Insert(s.extra, i, e)
 	if len(s.extra) > 64+2*int(math.Sqrt(float64(len(s.base)))) {
-		s.merge()
+		s.merge(&x.keys, &x.keysTmp)
 	}
 }
 
-// merge makes the base again from the live entries of base and extra.
-func (s *ixSection) merge() {
+// merge makes the base again from the live entries of base and extra;
+// keys and scratch are index's buffers.
+func (s *ixSection) merge(keys, scratch *[]rankKey) {
 	base := make([]ixEntry, 0, len(s.base)-s.dead+len(s.extra))
 	i := 0
 	for _, e := range s.extra {
@@ -487,7 +519,7 @@ func (s *ixSection) merge() {
 		}
 	}
 	s.base, s.extra, s.dead = base, s.extra[:0], 0
-	s.index()
+	s.index(keys, scratch)
 }
 
 // Hidden returns the count of blocks hidden from the shape per reason:
