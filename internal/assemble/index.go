@@ -277,7 +277,7 @@ func (x *Index) fill(blocks []*Block, redo []bool) {
 			lists[si][i].heat = &heat[i]
 		}
 		s := &x.secs[si]
-		*s = ixSection{base: x.rank(lists[si]), win: wins[si], linked: linkedN[si], byTime: s.byTime[:0], history: s.history[:0]}
+		*s = ixSection{base: x.rank(lists[si]), win: wins[si], linked: linkedN[si], tree: s.tree, byTime: s.byTime[:0], history: s.history[:0]}
 		s.index(&x.keys, &x.keysTmp)
 	}
 }
