@@ -31,6 +31,7 @@ type ToolCall struct {
 
 // Message is one turn of a conversation.
 type Message struct {
+	// Role says who speaks the message: user, assistant or tool.
 	Role Role
 	// Content is the message's text. It may be empty for an assistant
 	// message that makes tool calls.
@@ -52,6 +53,7 @@ type Message struct {
 // SystemPart is one stretch of the system prompt. Parts are joined as they
 // are, without separators.
 type SystemPart struct {
+	// Text is the part's text.
 	Text string
 	// CacheBreakpoint marks the part as the end of a prefix worth caching:
 	// Anthropic's body sets cache_control on it.
@@ -61,7 +63,9 @@ type SystemPart struct {
 // Conversation is a system prompt and messages, in the order a model reads
 // them.
 type Conversation struct {
-	System   []SystemPart
+	// System is the system prompt, in parts; empty when there is none.
+	System []SystemPart
+	// Messages are the turns, in the order the model reads them.
 	Messages []Message
 }
 

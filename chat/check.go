@@ -16,7 +16,8 @@ var ErrInvalid = errors.New("chat: invalid conversation")
 type Error struct {
 	Format Format // the format whose rule it is; 0 for both
 	// Path locates the problem: "system[1]", "messages[3].tool_calls[0].id".
-	Path    string
+	Path string
+	// Message says what is wrong.
 	Message string
 }
 

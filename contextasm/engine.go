@@ -475,7 +475,7 @@ type Request struct {
 	Now time.Time
 	// SessionID and UserID select session- and user-scoped blocks.
 	SessionID string
-	UserID    string
+	UserID    string // empty: the request sees no user-scoped block
 	// Roles are the roles the request holds; a block with roles needs one.
 	Roles []string
 	// ID names the assembly in its audit record. Empty means

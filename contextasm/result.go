@@ -71,9 +71,13 @@ type Result struct {
 	Format chat.Format
 	// messages are a chat format's history blocks, in reading order.
 	messages []chat.Message
+	// Encoding is the template's encoding, which counted every token.
 	Encoding string
-	Budget   int
-	Now      time.Time
+	// Budget is the budget applied: the template's.
+	Budget int
+	// Now is the request's Now, the instant expiry and staleness were judged
+	// at.
+	Now time.Time
 	// ExcludedCounts counts the hidden exclusions per reason (see
 	// Events); nil when there are none.
 	ExcludedCounts map[outcome.Reason]int

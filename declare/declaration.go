@@ -66,10 +66,16 @@ const (
 
 // Provenance says where a block came from.
 type Provenance struct {
-	SourceID       string `json:"source_id,omitempty"`
-	SourceFormat   string `json:"source_format,omitempty"`
+	// SourceID (source_id) is the source's name; it fills a render string's
+	// {source_id}, the only provenance that can reach the model.
+	SourceID string `json:"source_id,omitempty"`
+	// SourceFormat (source_format) is the MIME type of the original.
+	SourceFormat string `json:"source_format,omitempty"`
+	// SourceLocation (source_location) is where in the source the block is:
+	// a citation, a file's relative path.
 	SourceLocation string `json:"source_location,omitempty"`
-	URI            string `json:"uri,omitempty"`
+	// URI is a URI of the original.
+	URI string `json:"uri,omitempty"`
 }
 
 // Declaration is one memory block offered for assembly; docs/declarations.md
@@ -79,36 +85,71 @@ type Provenance struct {
 // absent SemanticWeight or TrustScore means the default (0.5), an absent
 // Priority means the block carries no priority hint.
 type Declaration struct {
-	RequestID      string     `json:"request_id" validate:"required,request_id"`
-	MemoryType     MemoryType `json:"memory_type" validate:"required,oneof=constraint context history external"`
-	Scope          Scope      `json:"scope" validate:"required,oneof=session user global"`
-	SessionID      string     `json:"session_id,omitempty" validate:"required_if=Scope session"`
-	UserID         string     `json:"user_id,omitempty" validate:"required_if=Scope user"`
-	Content        string     `json:"content" validate:"required_unless=Role assistant"`
-	SemanticWeight *float64   `json:"semantic_weight,omitempty" validate:"omitnil,gte=0,lte=1"`
-	TrustScore     *float64   `json:"trust_score,omitempty" validate:"omitnil,gte=0,lte=0.99"`
-	Priority       *float64   `json:"priority,omitempty" validate:"omitnil,gte=0,lte=1"`
-	Required       bool       `json:"required,omitempty"`
-	Audience       []string   `json:"audience,omitempty" validate:"omitempty,dive,oneof=user assistant"`
-	ValidUntil     *Time      `json:"valid_until,omitempty"`
-	StaleAfter     *Duration  `json:"stale_after,omitempty"`
+	// RequestID (request_id) is the block's identity: declaring an id the
+	// engine holds replaces that block.
+	RequestID string `json:"request_id" validate:"required,request_id"`
+	// MemoryType (memory_type) says what the block is; templates route by it.
+	MemoryType MemoryType `json:"memory_type" validate:"required,oneof=constraint context history external"`
+	// Scope says who the block is visible to: session, user or global.
+	Scope Scope `json:"scope" validate:"required,oneof=session user global"`
+	// SessionID (session_id) is the session a session-scoped block belongs to.
+	SessionID string `json:"session_id,omitempty" validate:"required_if=Scope session"`
+	// UserID (user_id) is the user a user-scoped block belongs to.
+	UserID string `json:"user_id,omitempty" validate:"required_if=Scope user"`
+	// Content is the text the model sees, at most the content limit; it may
+	// be empty only on an assistant turn that makes tool calls.
+	Content string `json:"content" validate:"required_unless=Role assistant"`
+	// SemanticWeight (semantic_weight), from 0 to 1, is how relevant the host
+	// judges the block; nil means DefaultSemanticWeight.
+	SemanticWeight *float64 `json:"semantic_weight,omitempty" validate:"omitnil,gte=0,lte=1"`
+	// TrustScore (trust_score), from 0 to MaxTrustScore, is how far the
+	// content can be trusted; nil means DefaultTrustScore.
+	TrustScore *float64 `json:"trust_score,omitempty" validate:"omitnil,gte=0,lte=0.99"`
+	// Priority, from 0 to 1, is an MCP-style priority hint; nil means none
+	// (scored as 0.5). 1 makes the block required unless it is Untrusted.
+	Priority *float64 `json:"priority,omitempty" validate:"omitnil,gte=0,lte=1"`
+	// Required means the block is never dropped or cut: if it cannot fit, the
+	// assembly fails.
+	Required bool `json:"required,omitempty"`
+	// Audience lists who the block is for, "user" and/or "assistant"; empty
+	// means both. Without "assistant" it never reaches the model.
+	Audience []string `json:"audience,omitempty" validate:"omitempty,dive,oneof=user assistant"`
+	// ValidUntil (valid_until) is the instant from which the block is expired
+	// and left out; nil means it never expires.
+	ValidUntil *Time `json:"valid_until,omitempty"`
+	// StaleAfter (stale_after) says when the block becomes stale: that long
+	// before ValidUntil, or else that long after LastModified; nil: never.
+	StaleAfter *Duration `json:"stale_after,omitempty"`
 	// IdleTTL, on a session-scoped block, releases it once its session has
 	// gone that long without an assembly (docs/conversations.md).
-	IdleTTL           *Duration  `json:"idle_ttl,omitempty"`
-	LastModified      *time.Time `json:"last_modified,omitempty"`
-	Roles             []string   `json:"roles,omitempty" validate:"omitempty,dive,required,printascii"`
-	Provenance        Provenance `json:"provenance,omitzero"`
-	BreakOnViolation  bool       `json:"break_on_violation,omitempty"`
-	ViolationPatterns []string   `json:"violation_patterns,omitempty"`
+	IdleTTL *Duration `json:"idle_ttl,omitempty"`
+	// LastModified (last_modified) is when the block last changed (a history
+	// block's turn time); it orders `order: time` sections. Nil: unknown.
+	LastModified *time.Time `json:"last_modified,omitempty"`
+	// Roles, when not empty, admit the block only to a request holding at
+	// least one of them.
+	Roles []string `json:"roles,omitempty" validate:"omitempty,dive,required,printascii"`
+	// Provenance says where the block came from, for the dump and the views.
+	Provenance Provenance `json:"provenance,omitzero"`
+	// BreakOnViolation (break_on_violation), on a constraint, has feedback
+	// check the response against ViolationPatterns.
+	BreakOnViolation bool `json:"break_on_violation,omitempty"`
+	// ViolationPatterns (violation_patterns) are RE2 expressions a response
+	// must not match while the block was in the text.
+	ViolationPatterns []string `json:"violation_patterns,omitempty"`
 
 	// Role, ToolCalls, ToolCallID and Group are a history block's place in
 	// a chat (docs/chat.md): who speaks it (empty means RoleUser), the tool
 	// calls an assistant turn makes, the call a tool result answers, and
 	// the group it is kept or dropped with. Other memory types have none.
-	Role       Role       `json:"role,omitempty" validate:"omitempty,oneof=user assistant tool"`
-	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string     `json:"tool_call_id,omitempty"`
-	Group      string     `json:"group,omitempty"`
+	Role Role `json:"role,omitempty" validate:"omitempty,oneof=user assistant tool"`
+	// ToolCalls (tool_calls) are the calls an assistant turn makes.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// ToolCallID (tool_call_id) is, on a tool result, the id of the call it
+	// answers.
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	// Group names the group the block is kept or dropped with.
+	Group string `json:"group,omitempty"`
 
 	// Variants, MaxTokens, Supersedes and Replaces let an assembly degrade
 	// a block before it drops it, or leave it out for a newer one
@@ -117,10 +158,15 @@ type Declaration struct {
 	// the ids of the blocks this one replaces (a corrected fact, a newer
 	// version); and, on a history block the host wrote as a summary, the
 	// ids of the turns it summarises.
-	Variants   []string `json:"variants,omitempty"`
-	MaxTokens  *int     `json:"max_tokens,omitempty"`
+	Variants []string `json:"variants,omitempty"`
+	// MaxTokens (max_tokens) caps the content's tokens: the rest is cut off
+	// with a marker. Nil: no limit.
+	MaxTokens *int `json:"max_tokens,omitempty"`
+	// Supersedes are the request_ids of the blocks this one replaces; they are
+	// left out while it is eligible.
 	Supersedes []string `json:"supersedes,omitempty"`
-	Replaces   []string `json:"replaces,omitempty"`
+	// Replaces are, on a summary, the request_ids of the turns it summarises.
+	Replaces []string `json:"replaces,omitempty"`
 
 	// Untrusted marks a block from a source the host does not control, such
 	// as an MCP server not marked trusted: its priority is a ranking hint and

@@ -23,7 +23,7 @@ type Problem struct {
 	Line      int    // 1-based; 0 when not from a file
 	RequestID string // "" when the line has none (or is not JSON)
 	Field     string // JSON field name, e.g. "semantic_weight" or "audience[1]"
-	Message   string
+	Message   string // what is wrong, e.g. "is required when scope is session"
 }
 
 // String formats the problem as "file:line: request_id "x": field: message".
@@ -49,6 +49,7 @@ func (p Problem) String() string {
 
 // ValidationError lists every problem found. It wraps [ErrInvalid].
 type ValidationError struct {
+	// Problems are every problem found, in the order found.
 	Problems []Problem
 }
 

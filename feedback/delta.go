@@ -24,10 +24,14 @@ var ErrBatchGap = errors.New("feedback: batch out of sequence")
 // writer (DedupWindow). The writer resends its unapplied batches numbered
 // from Last+1.
 type GapError struct {
-	Writer    string
+	// Writer names the writer whose batch was refused.
+	Writer string
+	// Last is the Seq of the writer's last batch the store applied (0: none
+	// it remembers); Seq is the refused batch's.
 	Last, Seq uint64
 }
 
+// Error says which batch of which writer was out of sequence.
 func (e *GapError) Error() string {
 	return fmt.Sprintf("feedback: batch %d of writer %q out of sequence: the store's last batch of it is %d", e.Seq, e.Writer, e.Last)
 }
@@ -65,10 +69,17 @@ func TrustFromUnits(n int64) float64 { return float64(n) / trustUnit }
 // store refuses a batch whose Seq skips one (a *GapError), so that a batch
 // is never taken for one the store already has.
 type Batch struct {
-	Writer   string         `json:"writer"`
-	Seq      uint64         `json:"seq"`
-	Trust    []TrustDelta   `json:"trust,omitempty"`
-	Heat     []HeatDelta    `json:"heat,omitempty"`
+	// Writer names the engine or CLI call that sent the batch; each draws a
+	// random name of its own.
+	Writer string `json:"writer"`
+	// Seq numbers the writer's batches 1, 2, …; with Writer it names the
+	// batch.
+	Seq uint64 `json:"seq"`
+	// Trust moves blocks' trust.
+	Trust []TrustDelta `json:"trust,omitempty"`
+	// Heat adds to blocks' heat counters.
+	Heat []HeatDelta `json:"heat,omitempty"`
+	// Sessions replace or delete conversations' session states.
 	Sessions []SessionDelta `json:"sessions,omitempty"`
 }
 
@@ -76,17 +87,26 @@ type Batch struct {
 // Ceiling] within [0, MaxTrust]. Base is the trust to start from when the
 // state holds none for the block yet: its declared trust.
 type TrustDelta struct {
-	ID      string  `json:"id"`
-	Base    float64 `json:"base"`
-	Add     float64 `json:"add"`
-	Floor   float64 `json:"floor"`
+	// ID is the block's request_id.
+	ID string `json:"id"`
+	// Base is the trust to start from when the state holds none for the
+	// block: its declared trust.
+	Base float64 `json:"base"`
+	// Add is the amount the trust moves by, up or down.
+	Add float64 `json:"add"`
+	// Floor is the lowest trust the delta may leave.
+	Floor float64 `json:"floor"`
+	// Ceiling is the highest trust the delta may leave, itself capped at
+	// MaxTrust.
 	Ceiling float64 `json:"ceiling"`
 }
 
 // HeatDelta adds its counters to one block's heat.
 type HeatDelta struct {
-	ID   string `json:"id"`
-	Heat Heat   `json:"heat"`
+	// ID is the block's request_id.
+	ID string `json:"id"`
+	// Heat holds the counts to add.
+	Heat Heat `json:"heat"`
 }
 
 // SessionDelta replaces or deletes one session's state (State.Sessions).
@@ -95,11 +115,17 @@ type HeatDelta struct {
 // the writer learns the winner from the store's changes. A deletion always
 // applies.
 type SessionDelta struct {
-	Key     string          `json:"key"`
-	Delete  bool            `json:"delete,omitempty"`
-	Base    uint64          `json:"base,omitempty"`
-	Updated time.Time       `json:"updated,omitzero"`
-	Data    json.RawMessage `json:"data,omitempty"`
+	// Key names the conversation (see SessionKey).
+	Key string `json:"key"`
+	// Delete deletes the session's state instead of replacing it.
+	Delete bool `json:"delete,omitempty"`
+	// Base is the session's version the replacement was made from (0:
+	// none yet); the replacement applies only while it is current.
+	Base uint64 `json:"base,omitempty"`
+	// Updated is the assembly time ("now") of the call that wrote the state.
+	Updated time.Time `json:"updated,omitzero"`
+	// Data is the assembler's record of its decisions, as JSON.
+	Data json.RawMessage `json:"data,omitempty"`
 }
 
 // Len returns the number of deltas in b.
@@ -141,8 +167,10 @@ func (b *Batch) Validate() error {
 // so that a reader at version N of one epoch does not mistake another
 // epoch's N for its own.
 type Version struct {
+	// Epoch names the store's life: it changes when the store starts over.
 	Epoch string `json:"epoch"`
-	N     uint64 `json:"n"`
+	// N counts the batches the store has applied in this epoch.
+	N uint64 `json:"n"`
 }
 
 // Update is what a store tells a reader about the changes since the
@@ -167,8 +195,10 @@ type Update struct {
 type Change struct {
 	// Version is the store's version after the batch.
 	Version uint64
-	Writer  string
-	Seq     uint64
+	// Writer is the writer of the batch.
+	Writer string
+	// Seq is the batch's number among its writer's.
+	Seq uint64
 	// Trust holds the trust of each block the batch moved.
 	Trust map[string]float64
 	// Sessions holds each session the batch changed; nil for a deletion.

@@ -18,6 +18,7 @@ var ErrConstraintViolation = errors.New("CONSTRAINT_VIOLATION")
 
 // ViolationError lists the violations. It wraps [ErrConstraintViolation].
 type ViolationError struct {
+	// Violations are the patterns the response matched, block by block.
 	Violations []Violation
 }
 
@@ -46,8 +47,8 @@ type Policy struct {
 	StartGain  float64 // added when first cited in the first third
 	MiddleGain float64 // … in the middle third
 	EndGain    float64 // … in the last third
-	Floor      float64
-	Ceiling    float64
+	Floor      float64 // the lowest trust a citation leaves (default 0)
+	Ceiling    float64 // the highest (default 0.99; below zero also means it)
 }
 
 // DefaultPolicy returns the default policy: +0.05 for a first-third
@@ -94,8 +95,11 @@ func (p Policy) Apply(trust float64, pos Position) float64 {
 
 // Block is one block that was in the rendered context, as feedback needs it.
 type Block struct {
+	// RequestID is the block's request_id.
 	RequestID string
-	Trust     float64
+	// Trust is the block's trust before the response (learned, or else
+	// declared): where a citation moves it from.
+	Trust float64
 	// Patterns are the compiled violation_patterns of a break_on_violation
 	// constraint; nil for every other block.
 	Patterns []*regexp.Regexp
@@ -103,31 +107,48 @@ type Block struct {
 
 // Ref is a block's first citation in a response.
 type Ref struct {
-	RequestID string   `json:"request_id"`
-	Type      string   `json:"type"`
-	Position  Position `json:"position"`
+	// RequestID (request_id) is the cited block's id.
+	RequestID string `json:"request_id"`
+	// Type is the tag's type attribute, as the model wrote it; empty when the
+	// tag has none.
+	Type string `json:"type"`
+	// Position is the third of the response the block was first cited in.
+	Position Position `json:"position"`
 }
 
 // TrustChange is one block's trust moving.
 type TrustChange struct {
-	RequestID string  `json:"request_id"`
-	From      float64 `json:"from"`
-	To        float64 `json:"to"`
+	// RequestID (request_id) is the block whose trust moved.
+	RequestID string `json:"request_id"`
+	// From is the trust before the citation.
+	From float64 `json:"from"`
+	// To is the trust after it, within the policy's bounds.
+	To float64 `json:"to"`
 }
 
 // Violation is one violation pattern a response matched.
 type Violation struct {
+	// RequestID (request_id) is the break_on_violation constraint's id.
 	RequestID string `json:"request_id"`
-	Pattern   string `json:"pattern"`
+	// Pattern is the violation pattern the response matched, as declared.
+	Pattern string `json:"pattern"`
 }
 
 // Result is what feedback learned from one response.
 type Result struct {
-	Refs              []Ref         `json:"refs"`
-	UnknownRefs       []string      `json:"unknown_refs"`
-	TrustChanges      []TrustChange `json:"trust_changes"`
-	Violations        []Violation   `json:"violations"`
-	ModelResponseHash string        `json:"model_response_hash"`
+	// Refs are the cited blocks that were in the context, each once, in
+	// order of first citation.
+	Refs []Ref `json:"refs"`
+	// UnknownRefs (unknown_refs) are the ids cited that were not in the
+	// context, each once, in order.
+	UnknownRefs []string `json:"unknown_refs"`
+	// TrustChanges (trust_changes) are the trust the citations moved.
+	TrustChanges []TrustChange `json:"trust_changes"`
+	// Violations are the violation patterns the response matched.
+	Violations []Violation `json:"violations"`
+	// ModelResponseHash (model_response_hash) is "sha256:" and the hex
+	// SHA-256 of the response.
+	ModelResponseHash string `json:"model_response_hash"`
 }
 
 // Err returns a *ViolationError when the result holds violations, else nil.

@@ -17,7 +17,7 @@ const (
 
 // Tag is one <memory_ref> tag found in a response.
 type Tag struct {
-	ID     string
+	ID     string // the id attribute: the cited block's request_id
 	Type   string // "" when the tag has none
 	Offset int    // byte offset of '<' in the response
 }

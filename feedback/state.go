@@ -28,9 +28,12 @@ var ErrInvalidState = errors.New("feedback: not a state file")
 // State is what an Engine has learned: trust per block and heat per block,
 // keyed by request_id.
 type State struct {
-	Version int                `json:"version"`
-	Trust   map[string]float64 `json:"trust"`
-	Heat    map[string]Heat    `json:"heat"`
+	// Version is the state file's version, StateVersion.
+	Version int `json:"version"`
+	// Trust is each block's learned trust, in [0, MaxTrust].
+	Trust map[string]float64 `json:"trust"`
+	// Heat is each block's heat counters.
+	Heat map[string]Heat `json:"heat"`
 	// Sessions holds each conversation's previous decisions, keyed by
 	// SessionKey.
 	Sessions map[string]*SessionState `json:"sessions,omitempty"`

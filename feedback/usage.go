@@ -22,6 +22,8 @@ type UsageLog map[string]Usage
 // of the input tokens the provider counted to the o200k_base tokens of the
 // text sent, most recent last.
 type Usage struct {
+	// Ratios are the reported-to-o200k_base ratios, at most UsageWindow of
+	// them, oldest first.
 	Ratios []float64 `json:"ratios"`
 }
 

@@ -34,8 +34,8 @@ var (
 
 // MismatchError details an [ErrProtocolMismatch].
 type MismatchError struct {
-	Version, WantVersion         string
-	Fingerprint, WantFingerprint string
+	Version, WantVersion         string // the header's protocol version, and the one expected
+	Fingerprint, WantFingerprint string // the header's fingerprint, and the template's
 }
 
 // Error says what differs.

@@ -42,5 +42,6 @@ type SummarizeCandidate struct {
 	// From and To are the last_modified of the oldest and the newest
 	// block, RFC 3339 in UTC; empty when undated.
 	From string `json:"from,omitempty"`
-	To   string `json:"to,omitempty"`
+	// To is the last_modified of the newest block (see From).
+	To string `json:"to,omitempty"`
 }

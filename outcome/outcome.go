@@ -101,11 +101,20 @@ const (
 
 // Event reports one decision about one block.
 type Event struct {
-	Kind      Kind   `json:"kind"`
-	Section   string `json:"section,omitempty"`
+	// Kind is what happened to the block: excluded, dropped, cut, notice or
+	// source.
+	Kind Kind `json:"kind"`
+	// Section is the section concerned; empty for source events and for a
+	// block excluded before it was routed to a section.
+	Section string `json:"section,omitempty"`
+	// RequestID (request_id) is the block's id; for a whole source that
+	// failed, "mcp:<server>", and for the state store, "learned-state".
 	RequestID string `json:"request_id"`
-	Reason    Reason `json:"reason"`
-	Tokens    int    `json:"tokens"`
+	// Reason says why (see the Reason constants).
+	Reason Reason `json:"reason"`
+	// Tokens is the block's count for dropped and cut events (0 when it was
+	// not counted), the tokens left out for clipped, and 0 otherwise.
+	Tokens int `json:"tokens"`
 	// Group names the group the block was kept or dropped with: its
 	// declared group, or the request_id of the assistant turn whose tool
 	// calls it belongs to.
@@ -130,6 +139,7 @@ func Hidden(r Reason) bool {
 
 // BlockResult is one eligible block's outcome in its section.
 type BlockResult struct {
+	// RequestID (request_id) is the block's id.
 	RequestID string `json:"request_id"`
 	// MemoryType is the block's declared memory type: "constraint",
 	// "context", "history" or "external".
@@ -137,11 +147,16 @@ type BlockResult struct {
 	// Tokens is the rendered block's token count (of the part kept, for a
 	// cut block). It is 0 for a block dropped without being counted:
 	// under fill "stop" nothing after a section's first misfit is counted.
-	Tokens   int     `json:"tokens"`
-	Score    float64 `json:"score"`
-	Status   Status  `json:"status"`
-	Reason   Reason  `json:"reason,omitempty"`
-	Required bool    `json:"required,omitempty"`
+	Tokens int `json:"tokens"`
+	// Score is the ranking score, rounded to 4 decimals.
+	Score float64 `json:"score"`
+	// Status is kept, cut (in the text in part) or dropped.
+	Status Status `json:"status"`
+	// Reason says why a cut or dropped block is, as its event does; empty
+	// for a kept block.
+	Reason Reason `json:"reason,omitempty"`
+	// Required is set for a required block.
+	Required bool `json:"required,omitempty"`
 	// Trust is the trust the block was ranked with (declared, or learned
 	// from feedback).
 	Trust float64 `json:"trust"`
@@ -151,6 +166,7 @@ type BlockResult struct {
 	// Offset and Length locate the rendered block in the text, in bytes;
 	// both are 0 for a block that is not in the text.
 	Offset int `json:"offset,omitempty"`
+	// Length is the rendered block's length in the text, in bytes.
 	Length int `json:"length,omitempty"`
 	// Index is the block's position in the blocks assembled, so the
 	// assembler's caller can map a result back to its block without a
@@ -158,9 +174,11 @@ type BlockResult struct {
 	Index int32 `json:"-"`
 	// Provenance, from the block's declaration, when it declared any:
 	// where the block came from, for people reading a dump.
-	SourceID       string `json:"source_id,omitempty"`
+	SourceID string `json:"source_id,omitempty"`
+	// SourceLocation (source_location) is where in its source the block is.
 	SourceLocation string `json:"source_location,omitempty"`
-	URI            string `json:"uri,omitempty"`
+	// URI is the block's declared URI.
+	URI string `json:"uri,omitempty"`
 	// Group names the group the block is kept or dropped with (see
 	// Event.Group).
 	Group string `json:"group,omitempty"`
@@ -176,28 +194,46 @@ type BlockResult struct {
 
 // SectionResult is one section's outcome. Blocks are in rank order.
 type SectionResult struct {
-	Name      string `json:"name"`
-	Priority  int    `json:"priority"`
-	MaxTokens int    `json:"max_tokens"`
+	// Name is the section's name.
+	Name string `json:"name"`
+	// Priority is the section's priority; 1 is the most important.
+	Priority int `json:"priority"`
+	// MaxTokens (max_tokens) is the section's cap.
+	MaxTokens int `json:"max_tokens"`
 	// UsedTokens is the sum the cap is applied to: the kept blocks' counts
 	// plus the separators between them.
-	UsedTokens int           `json:"used_tokens"`
-	Blocks     []BlockResult `json:"blocks"`
+	UsedTokens int `json:"used_tokens"`
+	// Blocks are every eligible block routed to the section, kept or not.
+	Blocks []BlockResult `json:"blocks"`
 }
 
 // Dump is one assembly in the JSON shape of `contextasm render --format
 // json` (see docs/). It round-trips through encoding/json, so tools can read
 // dumps back (to diff two turns, say).
 type Dump struct {
-	ProtocolVersion string          `json:"protocol_version"`
-	Fingerprint     string          `json:"fingerprint"`
-	RenderHash      string          `json:"render_hash"`
-	Encoding        string          `json:"encoding"`
-	Budget          int             `json:"budget"`
-	TotalTokens     int             `json:"total_tokens"`
-	Now             string          `json:"now"`
-	Sections        []SectionResult `json:"sections"`
-	Events          []Event         `json:"events"`
+	// ProtocolVersion (protocol_version) is the protocol of the header,
+	// "1.2".
+	ProtocolVersion string `json:"protocol_version"`
+	// Fingerprint is the template's fingerprint, as in the header.
+	Fingerprint string `json:"fingerprint"`
+	// RenderHash (render_hash) is "sha256:" and the hex SHA-256 of what was
+	// sent: Text, or for a chat format the request body.
+	RenderHash string `json:"render_hash"`
+	// Encoding is the template's encoding, which counted every token.
+	Encoding string `json:"encoding"`
+	// Budget is the budget applied.
+	Budget int `json:"budget"`
+	// TotalTokens (total_tokens) is the exact token count of Text; at most
+	// Budget.
+	TotalTokens int `json:"total_tokens"`
+	// Now is the instant the assembly judged expiry and staleness at,
+	// RFC 3339 in UTC.
+	Now string `json:"now"`
+	// Sections are every section of the template, in template order, also
+	// those that kept nothing.
+	Sections []SectionResult `json:"sections"`
+	// Events are every decision worth explaining, in a fixed order.
+	Events []Event `json:"events"`
 	// ExcludedCounts counts, per reason, the blocks excluded for a hidden
 	// reason (see [Hidden]), whose ids the events do not list.
 	ExcludedCounts map[Reason]int `json:"excluded_counts,omitempty"`
@@ -209,7 +245,8 @@ type Dump struct {
 	// SummarizeCandidates are the runs of history dropped for room that
 	// nothing in the text represents, for the host to summarise.
 	SummarizeCandidates []SummarizeCandidate `json:"summarize_candidates,omitempty"`
-	Text                string               `json:"text"`
+	// Text is the rendered context, exactly as `--format text` prints it.
+	Text string `json:"text"`
 	// StateVersion is the version of the shared learned state the
 	// assembly ranked with; absent without a state store.
 	StateVersion uint64 `json:"state_version,omitempty"`
@@ -244,15 +281,22 @@ const (
 // Audit is the record of one assembly. It carries ids and hashes, never
 // block content.
 type Audit struct {
-	RequestID   string `json:"request_id"`
+	// RequestID (request_id) is the assembly's id: the request's, or "asm-"
+	// and the first 12 hex digits of the render hash.
+	RequestID string `json:"request_id"`
+	// Fingerprint is the template's fingerprint.
 	Fingerprint string `json:"fingerprint"`
-	RenderHash  string `json:"render_hash"`
+	// RenderHash (render_hash) is "sha256:" and the hex SHA-256 of what was
+	// sent, as in the dump.
+	RenderHash string `json:"render_hash"`
 	// DeclaredMemoryTypes are the memory types of the blocks that took
 	// part in the assembly (were eligible for a section), in the fixed
 	// order constraint, context, history, external.
 	DeclaredMemoryTypes []string `json:"declared_memory_types"`
-	RenderedTokens      int      `json:"rendered_tokens"`
-	Budget              int      `json:"budget"`
+	// RenderedTokens (rendered_tokens) is the text's token count.
+	RenderedTokens int `json:"rendered_tokens"`
+	// Budget is the budget applied.
+	Budget int `json:"budget"`
 	// Blocks are the blocks in the rendered text, sections in template
 	// order and blocks in rank order, each with the hash of exactly the
 	// text rendered for it: which version of a rule the model saw is
@@ -261,6 +305,7 @@ type Audit struct {
 	// Inputs are the declaration files and source snapshots the engine
 	// had loaded, by name, with their hashes, as the host reported them.
 	Inputs []Input `json:"inputs,omitempty"`
+	// Events are the assembly's events, as in the dump.
 	Events []Event `json:"events"`
 	// ExcludedCounts counts the blocks excluded for a hidden reason, per
 	// reason (see [Hidden]).
@@ -273,6 +318,7 @@ type Audit struct {
 // AuditBlock is one block in a rendered text, as the audit record lists
 // it: no content, only a hash of it.
 type AuditBlock struct {
+	// RequestID (request_id) is the block's id.
 	RequestID string `json:"request_id"`
 	// Status is kept, or cut for a block kept in part.
 	Status Status `json:"status"`

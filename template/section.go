@@ -127,10 +127,10 @@ type Section struct {
 
 // Fields are the values a render string's placeholders are filled with.
 type Fields struct {
-	Content    string
-	RequestID  string
-	MemoryType string
-	SourceID   string
+	Content    string // {content}: the block's content
+	RequestID  string // {request_id}: the block's request_id
+	MemoryType string // {memory_type}: the block's memory_type
+	SourceID   string // {source_id}: the block's provenance.source_id, or ""
 }
 
 // Key identifies how the section renders a block: the same key means the

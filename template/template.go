@@ -61,10 +61,10 @@ var ErrInvalid = errors.New("template: invalid template")
 
 // Problem is one thing wrong with a template.
 type Problem struct {
-	File    string
+	File    string // the name given to Parse or LoadFile; "" from Compile
 	Line    int    // for JSON syntax errors; 0 otherwise
 	Field   string // e.g. "budget", "sections[1].render"
-	Message string
+	Message string // what is wrong, e.g. "must be a positive number of tokens (got 0)"
 }
 
 // String formats the problem as "file:line: field: message".
@@ -86,6 +86,7 @@ func (p Problem) String() string {
 
 // ValidationError lists every problem of a template. It wraps [ErrInvalid].
 type ValidationError struct {
+	// Problems are every problem found, at least one.
 	Problems []Problem
 }
 
@@ -103,26 +104,50 @@ func (e *ValidationError) Unwrap() error { return ErrInvalid }
 
 // Definition is a template as written in JSON.
 type Definition struct {
-	TemplateVersion string              `json:"template_version"`
-	Budget          int                 `json:"budget"`
-	Encoding        string              `json:"encoding"`
-	Sections        []SectionDefinition `json:"sections"`
+	// TemplateVersion (template_version) is the author's label for this
+	// version of the template; empty means DefaultVersion.
+	TemplateVersion string `json:"template_version"`
+	// Budget is the most tokens the whole rendered context may have, header
+	// line included.
+	Budget int `json:"budget"`
+	// Encoding names the tokenizer blocks are counted with: a built-in name,
+	// "approx:FAMILY" or a tokenizer file's path; empty means DefaultEncoding.
+	Encoding string `json:"encoding"`
+	// Sections are the sections, written into the text in this order.
+	Sections []SectionDefinition `json:"sections"`
 }
 
 // SectionDefinition is one section as written in JSON. Separator is a
 // pointer so that an explicit "" (blocks written back to back) differs from
 // an absent separator (the default "\n").
 type SectionDefinition struct {
-	Name             string               `json:"name"`
-	Priority         int                  `json:"priority"`
-	MemoryTypes      []declare.MemoryType `json:"memory_types"`
-	MaxTokens        int                  `json:"max_tokens"`
-	Render           string               `json:"render"`
-	Separator        *string              `json:"separator"`
-	Fill             Fill                 `json:"fill"`
-	Order            Order                `json:"order"`
-	Partial          bool                 `json:"partial"`
-	MinPartialTokens int                  `json:"min_partial_tokens"`
+	// Name names the section in events, the dump and the views; it is not
+	// written into the text.
+	Name string `json:"name"`
+	// Priority ranks the section's importance, 1 first: it decides routing
+	// and which section the budget cut starts from.
+	Priority int `json:"priority"`
+	// MemoryTypes (memory_types) are the memory types the section takes.
+	MemoryTypes []declare.MemoryType `json:"memory_types"`
+	// MaxTokens (max_tokens) is the section's token cap.
+	MaxTokens int `json:"max_tokens"`
+	// Render is how each block is written: {content}, and optionally
+	// {request_id}, {memory_type} and {source_id}, in literal text.
+	Render string `json:"render"`
+	// Separator is written between two blocks of the section; nil means
+	// DefaultSeparator.
+	Separator *string `json:"separator"`
+	// Fill says what the section does with the first block that does not
+	// fit its cap; empty means DefaultFill.
+	Fill Fill `json:"fill"`
+	// Order is the order the section writes its selected blocks in; empty
+	// means DefaultOrder.
+	Order Order `json:"order"`
+	// Partial lets the first block that does not fit be cut to the room left.
+	Partial bool `json:"partial"`
+	// MinPartialTokens (min_partial_tokens) is the least room worth cutting
+	// a block for; 0 means DefaultMinPartialTokens.
+	MinPartialTokens int `json:"min_partial_tokens"`
 	// DegradeRequired lets the section write a required block as one of
 	// its variants when it does not fit whole (docs/degrade.md). Left out
 	// of the canonical JSON when false, so templates without it keep

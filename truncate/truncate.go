@@ -125,7 +125,7 @@ var ErrBudgetTooSmall = errors.New("budget too small for required blocks")
 
 // RequiredMiss is one required block that could not be placed.
 type RequiredMiss struct {
-	RequestID string
+	RequestID string         // the block's request_id
 	Section   string         // "" for no_section
 	Tokens    int            // the block's count, when known
 	Limit     int            // the cap or budget it did not fit
@@ -138,6 +138,7 @@ type RequiredMiss struct {
 // RequiredError lists the required blocks that could not be placed. It
 // wraps [ErrBudgetTooSmall].
 type RequiredError struct {
+	// Misses are the required blocks that could not be placed.
 	Misses []RequiredMiss
 }
 

@@ -54,12 +54,12 @@ type FirstDifference struct {
 	Byte int `json:"byte"`
 	// Line and Column locate it, from 1, Column in bytes.
 	Line   int `json:"line"`
-	Column int `json:"column"`
+	Column int `json:"column"` // from 1, in bytes
 	// Section and Block name where it falls in B's text: the block whose
 	// span holds it, or the section whose lines do; empty between them
 	// (the header line, or a join).
 	Section string `json:"section,omitempty"`
-	Block   string `json:"block,omitempty"`
+	Block   string `json:"block,omitempty"` // the block's request_id
 }
 
 // firstDifference finds where a's and b's texts part; nil when they are

@@ -48,7 +48,9 @@ var changeOrder = []ChangeKind{Appeared, Disappeared, LeftOut, NewlyCut, BackIn,
 // DiffResult is what changed between two render dumps, A (before) and B
 // (after). Its JSON is the output of `contextasm diff --format json`.
 type DiffResult struct {
+	// A summarises the dump before.
 	A DumpSummary `json:"a"`
+	// B summarises the dump after.
 	B DumpSummary `json:"b"`
 	// SameTemplate reports whether both dumps have the same fingerprint:
 	// when they do not, caps, priorities or render rules may differ too.
@@ -68,35 +70,42 @@ type DiffResult struct {
 
 // DumpSummary identifies one side of a diff.
 type DumpSummary struct {
+	// Fingerprint is the dump's template fingerprint.
 	Fingerprint string `json:"fingerprint"`
-	RenderHash  string `json:"render_hash"`
-	Budget      int    `json:"budget"`
-	TotalTokens int    `json:"total_tokens"`
-	Now         string `json:"now"`
+	// RenderHash (render_hash) is the dump's render hash.
+	RenderHash string `json:"render_hash"`
+	// Budget is the budget the dump's assembly applied.
+	Budget int `json:"budget"`
+	// TotalTokens (total_tokens) is the token count of the dump's text.
+	TotalTokens int `json:"total_tokens"`
+	// Now is the instant of the dump's assembly, RFC 3339.
+	Now string `json:"now"`
 }
 
 // SectionShift is one section's token shift from A to B. A section one
 // dump lacks has zeros on that side.
 type SectionShift struct {
-	Name       string `json:"name"`
-	UsedA      int    `json:"used_a"`
-	UsedB      int    `json:"used_b"`
-	Shift      int    `json:"shift"` // UsedB − UsedA
-	MaxTokensA int    `json:"max_tokens_a"`
-	MaxTokensB int    `json:"max_tokens_b"`
+	Name       string `json:"name"`         // the section's name
+	UsedA      int    `json:"used_a"`       // the section's used_tokens in A
+	UsedB      int    `json:"used_b"`       // … in B
+	Shift      int    `json:"shift"`        // UsedB − UsedA
+	MaxTokensA int    `json:"max_tokens_a"` // the section's cap (max_tokens) in A
+	MaxTokensB int    `json:"max_tokens_b"` // … in B
 	// InTextA and InTextB count the section's kept and cut blocks.
 	InTextA int `json:"in_text_a"`
-	InTextB int `json:"in_text_b"`
+	InTextB int `json:"in_text_b"` // B's count
 }
 
 // BlockChange is one block whose decision changed.
 type BlockChange struct {
-	RequestID string     `json:"request_id"`
-	Change    ChangeKind `json:"change"`
+	// RequestID (request_id) is the block's id.
+	RequestID string `json:"request_id"`
+	// Change is what changed: the first ChangeKind that applies.
+	Change ChangeKind `json:"change"`
 	// A and B are the block's state in each dump; null where the dump
 	// does not have the block.
 	A *BlockState `json:"a"`
-	B *BlockState `json:"b"`
+	B *BlockState `json:"b"` // the block's state in B; null where B lacks it
 }
 
 // BlockState is what one dump decided about one block.
@@ -104,13 +113,18 @@ type BlockState struct {
 	// Section is "" for a block excluded before ranking.
 	Section string `json:"section,omitempty"`
 	// Status is kept, cut, dropped or excluded.
-	Status string         `json:"status"`
+	Status string `json:"status"`
+	// Reason is why the block is cut, dropped or excluded (see
+	// outcome.Reason); empty for a kept block.
 	Reason outcome.Reason `json:"reason,omitempty"`
 	// Rank is the 1-based position in the section's rank order; 0 for an
 	// excluded block.
-	Rank   int     `json:"rank,omitempty"`
-	Tokens int     `json:"tokens"`
-	Score  float64 `json:"score"`
+	Rank int `json:"rank,omitempty"`
+	// Tokens is the block's token count in the dump (0 for an excluded
+	// block).
+	Tokens int `json:"tokens"`
+	// Score is the block's ranking score (0 for an excluded block).
+	Score float64 `json:"score"`
 	// Notes are "required" and the block's notices (stale, escaped).
 	Notes []string `json:"notes,omitempty"`
 

@@ -35,7 +35,7 @@ type Config struct {
 	SessionKey string
 	// UserID and Roles are the request's (contextasm.Request).
 	UserID string
-	Roles  []string
+	Roles  []string // the roles the request holds; see UserID
 	// Format is the chat format assembled for: its rules (Anthropic's
 	// first turn is a user's) and its counting. Zero means
 	// chat.FormatOpenAI.

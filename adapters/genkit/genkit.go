@@ -38,7 +38,7 @@ type Config struct {
 	SessionID string
 	// UserID and Roles are the request's (contextasm.Request).
 	UserID string
-	Roles  []string
+	Roles  []string // the roles the request holds; see UserID
 	// Format is the chat format assembled for: its rules and counting.
 	// Zero means chat.FormatOpenAI.
 	Format chat.Format

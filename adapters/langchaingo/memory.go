@@ -36,7 +36,7 @@ type Config struct {
 	SessionID string
 	// UserID and Roles are the request's (contextasm.Request).
 	UserID string
-	Roles  []string
+	Roles  []string // the roles the request holds; see UserID
 	// History keeps the messages; nil means a new in-memory history
 	// (memory.NewChatMessageHistory).
 	History schema.ChatMessageHistory

@@ -73,7 +73,8 @@ type SourceStatus struct {
 	// Source is "mcp:<name>" or "file:<name>": the key of its events, and
 	// the request_id of its source-wide source_unavailable event.
 	Source string
-	State  State
+	// State is where the source stands: Connecting, Ready or Unavailable.
+	State State
 	// Synced reports whether the first sync attempt has ended, in success
 	// or failure.
 	Synced bool

@@ -117,7 +117,8 @@ type Server struct {
 	// order (DefaultMaxResources); MaxPages caps the pages read for it
 	// (DefaultMaxPages), against a server that pages forever.
 	MaxResources int
-	MaxPages     int
+	// MaxPages caps the pages read for one listing (DefaultMaxPages).
+	MaxPages int
 	// MaxContentBytes bounds a block's content (declare's 1 MiB default).
 	// A larger resource is not declared; it gets a source_unavailable event.
 	MaxContentBytes int
@@ -148,9 +149,14 @@ type Files struct {
 	Dir string
 	// MemoryType, Trusted, Roles and MaxContentBytes mean what they mean
 	// for a [Server].
-	MemoryType      declare.MemoryType
-	Trusted         bool
-	Roles           []string
+	MemoryType declare.MemoryType
+	// Trusted marks the root's blocks as from a source the host controls,
+	// as [Server.Trusted] does.
+	Trusted bool
+	// Roles, when set, restrict the root's blocks to requests holding one of
+	// them.
+	Roles []string
+	// MaxContentBytes bounds a file's content (declare's 1 MiB default).
 	MaxContentBytes int
 	// MaxSourceBytes bounds the content all the root's blocks hold
 	// together (DefaultMaxSourceBytes): a scan stops taking files once

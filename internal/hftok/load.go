@@ -23,12 +23,13 @@ var ErrInvalid = errors.New("hftok: invalid tokenizer file")
 // the component (e.g. "pre_tokenizer.pretokenizers[1]") and what is wrong.
 // It wraps ErrUnsupported or ErrInvalid.
 type LoadError struct {
-	File    string
-	Field   string
-	Message string
-	Err     error
+	File    string // the name given to Parse or LoadFile; "" for none
+	Field   string // the component's JSON path; "" for the file as a whole
+	Message string // what is wrong
+	Err     error  // ErrUnsupported or ErrInvalid
 }
 
+// Error returns "hftok: file: field: message", leaving out empty parts.
 func (e *LoadError) Error() string {
 	var b strings.Builder
 	b.WriteString("hftok: ")
