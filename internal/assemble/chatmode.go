@@ -28,8 +28,8 @@ import (
 // its estimate.
 type ChatCost struct {
 	Format     chat.Format // zero: the text format, and no messages
-	PerMessage int
-	Reply      int
+	PerMessage int         // tokens added for every message, the system prompt's included
+	Reply      int         // tokens added once, for the start of the reply
 }
 
 // on reports whether the assembly is for a chat format.

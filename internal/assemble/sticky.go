@@ -25,15 +25,19 @@ const DecisionVersion = 1
 // (package contextasm keeps it in the learned state); it holds ids and
 // hashes, never content.
 type Decision struct {
+	// Version is the format's version, DecisionVersion when written.
 	Version int `json:"v"`
 	// Now is the instant the assembly was judged at: a block modified
 	// since is news to the next assembly.
-	Now      time.Time         `json:"now"`
+	Now time.Time `json:"now"`
+	// Sections are the decisions of the template's sections, one per
+	// section, in template order.
 	Sections []SectionDecision `json:"sections"`
 }
 
 // SectionDecision is one section's part of a Decision, in template order.
 type SectionDecision struct {
+	// Name is the section's name; it must match the template's.
 	Name string `json:"name"`
 	// Blocks are the blocks written, in written order.
 	Blocks []WrittenBlock `json:"blocks,omitempty"`
@@ -46,6 +50,7 @@ type SectionDecision struct {
 
 // WrittenBlock is one block of a section's text, or one of its messages.
 type WrittenBlock struct {
+	// ID is the block's request_id.
 	ID string `json:"id"`
 	// Key identifies the block's content (the first 8 bytes of Block.Key,
 	// in hex): a block declared again with other content is the same id

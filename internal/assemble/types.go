@@ -20,23 +20,40 @@ import (
 // the rare fields would double each one's size. Read them through the
 // accessor methods (Roles, Variants, ...), which are nil-safe.
 type Block struct {
-	ID        string
-	Type      declare.MemoryType
-	Content   string
-	SourceID  string
-	Scope     declare.Scope
+	// ID is the declaration's request_id: the block's identity.
+	ID string
+	// Type is the memory type; the template routes the block by it.
+	Type declare.MemoryType
+	// Content is the text the model sees, as declared.
+	Content string
+	// SourceID is the provenance's source_id; it fills a render string's
+	// {source_id}.
+	SourceID string
+	// Scope says who the block is visible to: session, user or global.
+	Scope declare.Scope
+	// SessionID is the session a session-scoped block belongs to; a request
+	// of another session does not see it.
 	SessionID string
-	UserID    string
+	// UserID is the user a user-scoped block belongs to; a request of
+	// another user does not see it.
+	UserID string
 	// Role is a history block's role in a chat (declare.Declaration): ""
 	// for other memory types and RoleUser for history that names none.
 	Role declare.Role
 
-	Seq        int64 // declaration order, for order "declared"
-	Priority   float64
-	Weight     float64
+	Seq int64 // declaration order, for order "declared"
+	// Priority is the declared priority, from 0 to 1; it counts only with
+	// HasPriority (without, the score uses Scoring.DefaultPriority).
+	Priority float64
+	// Weight is the semantic weight, from 0 to 1, the default applied.
+	Weight float64
+	// Trust is the trust score, from 0 to declare.MaxTrustScore, the
+	// default applied.
 	Trust      float64
 	ValidUntil time.Time // zero: never expires
 	StaleFrom  time.Time // zero: never stale
+	// StaleAfter is how long, from StaleFrom, the stale penalty takes to
+	// grow from half to full; 0: full at once.
 	StaleAfter time.Duration
 	// LastModified is zero when unknown.
 	LastModified time.Time
@@ -58,13 +75,20 @@ type Block struct {
 	// are. Use the accessors to read them.
 	Rare *Rare
 
-	HasPriority  bool
-	Required     bool
+	// HasPriority reports whether the declaration gave a Priority.
+	HasPriority bool
+	// Required means the block is never dropped or cut: declared required,
+	// or priority 1 from a trusted source. If it cannot fit, assembly fails.
+	Required bool
+	// ForAssistant is false when the declared audience leaves out
+	// "assistant": the block is then excluded (reason audience).
 	ForAssistant bool
 }
 
 // Rare is the part of a Block most blocks leave empty (see Block.Rare).
 type Rare struct {
+	// Roles, when not empty, admit the block only to a request holding at
+	// least one of them (Request.Roles).
 	Roles []string
 	// IdleTTL releases a session-scoped block once its session has been
 	// idle that long; the engine acts on it, the Assembler does not read it.
@@ -74,27 +98,36 @@ type Rare struct {
 	// Assembler does not use them; they travel with the block (and into
 	// the dump) for feedback.
 	ViolationPatterns []string
-	Patterns          []*regexp.Regexp
+	// Patterns are ViolationPatterns compiled, in the same order.
+	Patterns []*regexp.Regexp
 
 	// SourceLocation and URI are provenance (with SourceID) that the
 	// results carry for people reading a dump; assembly does not read them.
 	SourceLocation string
-	URI            string
+	// URI is a URI of the original.
+	URI string
 
 	// ToolCalls, ToolCallID and Group are, with Block.Role, a history
 	// block's place in a chat (declare.Declaration).
-	ToolCalls  []declare.ToolCall
+	ToolCalls []declare.ToolCall
+	// ToolCallID is, on a tool result, the id of the call it answers.
 	ToolCallID string
-	Group      string
+	// Group names the group the block is kept or dropped with.
+	Group string
 
 	// Variants, MaxTokens, Supersedes and Replaces are the declaration's
 	// degradation fields (degrade.go): shorter forms of Content, longest
 	// first; a cap on the content's tokens (0: none); the ids this block
 	// supersedes; and, on a summary, the ids of the turns it stands for.
-	Variants   []string
-	MaxTokens  int
+	Variants []string
+	// MaxTokens caps the content's tokens, the rest cut off with a marker;
+	// 0: no cap.
+	MaxTokens int
+	// Supersedes are the ids of the blocks this one replaces; they are left
+	// out while it is eligible.
 	Supersedes []string
-	Replaces   []string
+	// Replaces are, on a summary, the ids of the turns it stands for.
+	Replaces []string
 }
 
 // IsZero reports whether r sets none of its fields (nil slices and empty
@@ -182,6 +215,8 @@ func (b *Block) Replaces() []string { return b.rare().Replaces }
 // Heat counts one block's renders: kept whole, dropped, cut. Assemblies
 // add to it without a lock.
 type Heat struct {
+	// Included, Dropped and Cut count the renders that kept the block
+	// whole, dropped it (section cap or budget), and kept only part of it.
 	Included, Dropped, Cut atomic.Int64
 }
 
@@ -200,10 +235,16 @@ func (b *Block) staleness(now time.Time) (float64, bool) {
 
 // Request says who assembles and when.
 type Request struct {
-	Now       time.Time
+	// Now is the instant expiry, staleness and recency are judged at.
+	Now time.Time
+	// SessionID selects session-scoped blocks: those of another session
+	// are out of scope.
 	SessionID string
-	UserID    string
-	Roles     []string
+	// UserID selects user-scoped blocks likewise; empty: the request sees
+	// no user-scoped block.
+	UserID string
+	// Roles are the roles the request holds; a block with roles needs one.
+	Roles []string
 	// ListHidden lists blocks excluded for a hidden reason (see
 	// outcome.Hidden) by id, as events, instead of counting them: a
 	// trusted debugging mode.
@@ -231,8 +272,11 @@ type Output struct {
 	// TotalTokens is the exact count of Text; for a chat format, of the
 	// whole conversation as ChatCost counts it.
 	TotalTokens int
-	Sections    []outcome.SectionResult
-	Events      []outcome.Event
+	// Sections are the sections' results, in template order.
+	Sections []outcome.SectionResult
+	// Events report decisions about single blocks: exclusions, drops, cuts
+	// and notices (hidden exclusions only with Request.ListHidden).
+	Events []outcome.Event
 	// ExcludedCounts counts the blocks excluded for a hidden reason, per
 	// reason, when they are not listed; nil when there are none.
 	ExcludedCounts map[outcome.Reason]int

@@ -40,17 +40,21 @@ type Options struct {
 
 // Server is a redis-server of a test's own.
 type Server struct {
-	t    testing.TB
+	t testing.TB
+	// Addr is the server's plain (not TLS) address, 127.0.0.1:Port.
 	Addr string
+	// Port is the port of Addr.
 	Port int
 	// TLSAddr and CAs are set with Options.TLS.
 	TLSAddr string
-	CAs     *x509.CertPool
-	dir     string
-	args    []string
-	mu      sync.Mutex
-	cmd     *exec.Cmd
-	done    chan struct{}
+	// CAs holds the test's own CA, which signed the TLS certificate: the
+	// RootCAs for a client of TLSAddr.
+	CAs  *x509.CertPool
+	dir  string
+	args []string
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	done chan struct{}
 }
 
 var skipOnce sync.Once
@@ -244,6 +248,8 @@ func (s *Server) log() string {
 // applied the command, the client never hears it), which a real server
 // cannot be made to produce on demand.
 type Proxy struct {
+	// Addr is the proxy's address, for clients to dial in the server's
+	// place (see URL).
 	Addr string
 	ln   net.Listener
 	drop atomic.Pointer[string]

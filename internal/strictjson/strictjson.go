@@ -24,6 +24,7 @@ const (
 
 // Problem is one key that a strict decoder refuses.
 type Problem struct {
+	// Kind is what is wrong with the key.
 	Kind Kind
 	// Path is the key's path from the document's root: "scope",
 	// "provenance.sourceid", "sections[1].render".

@@ -32,8 +32,13 @@ const (
 
 // Spec is a tiktoken spec, read.
 type Spec struct {
-	Format  string `json:"format"`
-	Ranks   string `json:"ranks"`
+	// Format is "tiktoken", which marks the file as a spec.
+	Format string `json:"format"`
+	// Ranks is the rank file's path as written: relative to the spec's
+	// directory, or absolute. Required.
+	Ranks string `json:"ranks"`
+	// Pattern names the pre-tokenizer's split pattern: PatternCL100k or
+	// PatternO200k.
 	Pattern string `json:"pattern"`
 	// RanksPath is Ranks resolved against the spec's directory.
 	RanksPath string `json:"-"`
