@@ -96,10 +96,10 @@ func breakTies(cands []candidate, blocks []*Block) {
 // Ranked is one block's place in a section's ranking: a flat value so that
 // sorting moves no pointers and allocates nothing.
 type Ranked struct {
-	Index    int32   // into the blocks given to the Assembler
+	Index    int32   // into the blocks the assembly ranks (given, or pulled from an Index)
 	Required bool    // Block.Required: ranks before every block that is not
 	Score    float64 // the block's score at the request's Now
-	ID       string  // Block.ID: Rank's last tie-break, ascending
+	ID       string  // Block.ID: the last tie-break, ascending (history ties: compareTie)
 }
 
 // Rank sorts r best first: required blocks, then higher score, then
