@@ -76,13 +76,7 @@ func bound(ctx context.Context, d time.Duration, raw *rawConn) (context.Context,
 			return
 		case <-rctx.Done():
 		}
-		t := time.NewTimer(stuckGrace)
-		defer t.Stop()
-		select {
-		case <-returned:
-		case <-t.C:
-			raw.close()
-		}
+		closeUnless(returned, stuckGrace, raw)
 	}()
 	var once sync.Once
 	return rctx, func() {
@@ -101,13 +95,19 @@ func closeSession(cs *mcp.ClientSession, raw *rawConn, dead <-chan struct{}, gra
 		_ = cs.Close()
 		close(done)
 	}()
+	closeUnless(done, grace, raw)
+	<-done
+	<-dead
+}
+
+// closeUnless closes raw unless done is closed within grace: the
+// connection under a call the SDK does not end by itself.
+func closeUnless(done <-chan struct{}, grace time.Duration, raw *rawConn) {
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
 	case <-done:
 	case <-t.C:
 		raw.close()
-		<-done
 	}
-	<-dead
 }

@@ -88,14 +88,7 @@ func (a *Assembler) summarizeCandidates(tpl *template.Template, blocks []*Block,
 				runs = append(runs, run{inc: cd.inc})
 				open = true
 			}
-			n := cd.tokens
-			if n == 0 || cd.form != 0 {
-				saved := saveForm(cd)
-				setForm(cd, 0)
-				a.blockTokens(sec, blocks[cd.Index], cd, c)
-				n = cd.tokens
-				saved.restore(cd)
-			}
+			n := a.wholeTokens(sec, blocks[cd.Index], cd, c)
 			total += n
 			runs[len(runs)-1].tokens += n
 			runs[len(runs)-1].at = append(runs[len(runs)-1].at, k)
@@ -128,6 +121,21 @@ func (a *Assembler) summarizeCandidates(tpl *template.Template, blocks []*Block,
 			out.SummarizeCandidates = append(out.SummarizeCandidates, sc)
 		}
 	}
+}
+
+// wholeTokens returns cd's count written whole (not as a variant or
+// clipped), counting it when the fill did not, and leaving cd as it was:
+// what a run of summarize candidates holds.
+func (a *Assembler) wholeTokens(sec *template.Section, b *Block, cd *candidate, c truncate.Counter) int {
+	if cd.tokens != 0 && cd.form == 0 {
+		return cd.tokens
+	}
+	saved := saveForm(cd)
+	setForm(cd, 0)
+	a.blockTokens(sec, b, cd, c)
+	n := cd.tokens
+	saved.restore(cd)
+	return n
 }
 
 // histKey is a history candidate's place in time order (placeOf), and

@@ -219,17 +219,15 @@ func (x *Index) Refresh(blocks []*Block, now time.Time) {
 func (x *Index) fill(blocks []*Block, redo []bool) {
 	x.epoch++
 	all := redo == nil
-	keep := func(si int) bool { return all || redo[si] }
-	now := x.shape.Now
 	lists := make([][]ixEntry, len(x.secs))
 	for si := range x.secs {
-		if keep(si) && !all {
-			// A section is made again at about the size it had.
-			lists[si] = make([]ixEntry, 0, len(x.secs[si].base)-x.secs[si].dead+len(x.secs[si].extra)+1)
+		if all || redo[si] {
+			x.secs[si].win, x.secs[si].linked = window{}, 0
+			if !all { // a section is made again at about the size it had
+				lists[si] = make([]ixEntry, 0, len(x.secs[si].base)-x.secs[si].dead+len(x.secs[si].extra)+1)
+			}
 		}
 	}
-	wins := make([]window, len(x.secs))
-	linkedN := make([]int, len(x.secs))
 	for _, b := range blocks {
 		if !all {
 			// Only the sections made again look at a block: one whose
@@ -237,38 +235,13 @@ func (x *Index) fill(blocks []*Block, redo []bool) {
 			if sj, ok := x.tpl.SectionFor(b.Type); !ok || !redo[sj] {
 				continue
 			}
-		} else if degradable(b) {
-			x.degradable++
 		}
-		si, reason := eligibility(b, x.tpl, &x.shape)
-		if reason != "" {
-			h := hiddenIndex(reason)
-			if h >= 0 {
-				if all {
-					x.hidden[h]++
-				}
-				continue
-			}
-			if sj, ok := x.tpl.SectionFor(b.Type); ok {
-				if keep(sj) {
-					wins[sj].narrow(b, now, &x.sc)
-				}
-			} else if all && b.Required {
-				x.noSection = append(x.noSection, b)
-			}
-			continue
+		if si := x.admit(b, redo); si >= 0 {
+			lists[si] = append(lists[si], x.entry(b))
 		}
-		if !keep(si) {
-			continue
-		}
-		wins[si].narrow(b, now, &x.sc)
-		if linked(b) {
-			linkedN[si]++
-		}
-		lists[si] = append(lists[si], x.entry(b))
 	}
 	for si := range x.secs {
-		if !keep(si) {
+		if !all && !redo[si] {
 			continue
 		}
 		heat := make([]ixHeat, len(lists[si]))
@@ -277,9 +250,47 @@ func (x *Index) fill(blocks []*Block, redo []bool) {
 			lists[si][i].heat = &heat[i]
 		}
 		s := &x.secs[si]
-		*s = ixSection{base: x.rank(lists[si]), win: wins[si], linked: linkedN[si], tree: s.tree, byTime: s.byTime[:0], history: s.history[:0]}
+		*s = ixSection{base: x.rank(lists[si]), win: s.win, linked: s.linked, tree: s.tree, byTime: s.byTime[:0], history: s.history[:0]}
 		s.index(&x.keys, &x.keysTmp)
 	}
+}
+
+// admit counts b in what the index keeps beside its entries, as fill and
+// insert meet it: the degradable and hidden counts and noSection (with
+// redo nil: a whole store or one block added), and the window and linked
+// count of the section b's type goes to, when redo is nil or names it. It
+// returns that section when b is eligible and it is made, else -1.
+func (x *Index) admit(b *Block, redo []bool) int {
+	all := redo == nil
+	if all && degradable(b) {
+		x.degradable++
+	}
+	si, reason := eligibility(b, x.tpl, &x.shape)
+	if reason != "" {
+		if h := hiddenIndex(reason); h >= 0 {
+			if all {
+				x.hidden[h]++
+			}
+			return -1
+		}
+		if sj, ok := x.tpl.SectionFor(b.Type); ok {
+			if all || redo[sj] {
+				x.secs[sj].win.narrow(b, x.shape.Now, &x.sc)
+			}
+		} else if all && b.Required {
+			x.noSection = append(x.noSection, b)
+		}
+		return -1
+	}
+	if !all && !redo[si] {
+		return -1
+	}
+	s := &x.secs[si]
+	s.win.narrow(b, x.shape.Now, &x.sc)
+	if linked(b) {
+		s.linked++
+	}
+	return si
 }
 
 // rank returns list, which is in request_id order, in rank order
@@ -470,27 +481,11 @@ func find(list []ixEntry, e ixEntry) (int, bool) {
 }
 
 func (x *Index) insert(b *Block) {
-	if degradable(b) {
-		x.degradable++
-	}
-	si, reason := eligibility(b, x.tpl, &x.shape)
-	if reason != "" {
-		if h := hiddenIndex(reason); h >= 0 {
-			x.hidden[h]++
-			return
-		}
-		if sj, ok := x.tpl.SectionFor(b.Type); ok {
-			x.secs[sj].win.narrow(b, x.shape.Now, &x.sc)
-		} else if b.Required {
-			x.noSection = append(x.noSection, b)
-		}
+	si := x.admit(b, nil)
+	if si < 0 {
 		return
 	}
 	s := &x.secs[si]
-	s.win.narrow(b, x.shape.Now, &x.sc)
-	if linked(b) {
-		s.linked++
-	}
 	e := x.entry(b)
 	e.heat = &ixHeat{since: x.asm}
 	i, _ := slices.BinarySearchFunc(s.extra, e, compareEntries)
@@ -522,8 +517,8 @@ func (s *ixSection) merge(keys, scratch *[]rankKey) {
 	s.index(keys, scratch)
 }
 
-// Hidden returns the count of blocks hidden from the shape per reason:
-// out_of_scope, access_denied, audience.
+// excludedCounts returns the count of blocks hidden from the shape per
+// reason (out_of_scope, access_denied, audience); nil when there are none.
 func (x *Index) excludedCounts() map[outcome.Reason]int {
 	var m map[outcome.Reason]int
 	for h, n := range x.hidden {

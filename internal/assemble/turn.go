@@ -166,8 +166,6 @@ func (a *Assembler) AssembleIndexed(x *Index, req Request, c truncate.Counter, l
 			a.pullHistory(x, tpl.Section(si), c)
 		}
 		a.summarizeCandidates(tpl, a.pulled, out, c)
-	}
-	if req.Previous != nil || req.Record {
 		a.cacheInfo(tpl, a.pulled, prev, &req, out, c, st.MinCachePrefix)
 	}
 	out.Events = nil // a few: not the assembly's list
@@ -233,27 +231,25 @@ func (a *Assembler) pullHistory(x *Index, sec *template.Section, c truncate.Coun
 		cd := pulled[e]
 		if cd == nil {
 			// Never pulled: dropped without a count, for room.
-			a.cands[si] = append(a.cands[si], candidate{Ranked: Ranked{Index: int32(len(a.pulled)), Required: e.req, Score: e.score, ID: e.b.ID},
-				status: outcome.StatusDropped, reason: outcome.ReasonSectionCap})
-			cd = &a.cands[si][len(a.cands[si])-1]
-			cd.inc, cd.news = e.mark&markInc != 0, e.mark&markNews != 0
-			e.mark |= markVisited
-			a.pulled = append(a.pulled, e.b)
-			a.pulledE = append(a.pulledE, e)
+			inc, news := e.mark&markInc != 0, e.mark&markNews != 0
+			cd = a.take(si, e)
+			cd.status, cd.reason, cd.inc, cd.news = outcome.StatusDropped, outcome.ReasonSectionCap, inc, news
 			pulled[e] = cd
 		}
 		if cd.inText() || !candidateReason(cd.reason) {
 			continue
 		}
-		n := cd.tokens
-		if n == 0 { // as summarizeCandidates counts it
-			saved := saveForm(cd)
-			a.blockTokens(sec, e.b, cd, c)
-			n = cd.tokens
-			saved.restore(cd)
-		}
-		total += n
+		total += a.wholeTokens(sec, e.b, cd, c)
 	}
+}
+
+// take makes entry e the next candidate of section si, and returns it.
+func (a *Assembler) take(si int, e *ixEntry) *candidate {
+	e.mark |= markVisited
+	a.cands[si] = append(a.cands[si], candidate{Ranked: Ranked{Index: int32(len(a.pulled)), Required: e.req, Score: e.score, ID: e.b.ID}})
+	a.pulled = append(a.pulled, e.b)
+	a.pulledE = append(a.pulledE, e)
+	return &a.cands[si][len(a.cands[si])-1]
 }
 
 // endWalk takes the marks of an incremental assembly off its entries.
@@ -420,14 +416,10 @@ func (a *Assembler) pull(sec *template.Section, st *fillState, bounded bool) boo
 		a.finishWalk(si)
 		return false
 	}
-	e.mark |= markVisited
-	cd := candidate{Ranked: Ranked{Index: int32(len(a.pulled)), Required: e.req, Score: e.score, ID: e.b.ID}}
+	cd := a.take(si, e)
 	if p != nil {
 		cd.inc, cd.news, cd.prevPos, cd.prevCut = p.inc, p.news, p.prevPos, p.prevCut
 	}
-	a.pulled = append(a.pulled, e.b)
-	a.pulledE = append(a.pulledE, e)
-	a.cands[si] = append(a.cands[si], cd)
 	return true
 }
 
