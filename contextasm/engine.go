@@ -675,20 +675,20 @@ func (c *cachedCounter) Count(text string) int {
 // keeps it, and cutting tokenizes the whole content.
 // LineAdditive passes on the tokenizer's promise (see truncate.Counter).
 func (c *cachedCounter) LineAdditive() bool {
-	la, ok := c.tok.(assemble.LineAdditive)
+	la, ok := c.tok.(truncate.LineAdditive)
 	return ok && la.LineAdditive()
 }
 
 // LowerBounded passes on the tokenizer's promise (see truncate.Counter).
 func (c *cachedCounter) LowerBounded() bool {
-	lb, ok := c.tok.(assemble.LowerBounded)
+	lb, ok := c.tok.(truncate.LowerBounded)
 	return ok && lb.LowerBounded()
 }
 
 // JoinDelta passes on to the tokenizer, when it counts joins (see
-// assemble.JoinCounter): the final text's count from its parts' counts.
+// truncate.JoinCounter): the final text's count from its parts' counts.
 func (c *cachedCounter) JoinDelta(text string, cuts []int) (int, bool) {
-	if jc, ok := c.tok.(assemble.JoinCounter); ok {
+	if jc, ok := c.tok.(truncate.JoinCounter); ok {
 		return jc.JoinDelta(text, cuts)
 	}
 	return 0, false

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/contextasm/contextasm/outcome"
 )
@@ -31,6 +33,49 @@ type Counter interface {
 	// boundary, never inside a UTF-8 character, and counts at most
 	// maxTokens tokens.
 	Cut(text string, maxTokens int) string
+}
+
+// LineAdditive is implemented by counters for which a text made of lines
+// counts as the sum of its lines' counts (each line counted with its
+// newline), as long as every line after the first starts cleanly (see
+// [StartsLineCleanly]). The BPE tokenizers of o200k_base and cl100k_base
+// are: their pre-tokenizer never lets a piece run across a newline into a
+// following character that is neither white space nor '/', and BPE never
+// merges across pieces. The assembler uses it to skip counting the final
+// text when the sum of the lines already is its count.
+type LineAdditive interface {
+	LineAdditive() bool
+}
+
+// JoinCounter is implemented by counters that can say what joining
+// separately counted parts changes, tokenizing only around the joins:
+// JoinDelta returns the count of text less the sum of the counts of the
+// parts text is cut into at cuts (ascending byte offsets), and ok false
+// when it cannot. The BPE tokenizers of o200k_base and cl100k_base can
+// (bpe.Tokenizer.JoinDelta). The assembler uses it for the final text's
+// count when its lines do not simply add up: the sum of its parts is
+// known, and only the joins are counted.
+type JoinCounter interface {
+	JoinDelta(text string, cuts []int) (delta int, ok bool)
+}
+
+// StartsLineCleanly reports whether s may start a line without its first
+// token depending on the line before: it does not start with white space
+// (Unicode White_Space or separator) or '/'.
+func StartsLineCleanly(s string) bool {
+	if s == "" {
+		return false
+	}
+	r, _ := utf8.DecodeRuneInString(s)
+	return r != '/' && r != utf8.RuneError && !unicode.IsSpace(r) && !unicode.In(r, unicode.Z)
+}
+
+// LowerBounded is implemented by counters for which a block's lower bound, as
+// the engine computes it, is a lower bound of a block's count (the
+// BPE tokenizers: see bpe.LowerBound). Under fill "skip" this spares
+// counting the many blocks that cannot fit the room left.
+type LowerBounded interface {
+	LowerBounded() bool
 }
 
 // Scoring sets the weights of the score that ranks blocks inside a section:

@@ -49,3 +49,41 @@ func TestRequiredError(t *testing.T) {
 		}
 	}
 }
+
+func TestStartsLineCleanly(t *testing.T) {
+	for _, tt := range []struct {
+		s    string
+		want bool
+	}{
+		{"", false},
+		{"a", true},
+		{"<rule>", true},
+		{"【硬性规则】", true},
+		{"用户", true},
+		{"42", true},
+		{"\\", true}, // a backslash
+		{"#", true},
+		{"\u2060x", true}, // the word joiner is a format character, not white space
+		{"🚀", true},
+		{"/", false},
+		{"//x", false},
+		{" x", false},
+		{"\tx", false},
+		{"\nx", false},
+		{"\r\n", false},
+		{"\v", false},
+		{"\f", false},
+		{"\u0085x", false},  // next line
+		{"\u00a0x", false},  // no-break space
+		{"\u2028", false},   // line separator
+		{"\u2029", false},   // paragraph separator
+		{"\u3000x", false},  // ideographic space
+		{"\u2003x", false},  // em space
+		{"\xffx", false},    // not UTF-8
+		{"\xe4\xb8", false}, // a character cut short
+	} {
+		if got := truncate.StartsLineCleanly(tt.s); got != tt.want {
+			t.Errorf("StartsLineCleanly(%q) = %v, want %v", tt.s, got, tt.want)
+		}
+	}
+}

@@ -582,7 +582,7 @@ func newFillState(sec *template.Section, c truncate.Counter) (fillState, bool) {
 	if !lineMode(sec) {
 		st.sepTokens = c.Count(sec.Separator())
 	}
-	lb, ok := c.(LowerBounded)
+	lb, ok := c.(truncate.LowerBounded)
 	return st, ok && lb.LowerBounded()
 }
 
@@ -876,7 +876,7 @@ func (a *Assembler) fitBudget(tpl *template.Template, blocks []*Block, c truncat
 // the text's count, when the counter can count only around the parts'
 // joins. A joiner between blocks is in no part: then it cannot.
 func (a *Assembler) joinDelta(tpl *template.Template, c truncate.Counter, text string) (int, bool) {
-	jc, ok := c.(JoinCounter)
+	jc, ok := c.(truncate.JoinCounter)
 	if !ok || a.joined {
 		return 0, false
 	}
@@ -933,7 +933,7 @@ func (a *Assembler) dropBlock(sec *template.Section, si, j int, reason outcome.R
 // a line-additive counter, every section with blocks in line mode, and every
 // kept block starting its line cleanly. It renders the kept blocks.
 func (a *Assembler) linesAdd(tpl *template.Template, blocks []*Block, c truncate.Counter) bool {
-	la, ok := c.(LineAdditive)
+	la, ok := c.(truncate.LineAdditive)
 	additive := ok && la.LineAdditive()
 	for si := range a.cands {
 		sec := tpl.Section(si)
@@ -943,7 +943,7 @@ func (a *Assembler) linesAdd(tpl *template.Template, blocks []*Block, c truncate
 				continue
 			}
 			a.ensureRendered(sec, blocks[cd.Index], cd)
-			if !lineMode(sec) || !StartsLineCleanly(cd.text) {
+			if !lineMode(sec) || !truncate.StartsLineCleanly(cd.text) {
 				additive = false
 			}
 		}

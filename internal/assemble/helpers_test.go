@@ -139,7 +139,7 @@ func additiveTokenizer(t testing.TB) truncate.Counter {
 // isAdditive reports whether the Assembler takes c for a line-additive
 // counter.
 func isAdditive(c truncate.Counter) bool {
-	la, ok := c.(assemble.LineAdditive)
+	la, ok := c.(truncate.LineAdditive)
 	return ok && la.LineAdditive()
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/internal/bpe"
+	"github.com/contextasm/contextasm/truncate"
 )
 
 // noJoinDelta is the real tokenizer with every promise but JoinDelta.
@@ -24,7 +25,7 @@ func (c noJoinDelta) LowerBounded() bool            { return c.t.LowerBounded() 
 // byte for byte and token for token.
 func TestJoinDeltaFinalCount(t *testing.T) {
 	tok := realTokenizer(t)
-	if _, ok := any(tok).(assemble.JoinCounter); !ok {
+	if _, ok := any(tok).(truncate.JoinCounter); !ok {
 		t.Fatal("fixture: the real tokenizer is not a JoinCounter")
 	}
 	rng := rand.New(rand.NewPCG(20261130, 16))
@@ -48,7 +49,7 @@ func TestJoinDeltaFinalCount(t *testing.T) {
 		}
 		for _, s := range out.Sections {
 			for _, br := range s.Blocks {
-				if br.Length > 0 && !assemble.StartsLineCleanly(out.Text[br.Offset:br.Offset+br.Length]) {
+				if br.Length > 0 && !truncate.StartsLineCleanly(out.Text[br.Offset:br.Offset+br.Length]) {
 					joined++
 				}
 			}

@@ -336,7 +336,7 @@ func checkShortcut(t *testing.T, describe func() string, tpl *template.Template,
 			switch {
 			case !lineMode(tpl.Section(si)):
 				how = notLineMode
-			case !assemble.StartsLineCleanly(out.Text[br.Offset:br.Offset+br.Length]) && how == shortcutTaken:
+			case !truncate.StartsLineCleanly(out.Text[br.Offset:br.Offset+br.Length]) && how == shortcutTaken:
 				how = uncleanStart
 			}
 		}

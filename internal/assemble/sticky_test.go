@@ -3,13 +3,14 @@ package assemble_test
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/contextasm/contextasm/chat"
 	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/contextasm/contextasm/chat"
 
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/internal/assemble"

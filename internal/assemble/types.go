@@ -4,8 +4,6 @@ import (
 	"regexp"
 	"sync/atomic"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/declare"
@@ -323,47 +321,4 @@ type RenderMemo interface {
 type MemoKey struct {
 	Block   [16]byte // Block.Key
 	Section [16]byte // template.Section.Key
-}
-
-// LineAdditive is implemented by counters for which a text made of lines
-// counts as the sum of its lines' counts (each line counted with its
-// newline), as long as every line after the first starts cleanly (see
-// [StartsLineCleanly]). The BPE tokenizers of o200k_base and cl100k_base
-// are: their pre-tokenizer never lets a piece run across a newline into a
-// following character that is neither white space nor '/', and BPE never
-// merges across pieces. An Assembler uses it to skip counting the final
-// text when the sum of the lines already is its count.
-type LineAdditive interface {
-	LineAdditive() bool
-}
-
-// JoinCounter is implemented by counters that can say what joining
-// separately counted parts changes, tokenizing only around the joins:
-// JoinDelta returns the count of text less the sum of the counts of the
-// parts text is cut into at cuts (ascending byte offsets), and ok false
-// when it cannot. The BPE tokenizers of o200k_base and cl100k_base can
-// (bpe.Tokenizer.JoinDelta). An Assembler uses it for the final text's
-// count when its lines do not simply add up: the sum of its parts is
-// known, and only the joins are counted.
-type JoinCounter interface {
-	JoinDelta(text string, cuts []int) (delta int, ok bool)
-}
-
-// StartsLineCleanly reports whether s may start a line without its first
-// token depending on the line before: it does not start with white space
-// (Unicode White_Space or separator) or '/'.
-func StartsLineCleanly(s string) bool {
-	if s == "" {
-		return false
-	}
-	r, _ := utf8.DecodeRuneInString(s)
-	return r != '/' && r != utf8.RuneError && !unicode.IsSpace(r) && !unicode.In(r, unicode.Z)
-}
-
-// LowerBounded is implemented by counters for which Block.MinTokens, as
-// package contextasm computes it, is a lower bound of a block's count (the
-// BPE tokenizers: see bpe.LowerBound). Under fill "skip" this spares
-// counting the many blocks that cannot fit the room left.
-type LowerBounded interface {
-	LowerBounded() bool
 }

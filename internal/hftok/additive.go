@@ -11,7 +11,7 @@ import (
 // LineAdditive reports whether a text made of lines counts as the sum of
 // its lines (each counted with its newline) whenever every line after the
 // first starts cleanly: not with white space, '/' or invalid UTF-8 (see
-// package internal/assemble's StartsLineCleanly). An Assembler then skips
+// truncate.StartsLineCleanly). An Assembler then skips
 // counting a final text whose lines it counted.
 //
 // It holds for a tokenizer whose pipeline never lets a piece run across a

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/contextasm/contextasm/internal/assemble"
+	"github.com/contextasm/contextasm/truncate"
 )
 
 // additivePieces stress the pipelines at line starts and ends: white space
@@ -55,7 +55,7 @@ func TestLineAdditive(t *testing.T) {
 				lines := randomLines(r)
 				isClean := true
 				for _, l := range lines[1:] {
-					isClean = isClean && assemble.StartsLineCleanly(l)
+					isClean = isClean && truncate.StartsLineCleanly(l)
 				}
 				sum := 0
 				for _, l := range lines {
@@ -95,7 +95,7 @@ func FuzzLineAdditive(f *testing.F) {
 		toks = append(toks, loadFamily(f, fam))
 	}
 	f.Fuzz(func(t *testing.T, a, b string) {
-		if !utf8.ValidString(a) || !utf8.ValidString(b) || !assemble.StartsLineCleanly(b) {
+		if !utf8.ValidString(a) || !utf8.ValidString(b) || !truncate.StartsLineCleanly(b) {
 			return
 		}
 		for i, tk := range toks {

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/internal/bpe"
+	"github.com/contextasm/contextasm/truncate"
 
 	"github.com/contextasm/contextasm/internal/tokfile"
 )
@@ -130,7 +130,7 @@ func TestRankFileLineAdditive(t *testing.T) {
 		}
 		ok := true
 		for _, l := range lines[1:] {
-			ok = ok && assemble.StartsLineCleanly(l)
+			ok = ok && truncate.StartsLineCleanly(l)
 		}
 		if !ok {
 			continue
