@@ -235,12 +235,12 @@ func (a *Assembler) assemble(tpl *template.Template, blocks []*Block, req Reques
 			a.prepareSticky(si, blocks, &prev.Sections[si], prev.Now, st.Margin)
 			a.bindUnits(si) // after the sticky order: units know their members' places
 			a.bindRepls(si, blocks, out)
-			misses = a.fillSticky(tpl.Section(si), blocks, c, out, misses, st.Slack)
+			misses = a.fill(tpl.Section(si), blocks, c, out, misses, true, st.Slack)
 			continue
 		}
 		a.bindUnits(si)
 		a.bindRepls(si, blocks, out)
-		misses = a.fill(tpl.Section(si), blocks, c, out, misses)
+		misses = a.fill(tpl.Section(si), blocks, c, out, misses, false, st.Slack)
 	}
 	if len(misses) > 0 {
 		return nil, &truncate.RequiredError{Misses: misses}
@@ -540,200 +540,11 @@ func (a *Assembler) ensureRendered(sec *template.Section, b *Block, cd *candidat
 	}
 }
 
-// fillState is a section's running sums while it is filled.
-type fillState struct {
-	used, kept, msgs int // text tokens with separators, blocks in the text, message tokens
-	stopped, cutDone bool
-	sepTokens        int
-}
-
-// add counts cd, kept or cut, into the sums.
-func (st *fillState) add(cd *candidate) {
-	if cd.msg {
-		st.msgs += cd.tokens
-		return
-	}
-	if st.kept > 0 {
-		st.used += st.sepTokens
-	}
-	st.used += cd.tokens
-	st.kept++
-}
-
-// sep is the separator a text block kept next would need.
-func (st *fillState) sep(cd *candidate) int {
-	if cd.msg || st.kept == 0 {
-		return 0
-	}
-	return st.sepTokens
-}
-
 // drop marks cd dropped from section sec for reason, with its event.
 func (a *Assembler) drop(sec *template.Section, cd *candidate, b *Block, reason outcome.Reason, out *Output) {
 	cd.status, cd.reason = outcome.StatusDropped, reason
 	out.Events = append(out.Events, outcome.Event{Kind: outcome.KindDropped, Section: sec.Name(), RequestID: cd.ID, Reason: reason, Tokens: cd.tokens, Group: a.groupName(cd, b)})
 	cd.event = int32(len(out.Events))
-}
-
-// newFillState returns the running sums of section sec about to be
-// filled, and whether c promises lower bounds (LowerBounded).
-func newFillState(sec *template.Section, c truncate.Counter) (fillState, bool) {
-	var st fillState
-	if !lineMode(sec) {
-		st.sepTokens = c.Count(sec.Separator())
-	}
-	lb, ok := c.(truncate.LowerBounded)
-	return st, ok && lb.LowerBounded()
-}
-
-// cutEvent gives cd, cut, its reason and event.
-func cutEvent(sec *template.Section, cd *candidate, b *Block, out *Output) {
-	cd.reason = outcome.ReasonCut
-	out.Events = append(out.Events, outcome.Event{Kind: outcome.KindCut, Section: sec.Name(), RequestID: cd.ID, Reason: outcome.ReasonCut, Tokens: cd.tokens, Group: b.Group()})
-}
-
-// fill selects the section's blocks in rank order under its cap.
-func (a *Assembler) fill(sec *template.Section, blocks []*Block, c truncate.Counter, out *Output, misses []truncate.RequiredMiss) []truncate.RequiredMiss {
-	si := sec.Index()
-	var cands []candidate // a.cands[si], which a pull may grow
-	capTokens := sec.MaxTokens()
-	st, bounded := newFillState(sec, c)
-	for i := 0; a.more(sec, i, &st, bounded); i++ {
-		cands, blocks = a.cands[si], a.view(blocks)
-		cd := &cands[i]
-		if cd.done {
-			continue
-		}
-		b := blocks[cd.Index]
-		if r := a.replOfCand(cd); r != nil && r.state == replOpen {
-			var done bool
-			if done, misses = a.fillRepl(sec, blocks, r, cd, c, out, &st, misses); done {
-				continue
-			}
-		}
-		if u := a.unitOfCand(cd); u != nil {
-			misses = a.fillUnit(sec, blocks, u, c, out, &st, misses)
-			continue
-		}
-		if st.stopped && !cd.Required {
-			a.drop(sec, cd, b, outcome.ReasonSectionCap, out) // not counted: it cannot enter
-			continue
-		}
-		sep := st.sep(cd)
-		room := capTokens - st.used - st.msgs - sep
-		// A block that cannot fit whatever its exact count (its lower
-		// bound exceeds the room) is a misfit without being counted.
-		misfit := bounded && !cd.Required && b.MinTokens > room
-		if !misfit {
-			a.blockTokens(sec, b, cd, c)
-		}
-		fits := !misfit && cd.tokens <= room || a.degrade(sec, b, cd, room, c)
-		if fits || !misfit && cd.Required {
-			if cd.tokens > room {
-				misses = append(misses, truncate.RequiredMiss{RequestID: cd.ID, Section: sec.Name(), Tokens: cd.tokens, Limit: capTokens, Reason: outcome.ReasonSectionCap})
-			}
-			cd.status = outcome.StatusKept
-			st.add(cd)
-			continue
-		}
-		if sec.Partial() && !st.cutDone && room >= sec.MinPartialTokens() && a.cutAny(sec, b, cd, room, c) {
-			cd.status = outcome.StatusCut
-			cutEvent(sec, cd, b, out)
-			st.add(cd)
-			st.cutDone = true
-		} else {
-			cd.text, cd.rendered = "", false // not in the text; keep only its count
-			a.drop(sec, cd, b, outcome.ReasonSectionCap, out)
-		}
-		if sec.Fill() == template.FillStop {
-			st.stopped = true
-		}
-	}
-	a.used[si], a.kept[si], a.msgs[si], a.seps[si] = st.used, st.kept, st.msgs, st.sepTokens
-	cands = a.cands[si]
-	if n := len(misses); n > 0 && misses[n-1].Section == sec.Name() && misses[n-1].Reason == outcome.ReasonSectionCap {
-		// Required blocks rank first, so they were kept first: what they
-		// need together is the sum up to the last of them.
-		need, placed := 0, 0
-		for i := range cands {
-			if cands[i].Required {
-				if placed > 0 {
-					need += st.sepTokens
-				}
-				need += cands[i].tokens
-				placed++
-			}
-		}
-		for i := n - 1; i >= 0 && misses[i].Section == sec.Name() && misses[i].Reason == outcome.ReasonSectionCap; i-- {
-			misses[i].Need = need
-		}
-	}
-	return misses
-}
-
-// fillUnit decides a unit when its best-ranked member comes up: it keeps
-// every member if all fit the room left (or one is required), and drops
-// every member otherwise. A unit is never cut.
-func (a *Assembler) fillUnit(sec *template.Section, blocks []*Block, u *unit, c truncate.Counter, out *Output, st *fillState, misses []truncate.RequiredMiss) []truncate.RequiredMiss {
-	cands := a.cands[sec.Index()]
-	for _, j := range u.cands {
-		cands[j].done = true
-	}
-	if st.stopped && !u.required {
-		for _, j := range u.cands {
-			a.drop(sec, &cands[j], blocks[cands[j].Index], outcome.ReasonGroup, out) // not counted: it cannot enter
-		}
-		return misses
-	}
-	for _, j := range u.cands {
-		a.blockTokens(sec, blocks[cands[j].Index], &cands[j], c)
-	}
-	need := unitNeed(cands, u, st)
-	capTokens := sec.MaxTokens()
-	fits := st.used+st.msgs+need <= capTokens
-	if !fits {
-		fits = a.degradeUnit(sec, blocks, u, capTokens-st.used-st.msgs, func() int { return unitNeed(cands, u, st) }, c)
-	}
-	if fits || u.required {
-		for _, j := range u.cands {
-			cd := &cands[j]
-			if !fits {
-				misses = append(misses, truncate.RequiredMiss{RequestID: cd.ID, Section: sec.Name(), Tokens: cd.tokens, Limit: capTokens, Reason: outcome.ReasonSectionCap})
-			}
-			cd.status = outcome.StatusKept
-			st.add(cd)
-		}
-		return misses
-	}
-	for _, j := range u.cands {
-		cd := &cands[j]
-		cd.text, cd.rendered = "", false
-		a.drop(sec, cd, blocks[cd.Index], outcome.ReasonGroup, out)
-	}
-	if sec.Fill() == template.FillStop {
-		st.stopped = true
-	}
-	return misses
-}
-
-// unitNeed returns what a unit's members, counted, take in a section
-// filled so far as st says: their counts, and the separators their text
-// blocks need.
-func unitNeed(cands []candidate, u *unit, st *fillState) int {
-	need, texts := 0, 0
-	for _, j := range u.cands {
-		need += cands[j].tokens
-		if !cands[j].msg {
-			texts++
-		}
-	}
-	if texts > 0 {
-		need += (texts - 1) * st.sepTokens
-		if st.kept > 0 {
-			need += st.sepTokens
-		}
-	}
-	return need
 }
 
 // cutAny cuts a text block or a message to room tokens.

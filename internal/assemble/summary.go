@@ -276,116 +276,121 @@ func (a *Assembler) bindRepls(si int, blocks []*Block, out *Output) {
 }
 
 // fillRepl decides replacement r when cur, its summary or one of its
-// turns, comes up in section sec's fill: its turns, if all of them fit
+// turns, comes up in the section's fill: its turns, if all of them fit
 // the room left (its summary then waits, with reason turns_kept unless
 // the budget lets it stand in later); else its summary, in the richest
 // form that fits, standing in for the turns (summarized); else neither:
 // the summary is dropped and the turns are decided one by one. It
 // reports whether cur is decided; when it is not, the fill goes on with
 // cur as with any block.
-func (a *Assembler) fillRepl(sec *template.Section, blocks []*Block, r *repl, cur *candidate, c truncate.Counter, out *Output, st *fillState, misses []truncate.RequiredMiss) (bool, []truncate.RequiredMiss) {
-	si := sec.Index()
-	cands := a.cands[si]
-	s := &cands[r.sCand]
-	sb := blocks[s.Index]
-	capTokens := sec.MaxTokens()
+func (f *filler) fillRepl(r *repl, cur *candidate) bool {
+	s := &f.cands()[r.sCand]
 	preferSummary := s.Required || !r.complete || s.inc
-	turns := func() bool {
-		if !r.complete || (st.stopped && !s.Required) {
-			return false
-		}
-		ss := &a.sticky[si]
-		need, texts := 0, 0
-		for _, j := range r.mCands {
-			m := &cands[j]
-			if ss.on && ss.hasFloor && m.Score <= ss.floor && !m.news && !m.inc {
-				return false // let go when the section shed: it stays out
-			}
-			a.blockTokens(sec, blocks[m.Index], m, c)
-			need += m.tokens
-			if !m.msg {
-				texts++
-			}
-		}
-		if texts > 0 {
-			need += (texts - 1) * st.sepTokens
-			if st.kept > 0 {
-				need += st.sepTokens
-			}
-		}
-		if st.used+st.msgs+need > capTokens {
-			return false
-		}
-		for _, j := range r.mCands {
-			m := &cands[j]
-			m.done, m.status = true, outcome.StatusKept
-			st.add(m)
-		}
-		r.state = replTurns
-		return true
-	}
-	summary := func() bool {
-		if st.stopped && !s.Required {
-			return false
-		}
-		room := capTokens - st.used - st.msgs - st.sep(s)
-		a.blockTokens(sec, sb, s, c)
-		if s.tokens > room && !a.degrade(sec, sb, s, room, c) {
-			if !s.Required {
-				return false
-			}
-			misses = append(misses, truncate.RequiredMiss{RequestID: s.ID, Section: sec.Name(), Tokens: s.tokens, Limit: capTokens, Reason: outcome.ReasonSectionCap})
-		}
-		s.done, s.status = true, outcome.StatusKept
-		st.add(s)
-		r.state, r.wasOn = replOn, true
-		for _, j := range r.mCands {
-			m := &cands[j]
-			m.done = true
-			m.text, m.rendered = "", false
-			a.dropFor(sec, m, blocks[m.Index], outcome.ReasonSummarized, s.ID, out)
-		}
-		return true
-	}
 	if cur == s && !preferSummary {
 		// The summary comes up before its turns: if everything ranked from
 		// here down to the last of them fits the room left, the turns will
 		// fit and the summary waits for them; otherwise some must go, and
 		// the summary takes its place now, at its own rank.
-		if a.fitsUntil(sec, blocks, r, st, c) || !summary() {
+		if f.fitsUntil(r) || !f.replSummary(r) {
 			s.done, s.status = true, outcome.StatusDropped
 		}
-		return true, misses
+		return true
 	}
-	if preferSummary && (summary() || turns()) || !preferSummary && (turns() || summary()) {
-		return true, misses
+	if preferSummary && (f.replSummary(r) || f.replTurns(r)) || !preferSummary && (f.replTurns(r) || f.replSummary(r)) {
+		return true
 	}
 	r.state = replDissolved
 	s.done = true
-	s.text, s.rendered = "", false
-	a.drop(sec, s, sb, outcome.ReasonSectionCap, out)
-	return cur == s, misses
+	f.drop(s, outcome.ReasonSectionCap)
+	return cur == s
+}
+
+// replTurns keeps r's turns, when all of them fit the room left, and
+// reports whether it did.
+func (f *filler) replTurns(r *repl) bool {
+	cands := f.cands()
+	s := &cands[r.sCand]
+	if !r.complete || (f.st.stopped && !s.Required) {
+		return false
+	}
+	need, texts := 0, 0
+	for _, j := range r.mCands {
+		m := &cands[j]
+		if f.belowFloor(m) && !m.inc {
+			return false // let go when the section shed: it stays out
+		}
+		f.a.blockTokens(f.sec, f.block(m), m, f.c)
+		need += m.tokens
+		if !m.msg {
+			texts++
+		}
+	}
+	if texts > 0 {
+		need += (texts - 1) * f.st.sepTokens
+		if f.st.kept > 0 {
+			need += f.st.sepTokens
+		}
+	}
+	if f.st.used+f.st.msgs+need > f.sec.MaxTokens() {
+		return false
+	}
+	for _, j := range r.mCands {
+		cands[j].done = true
+		f.keep(&cands[j], outcome.StatusKept)
+	}
+	r.state = replTurns
+	return true
+}
+
+// replSummary keeps r's summary in the richest form that fits the room
+// left, standing in for its turns, and reports whether it did (a
+// required summary always is, and misses when it does not fit).
+func (f *filler) replSummary(r *repl) bool {
+	cands := f.cands()
+	s := &cands[r.sCand]
+	if f.st.stopped && !s.Required {
+		return false
+	}
+	sb := f.block(s)
+	room := f.room(s)
+	f.a.blockTokens(f.sec, sb, s, f.c)
+	if s.tokens > room && !f.a.degrade(f.sec, sb, s, room, f.c) {
+		if !s.Required {
+			return false
+		}
+		f.miss(s)
+	}
+	s.done = true
+	f.keep(s, outcome.StatusKept)
+	r.state, r.wasOn = replOn, true
+	for _, j := range r.mCands {
+		m := &cands[j]
+		m.done = true
+		m.text, m.rendered = "", false
+		f.a.dropFor(f.sec, m, f.block(m), outcome.ReasonSummarized, s.ID, f.out)
+	}
+	return true
 }
 
 // fitsUntil reports whether every undecided block of the section ranked
-// after r's summary, down to the last of its turns, fits the room left
-// in st: then the turns fit when they come up. It counts blocks only
-// until they overflow the room.
-func (a *Assembler) fitsUntil(sec *template.Section, blocks []*Block, r *repl, st *fillState, c truncate.Counter) bool {
-	cands := a.cands[sec.Index()]
-	room := sec.MaxTokens() - st.used - st.msgs
+// after r's summary, down to the last of its turns, fits the room left:
+// then the turns fit when they come up. It counts blocks only until they
+// overflow the room.
+func (f *filler) fitsUntil(r *repl) bool {
+	cands := f.cands()
+	room := f.sec.MaxTokens() - f.st.used - f.st.msgs
 	last := slices.Max(r.mCands)
-	need, texts := 0, st.kept
+	need, texts := 0, f.st.kept
 	for i := r.sCand + 1; i <= last; i++ {
 		cd := &cands[i]
 		if cd.done {
 			continue
 		}
-		a.blockTokens(sec, blocks[cd.Index], cd, c)
+		f.a.blockTokens(f.sec, f.block(cd), cd, f.c)
 		need += cd.tokens
 		if !cd.msg {
 			if texts > 0 {
-				need += st.sepTokens
+				need += f.st.sepTokens
 			}
 			texts++
 		}

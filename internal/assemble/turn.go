@@ -149,10 +149,10 @@ func (a *Assembler) AssembleIndexed(x *Index, req Request, c truncate.Counter, l
 		a.w = walk{looked: &a.looked, s: &x.secs[si], gapB: len(x.secs[si].base), gapX: len(x.secs[si].extra), prior: a.w.prior[:0]}
 		if sticky {
 			a.priorItems(x, si, &prev.Sections[si], prev.Now, st.Margin, lookup)
-			misses = a.fillSticky(tpl.Section(si), a.pulled, c, out, misses, st.Slack)
+			misses = a.fill(tpl.Section(si), a.pulled, c, out, misses, true, st.Slack)
 			continue
 		}
-		misses = a.fill(tpl.Section(si), a.pulled, c, out, misses)
+		misses = a.fill(tpl.Section(si), a.pulled, c, out, misses, false, st.Slack)
 	}
 	if len(misses) > 0 {
 		return nil, nil, true, &truncate.RequiredError{Misses: misses}
