@@ -174,6 +174,24 @@ func (a *Assembler) messageOrder(blocks []*Block) []msgRef {
 	return order
 }
 
+// messages is the messages pass of a chat format: the kept history
+// blocks become Output.Messages in reading order, after, for a format whose
+// conversation must open with a user turn, the turns before the first one
+// are dropped (leadWithUser).
+func (a *Assembler) messages(r *run) error {
+	if !a.chat.on() {
+		return nil
+	}
+	blocks := a.view(r.blocks)
+	if a.chat.Format == chat.FormatAnthropic {
+		if err := a.leadWithUser(r.tpl, blocks, r.out); err != nil {
+			return err
+		}
+	}
+	a.buildMessages(blocks, r.out)
+	return nil
+}
+
 // leadWithUser drops, for a format whose conversation must open with a
 // user turn, every turn before the first user turn, with its group.
 // Messages are not in the text, so this only lowers the total.

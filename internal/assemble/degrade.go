@@ -1,11 +1,9 @@
 package assemble
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/template"
 	"github.com/contextasm/contextasm/truncate"
@@ -203,108 +201,6 @@ func (a *Assembler) degradeUnit(sec *template.Section, blocks []*Block, u *unit,
 	return false
 }
 
-// supersede finds the eligible blocks that an eligible block supersedes,
-// each with the newest block of its chain: the one that supersedes it,
-// directly or through others, and that nothing eligible supersedes (the
-// smallest request_id among several).
-func (a *Assembler) supersede(tpl *template.Template, blocks []*Block, req *Request, byID bool) {
-	first := slices.IndexFunc(blocks, func(b *Block) bool { return len(b.Supersedes()) > 0 })
-	if first < 0 {
-		return
-	}
-	var index map[string]int32
-	find := func(id string) int32 {
-		if byID {
-			if i, ok := slices.BinarySearchFunc(blocks, id, func(b *Block, id string) int { return strings.Compare(b.ID, id) }); ok {
-				return int32(i)
-			}
-			return -1
-		}
-		if index == nil {
-			index = make(map[string]int32, len(blocks))
-			for i, b := range blocks {
-				index[b.ID] = int32(i)
-			}
-		}
-		if i, ok := index[id]; ok {
-			return i
-		}
-		return -1
-	}
-	newer := make(map[int32][]int32) // block → the eligible blocks superseding it
-	for i := first; i < len(blocks); i++ {
-		b := blocks[i]
-		if len(b.Supersedes()) == 0 {
-			continue
-		}
-		if _, reason := eligibility(b, tpl, req); reason != "" {
-			continue
-		}
-		for _, id := range b.Supersedes() {
-			if t := find(id); t >= 0 {
-				newer[t] = append(newer[t], int32(i))
-			}
-		}
-	}
-	if len(newer) == 0 {
-		return
-	}
-	newest := make(map[int32]string, len(newer))
-	var resolve func(i int32) string
-	resolve = func(i int32) string {
-		ps, ok := newer[i]
-		if !ok {
-			return blocks[i].ID
-		}
-		if n, done := newest[i]; done {
-			return n // "" while in progress: a cycle, which Declare refuses
-		}
-		newest[i] = ""
-		best := ""
-		for _, p := range ps {
-			if n := resolve(p); n != "" && (best == "" || n < best) {
-				best = n
-			}
-		}
-		newest[i] = best
-		return best
-	}
-	if a.deg.superseded == nil {
-		a.deg.superseded = make(map[int32]string, len(newer))
-	}
-	for t := range newer {
-		if n := resolve(t); n != "" {
-			a.deg.superseded[t] = n
-		}
-	}
-}
-
-// lateExclusion returns why an eligible block is left out before ranking
-// for degradation's sake: superseded (by whom), or, in a plain assembly,
-// a summary.
-func (a *Assembler) lateExclusion(i int, b *Block) (outcome.Reason, string) {
-	if by, ok := a.deg.superseded[int32(i)]; ok {
-		return outcome.ReasonSuperseded, by
-	}
-	if a.deg.plain && len(b.Replaces()) > 0 && b.Type == declare.History {
-		return outcome.ReasonNoGain, ""
-	}
-	return "", ""
-}
-
-// void withdraws cd's dropped event: the block is back in the text.
-func (a *Assembler) void(cd *candidate, out *Output) {
-	if cd.event > 0 {
-		out.Events[cd.event-1].Kind = ""
-		cd.event = 0
-	}
-}
-
-// compactEvents removes the withdrawn events.
-func compactEvents(out *Output) {
-	out.Events = slices.DeleteFunc(out.Events, func(e outcome.Event) bool { return e.Kind == "" })
-}
-
 // sectionSum is what a section adds to the total with the given sums, as
 // sectionTokens counts it.
 func (a *Assembler) sectionSum(sec *template.Section, used, kept, msgs int) int {
@@ -447,25 +343,4 @@ func (a *Assembler) degradeNotices(sec *template.Section, cd *candidate, b *Bloc
 			out.Events = append(out.Events, outcome.Event{Kind: outcome.KindNotice, Section: sec.Name(), RequestID: cd.ID, Reason: outcome.ReasonClipped, Tokens: left})
 		}
 	}
-}
-
-// represented counts the blocks the text holds or stands for: each block
-// in it, a summary for each turn it stands for (present or not).
-func (a *Assembler) represented(blocks []*Block) int {
-	n := 0
-	for si := range a.cands {
-		for i := range a.cands[si] {
-			cd := &a.cands[si][i]
-			switch {
-			case !cd.inText():
-			case cd.summary:
-				n += a.deg.repls[cd.repl-1].ids
-			case len(blocks[cd.Index].Replaces()) > 0 && blocks[cd.Index].Type == declare.History:
-				n += len(blocks[cd.Index].Replaces())
-			default:
-				n++
-			}
-		}
-	}
-	return n
 }

@@ -58,18 +58,13 @@ func (st *fillState) sep(cd *candidate) int {
 // filler is the fill pass's state for one section: what the section is
 // filled from and with, and its running sums.
 type filler struct {
-	a      *Assembler
-	sec    *template.Section
-	si     int
-	blocks []*Block // the assembly's blocks; an incremental one's are pulled (see view)
-	c      truncate.Counter
-	out    *Output
-	misses []truncate.RequiredMiss
-	// follow is the policy: the section follows its previous decision
-	// (a.sticky[si] says how), rather than deciding afresh.
-	follow bool
-	// slack is what a section that sheds keeps of its cap (Stickiness.Slack).
-	slack   float64
+	a       *Assembler
+	sec     *template.Section
+	si      int
+	blocks  []*Block // the assembly's blocks; an incremental one's are pulled (see view)
+	c       truncate.Counter
+	out     *Output
+	misses  []truncate.RequiredMiss
 	bounded bool // c promises lower bounds (truncate.LowerBounded)
 	st      fillState
 	// entrants counts the blocks in the text that the previous decision
@@ -77,10 +72,14 @@ type filler struct {
 	entrants int
 }
 
-// fill fills section sec in the order of its candidates and returns the
-// misses, with those of required blocks that do not fit it added.
-func (a *Assembler) fill(sec *template.Section, blocks []*Block, c truncate.Counter, out *Output, misses []truncate.RequiredMiss, follow bool, slack float64) []truncate.RequiredMiss {
-	f := filler{a: a, sec: sec, si: sec.Index(), blocks: blocks, c: c, out: out, misses: misses, follow: follow, slack: slack}
+// fillSection is the fill pass for section si: it takes the section's
+// candidates in order, and adds a miss for each required block that does
+// not fit. The policy is the section's: fresh, or following its previous
+// decision (a.sticky[si], set by the ranking pass).
+func (a *Assembler) fillSection(r *run, si int) {
+	sec := r.tpl.Section(si)
+	f := filler{a: a, sec: sec, si: si, blocks: r.blocks, c: r.c, out: r.out, misses: r.misses}
+	c := r.c
 	if !lineMode(sec) {
 		f.st.sepTokens = c.Count(sec.Separator())
 	}
@@ -93,10 +92,10 @@ func (a *Assembler) fill(sec *template.Section, blocks []*Block, c truncate.Coun
 	}
 	a.used[f.si], a.kept[f.si], a.msgs[f.si], a.seps[f.si] = f.st.used, f.st.kept, f.st.msgs, f.st.sepTokens
 	if a.sticky[f.si].shed {
-		a.shed(sec, f.si, int(slack*float64(sec.MaxTokens())), f.view(), out)
+		a.shed(sec, f.si, int(r.stick.Slack*float64(sec.MaxTokens())), f.view(), r.out)
 	}
 	f.needOfMisses()
-	return f.misses
+	r.misses = f.misses
 }
 
 // view returns the blocks candidates index (see Assembler.view).

@@ -6,6 +6,15 @@ import (
 	"github.com/contextasm/contextasm/truncate"
 )
 
+// planUnits is the planning pass: it finds what is decided together,
+// the units (groups, a tool call with its results) and the replacements
+// (a summary and the turns it replaces, summary.go). It runs before the
+// ranking, because a unit with a required member is required whole.
+func (a *Assembler) planUnits(r *run) {
+	r.misses = a.groupUnits(r.tpl, r.blocks, r.out, r.misses)
+	a.buildRepls(r.tpl, r.blocks, r.out)
+}
+
 // A unit is blocks of one section that are kept or dropped together: the
 // blocks of one declared group, and an assistant turn with the tool
 // results that answer its calls (joined into one unit when they share a

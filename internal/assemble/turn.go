@@ -128,46 +128,16 @@ func (a *Assembler) AssembleIndexed(x *Index, req Request, c truncate.Counter, l
 	if x.degradable > 0 {
 		return nil, nil, false, nil
 	}
-	tpl := x.tpl
-	n := tpl.NumSections()
-	a.reset(n)
-	a.deg.reset(tpl, c, false)
-	a.chat = req.Chat
-	st := a.Stickiness.WithDefaults()
-	prev := req.Previous
-	if !prev.usable(tpl) {
-		prev = nil
-	}
-	sticky := prev != nil && !req.Fresh
-	out = &Output{}
-	var misses []truncate.RequiredMiss
+	r := a.begin(x.tpl, nil, &req, c, false)
+	r.x, r.lookup = x, lookup
 	a.walking, a.pulled, a.pulledE, a.looked = true, a.pulled[:0], a.pulledE[:0], 0
 	a.priorAll = a.priorAll[:0]
 	defer a.endWalk()
-	for k := range n {
-		si := tpl.ByPriority(k)
-		a.w = walk{looked: &a.looked, s: &x.secs[si], gapB: len(x.secs[si].base), gapX: len(x.secs[si].extra), prior: a.w.prior[:0]}
-		if sticky {
-			a.priorItems(x, si, &prev.Sections[si], prev.Now, st.Margin, lookup)
-			misses = a.fill(tpl.Section(si), a.pulled, c, out, misses, true, st.Slack)
-			continue
-		}
-		misses = a.fill(tpl.Section(si), a.pulled, c, out, misses, false, st.Slack)
-	}
-	if len(misses) > 0 {
-		return nil, nil, true, &truncate.RequiredError{Misses: misses}
-	}
-	out.ExcludedCounts = x.excludedCounts()
-	if err := a.fitBudget(tpl, a.pulled, c, out, st.Slack); err != nil {
+	if err := a.decide(r); err != nil {
 		return nil, nil, true, err
 	}
-	if req.Record || req.Previous != nil {
-		for si := range a.cands {
-			a.pullHistory(x, tpl.Section(si), c)
-		}
-		a.summarizeCandidates(tpl, a.pulled, out, c)
-		a.cacheInfo(tpl, a.pulled, prev, &req, out, c, st.MinCachePrefix)
-	}
+	out = r.out
+	out.ExcludedCounts = x.excludedCounts()
 	out.Events = nil // a few: not the assembly's list
 	heat = &HeatRecord{x: x, epoch: x.epoch}
 	for si := range a.cands {
@@ -180,6 +150,17 @@ func (a *Assembler) AssembleIndexed(x *Index, req Request, c truncate.Counter, l
 	}
 	x.count(heat.text)
 	return out, heat, true, nil
+}
+
+// startWalk starts section si's walk of an incremental assembly (the
+// ranking pass's part: the Index keeps the order), as prepareSticky starts
+// a full one's fill when the section follows its previous decision.
+func (a *Assembler) startWalk(r *run, si int) {
+	x := r.x
+	a.w = walk{looked: &a.looked, s: &x.secs[si], gapB: len(x.secs[si].base), gapX: len(x.secs[si].extra), prior: a.w.prior[:0]}
+	if r.follow {
+		a.priorItems(x, si, &r.prev.Sections[si], r.prev.Now, r.stick.Margin, r.lookup)
+	}
 }
 
 // pullHistory makes candidates of the history blocks of section sec that

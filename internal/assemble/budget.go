@@ -1,0 +1,168 @@
+package assemble
+
+import (
+	"fmt"
+
+	"github.com/contextasm/contextasm/outcome"
+	"github.com/contextasm/contextasm/template"
+	"github.com/contextasm/contextasm/truncate"
+)
+
+// The budget pass: while the estimate of the whole text (the sum of the
+// counts of its parts) exceeds the budget, the lowest-ranked block of the
+// least important section goes (cutter.next), after the chance to stay
+// degraded (degradeOnBudget, degradeRequired). The writing pass then
+// renders the text and goes on with the same cut until the text's exact
+// count fits (write.go).
+//
+// In a section that follows its previous decision, when the cut drops a
+// block that decision wrote while a block new to it is in the section,
+// the section sheds: once the estimate fits, it keeps dropping the
+// lowest-ranked blocks the previous decision wrote until its sum is at
+// most slack times what it was (reason slack), so the next calls have
+// room to append.
+
+// cutter is the budget pass's state: the estimate and where the cut
+// stands, which the writing pass goes on with.
+type cutter struct {
+	a        *Assembler
+	r        *run
+	budget   int
+	estimate int
+	cursor   dropCursor
+}
+
+// budgetCut cuts whole blocks until the estimate fits the budget, lets
+// sections that the cut made shed, and gives summaries a chance to stand
+// in for turns in the room left. It returns the cut, for the writing pass.
+func (a *Assembler) budgetCut(r *run) cutter {
+	tpl, c, blocks := r.tpl, r.c, a.view(r.blocks)
+	n := tpl.NumSections()
+	a.join = c.Count("\n")
+	k := cutter{a: a, r: r, budget: tpl.Budget(), cursor: dropCursor{k: n - 1, j: -2}}
+	k.estimate = c.Count(tpl.Header()+"\n") + a.chatFixed(c)
+	for si := range n {
+		k.estimate += a.sectionTokens(tpl, si)
+	}
+	for k.estimate > k.budget && k.next() {
+	}
+	for si := range n {
+		if a.sticky[si].on && a.sticky[si].budget {
+			// Only a shed the cut started: one the fill made is done.
+			before := a.sectionTokens(tpl, si)
+			a.shed(tpl.Section(si), si, int(r.stick.Slack*float64(a.used[si]+a.msgs[si])), blocks, r.out)
+			k.estimate -= before - a.sectionTokens(tpl, si)
+		}
+	}
+	if a.standInAll(k.budget, &k.estimate, blocks, r.out, c) {
+		k.cursor = dropCursor{k: n - 1, j: -2}
+	}
+	return k
+}
+
+// next takes the next block of the cut out of the text (or writes it, or
+// a required block, smaller), and reports false when nothing is left to
+// take.
+func (k *cutter) next() bool {
+	a, tpl, c, out := k.a, k.r.tpl, k.r.c, k.r.out
+	blocks := a.view(k.r.blocks)
+	si, j, ok := k.cursor.next(tpl, a.cands)
+	if !ok {
+		return a.degradeRequired(tpl, k.budget, &k.estimate, blocks, c)
+	}
+	if a.degradeOnBudget(tpl, si, j, k.budget, &k.estimate, &k.cursor, blocks, out, c) {
+		return true
+	}
+	before := a.sectionTokens(tpl, si) // while the block still counts
+	sec := tpl.Section(si)
+	if a.sticky[si].on && a.cands[si][j].inc && !a.sticky[si].shed && a.hasEntrants(si) {
+		a.sticky[si].shed, a.sticky[si].budget = true, true
+	}
+	if u := a.unitOfCand(&a.cands[si][j]); u != nil {
+		for _, m := range u.cands {
+			if a.cands[si][m].inText() {
+				a.dropBlock(sec, si, m, outcome.ReasonGroup, blocks, out)
+			}
+		}
+	} else {
+		a.dropBlock(sec, si, j, outcome.ReasonBudget, blocks, out)
+	}
+	k.estimate -= before - a.sectionTokens(tpl, si)
+	return true
+}
+
+// sectionTokens returns what section si adds to the total: its text (a
+// section not in line mode ends with a newline of its own) and its
+// messages.
+func (a *Assembler) sectionTokens(tpl *template.Template, si int) int {
+	if a.kept[si] == 0 {
+		return a.msgs[si]
+	}
+	if lineMode(tpl.Section(si)) {
+		return a.used[si] + a.msgs[si]
+	}
+	return a.used[si] + a.join + a.msgs[si]
+}
+
+// dropBlock drops the block at cands[si][j], kept or cut so far, for
+// reason: it leaves the text (or the messages), with its event, and the
+// section's sums lose its count and the separator it no longer needs.
+func (a *Assembler) dropBlock(sec *template.Section, si, j int, reason outcome.Reason, blocks []*Block, out *Output) {
+	cd := &a.cands[si][j]
+	cd.text, cd.rendered = "", false
+	a.drop(sec, cd, blocks[cd.Index], reason, out)
+	if cd.msg {
+		a.msgs[si] -= cd.tokens
+		return
+	}
+	a.kept[si]--
+	switch {
+	case a.kept[si] == 0:
+		a.used[si] = 0
+	default:
+		a.used[si] -= cd.tokens + a.seps[si]
+	}
+}
+
+// overBudget builds the error for required blocks that alone exceed the
+// budget.
+func (a *Assembler) overBudget(tpl *template.Template, budget int, c truncate.Counter) error {
+	var misses []truncate.RequiredMiss
+	for si := range a.cands {
+		for _, cd := range a.cands[si] {
+			if cd.inText() && cd.Required {
+				misses = append(misses, truncate.RequiredMiss{RequestID: cd.ID, Section: tpl.Section(si).Name(), Tokens: cd.tokens, Limit: budget, Reason: outcome.ReasonBudget})
+			}
+		}
+	}
+	if len(misses) == 0 {
+		return fmt.Errorf("%w: the protocol header alone takes %d tokens, more than the budget of %d",
+			truncate.ErrBudgetTooSmall, c.Count(tpl.Header()), budget)
+	}
+	return &truncate.RequiredError{Misses: misses}
+}
+
+// dropCursor walks blocks in budget-cut order: sections from the least
+// important, blocks from the lowest-ranked, skipping required blocks and
+// blocks not in the text.
+type dropCursor struct{ k, j int }
+
+func (d *dropCursor) next(tpl *template.Template, cands [][]candidate) (si, j int, ok bool) {
+	for d.k >= 0 {
+		si = tpl.ByPriority(d.k)
+		if d.j == -2 {
+			d.j = len(cands[si]) - 1
+		}
+		for ; d.j >= 0; d.j-- {
+			cd := &cands[si][d.j]
+			if cd.inText() && !cd.Required {
+				j = d.j
+				d.j--
+				return si, j, true
+			}
+		}
+		d.k--
+		d.j = -2
+	}
+	return 0, 0, false
+}

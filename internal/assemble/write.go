@@ -1,0 +1,179 @@
+package assemble
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/contextasm/contextasm/internal/delimit"
+	"github.com/contextasm/contextasm/template"
+	"github.com/contextasm/contextasm/truncate"
+)
+
+// write is the writing pass: it renders the text and counts it, and
+// while the count exceeds the budget it goes on with the budget cut k.
+//
+// The text is the header line, then each section with blocks, its blocks
+// joined by its separator and followed by a newline. When every such
+// section is in line mode, the counter is line-additive and every block
+// starts a line cleanly (see [truncate.LineAdditive]), the text's count is
+// exactly the header line's count plus each section's, so the estimate is
+// the count and the final text needs no counting: an unchanged or
+// one-block-changed assembly then makes at most one tokenizer call.
+// Otherwise the final text is counted (around its joins, when the counter
+// can: joinDelta), and blocks keep going until that count fits.
+func (a *Assembler) write(r *run, k *cutter) error {
+	tpl, c, out := r.tpl, r.c, r.out
+	exact := a.linesAdd(tpl, a.view(r.blocks), c)
+	for {
+		a.writeText(tpl, a.view(r.blocks))
+		out.Text = string(a.text)
+		// A joiner written at a join between blocks is in no block's
+		// count: then only counting the text tells its size.
+		a.exactText = exact && !a.joined
+		if a.exactText && k.estimate <= k.budget {
+			out.TotalTokens = k.estimate
+			return nil
+		}
+		if d, ok := a.joinDelta(tpl, c, out.Text); ok {
+			out.TotalTokens = k.estimate + d // the parts' counts, joined
+		} else {
+			out.TotalTokens = c.Count(out.Text) + a.chatFixed(c)
+			for si := range tpl.NumSections() {
+				out.TotalTokens += a.msgs[si]
+			}
+		}
+		if out.TotalTokens <= k.budget {
+			return nil
+		}
+		if !k.next() {
+			return a.overBudget(tpl, k.budget, c)
+		}
+	}
+}
+
+// writeText renders the header line and every section with blocks into
+// a.text, recording each block's offset. Each section's blocks are joined by
+// its separator and followed by a newline, so the text ends with one.
+func (a *Assembler) writeText(tpl *template.Template, blocks []*Block) {
+	if a.protectedOf != tpl {
+		a.protected, a.protectedOf = tpl.Protected(), tpl
+	}
+	protected := a.protected
+	a.joined = false
+	a.written = a.written[:0]
+	a.text = append(a.text[:0], tpl.Header()...)
+	a.text = append(a.text, '\n')
+	a.fixed = len(a.text)
+	for si := range tpl.NumSections() {
+		sec := tpl.Section(si)
+		cands := a.cands[si]
+		a.order = a.order[:0]
+		for i := range cands {
+			if cands[i].inText() && !cands[i].msg {
+				a.ensureRendered(sec, blocks[cands[i].Index], &cands[i])
+				a.order = append(a.order, i)
+			}
+		}
+		if len(a.order) == 0 {
+			continue
+		}
+		switch sec.Order() {
+		case template.OrderRank:
+			if a.sticky[si].on {
+				// Not the score's order, which drifts from call to call:
+				// the previous text's, then the blocks new to it.
+				slices.SortStableFunc(a.order, func(x, y int) int {
+					return cmp.Compare(writeKey(&cands[x]), writeKey(&cands[y]))
+				})
+			}
+		case template.OrderDeclared:
+			slices.SortStableFunc(a.order, func(x, y int) int {
+				_, sx := a.placeOf(&cands[x], blocks[cands[x].Index])
+				_, sy := a.placeOf(&cands[y], blocks[cands[y].Index])
+				return cmp.Compare(sx, sy)
+			})
+		case template.OrderTime:
+			slices.SortStableFunc(a.order, func(x, y int) int {
+				tx, _ := a.placeOf(&cands[x], blocks[cands[x].Index])
+				ty, _ := a.placeOf(&cands[y], blocks[cands[y].Index])
+				return tx.Compare(ty)
+			})
+		}
+		prefix, suffix := sec.FixedEdges()
+		for w, i := range a.order {
+			if w > 0 {
+				a.appendJoined(sec.Separator(), len(sec.Separator()), protected)
+			}
+			a.appendJoined(cands[i].text, prefix, protected)
+			cands[i].offset = len(a.text) - len(cands[i].text)
+			a.written = append(a.written, writtenRef{si, i})
+			a.fixed = min(suffix, len(cands[i].text))
+		}
+		a.text = append(a.text, '\n')
+		a.fixed++
+	}
+}
+
+// appendJoined appends s, whose first fixed bytes are template literal
+// text, to the text, with a joiner before it if content would form a
+// protected delimiter across the join: two blocks written back to back
+// (separator "") must not spell one between them, nor may a block's content
+// complete a delimiter with the separator or line break before it.
+func (a *Assembler) appendJoined(s string, fixed int, protected []string) {
+	if s == "" {
+		return
+	}
+	if delimit.Crosses(a.text, a.fixed, s, fixed, protected) {
+		a.text = append(a.text, delimit.Joiner...)
+		a.joined = true
+	}
+	a.text = append(a.text, s...)
+	a.fixed += len(s) // all literal when s is; callers lower it for blocks
+}
+
+// linesAdd reports whether the text's count is the sum of its lines' counts:
+// a line-additive counter, every section with blocks in line mode, and every
+// kept block starting its line cleanly. It renders the kept blocks.
+func (a *Assembler) linesAdd(tpl *template.Template, blocks []*Block, c truncate.Counter) bool {
+	la, ok := c.(truncate.LineAdditive)
+	additive := ok && la.LineAdditive()
+	for si := range a.cands {
+		sec := tpl.Section(si)
+		for i := range a.cands[si] {
+			cd := &a.cands[si][i]
+			if !cd.inText() || cd.msg {
+				continue
+			}
+			a.ensureRendered(sec, blocks[cd.Index], cd)
+			if !lineMode(sec) || !truncate.StartsLineCleanly(cd.text) {
+				additive = false
+			}
+		}
+	}
+	return additive
+}
+
+// joinDelta corrects the estimate, the sum of the counts of the text's
+// parts (the header line, each block, each separator and section end), to
+// the text's count, when the counter can count only around the parts'
+// joins. A joiner between blocks is in no part: then it cannot.
+func (a *Assembler) joinDelta(tpl *template.Template, c truncate.Counter, text string) (int, bool) {
+	jc, ok := c.(truncate.JoinCounter)
+	if !ok || a.joined {
+		return 0, false
+	}
+	a.cuts = append(a.cuts[:0], len(tpl.Header())+1)
+	for si := range a.cands {
+		line := lineMode(tpl.Section(si))
+		for i := range a.cands[si] {
+			if cd := &a.cands[si][i]; cd.inText() && !cd.msg {
+				a.cuts = append(a.cuts, cd.offset)
+				if !line {
+					a.cuts = append(a.cuts, cd.offset+len(cd.text)) // a separator or the section's end follows
+				}
+			}
+		}
+	}
+	slices.Sort(a.cuts)
+	return jc.JoinDelta(text, a.cuts)
+}
