@@ -29,49 +29,20 @@ type Assembler struct {
 	// default.
 	Stickiness truncate.Stickiness
 
-	ranked  [][]Ranked    // per section, in file order
-	cands   [][]candidate // per section, rank order
-	used    []int         // per section: the text's sum the cap is applied to
-	kept    []int         // per section: blocks in the text (kept or cut)
-	msgs    []int         // per section: the messages' sum (chat formats)
-	seps    []int         // per section: a separator's count (0 in line mode)
-	join    int           // the count of "\n", during fitBudget
-	keys    []rankKey
-	keysTmp []rankKey
-	render  []byte
-	text    []byte
-	order   []int
-
-	chat   ChatCost        // the request's
-	units  []unit          // groups kept or dropped whole (group.go)
-	unitOf map[int32]int32 // block index → its unit in units
-
-	sticky    []stickySection // per section, when following a previous decision
-	written   []writtenRef    // the blocks of the text and the messages, in order
-	keptInc   []int           // scratch of stickyReasons
-	exactText bool            // the text's count is the sum of its lines' (see fitBudget)
-
-	deg degradeState // summaries, forms and the like (degrade.go)
-
-	// An incremental assembly's pull from its Index (turn.go).
-	walking  bool
-	w        walk
-	pulled   []*Block                // the blocks pulled, which candidates index
-	pulledE  []*ixEntry              // their entries
-	priorAll []*ixEntry              // every prior item's entry, pulled or not
-	tail     []tailBest              // per section: the best score never pulled
-	looked   int                     // index entries looked at (TestTurnLooksAtWhatItKeeps)
-	pulledBy map[*ixEntry]*candidate // scratch of pullHistory
-
+	secs     []section    // per section, in template order
+	chat     ChatCost     // the request's
+	plan     plan         // units kept or dropped whole (group.go)
+	deg      degradeState // summaries, forms and the like (degrade.go)
+	wr       writer       // the text being written (write.go)
+	inc      incremental  // an incremental assembly's pull from its Index (turn.go)
+	join     int          // the count of "\n", during the budget cut
+	render   []byte       // scratch of renderBlock
+	keys     []rankKey    // scratch of rankByIndex
+	keysTmp  []rankKey
+	keptInc  []int     // scratch of stickyReasons
+	histKeys []histKey // scratch of summarizeCandidates
 	// spanHashes remembers spans' hashes by their text (spanHash).
 	spanHashes map[string]string
-	histKeys   []histKey // scratch of summarizeCandidates
-
-	joined      bool     // writeText wrote a joiner between two pieces
-	cuts        []int    // where the text's separately counted parts meet (joinDelta)
-	fixed       int      // bytes at the end of text that are template literal
-	protected   []string // the delimiters of protectedOf
-	protectedOf *template.Template
 }
 
 // candidate is an eligible block's working state inside its section.
@@ -109,26 +80,54 @@ func (c *candidate) inText() bool {
 	return c.status == outcome.StatusKept || c.status == outcome.StatusCut
 }
 
-func (a *Assembler) reset(n int) {
-	if cap(a.ranked) < n {
-		a.ranked = make([][]Ranked, n)
-		a.cands = make([][]candidate, n)
-		a.used = make([]int, n)
-		a.kept = make([]int, n)
-		a.msgs = make([]int, n)
-		a.seps = make([]int, n)
-		a.sticky = make([]stickySection, n)
-		a.tail = make([]tailBest, n)
+// section is one section's state in an assembly.
+type section struct {
+	ranked []Ranked      // its eligible blocks, in block order (before ranking)
+	cands  []candidate   // its candidates, in fill order
+	sums                 // what its text and messages hold
+	sticky stickySection // when it follows its previous decision
+	tail   tailBest      // the best score an incremental assembly never pulled
+}
+
+// sums are what a section's text and messages hold.
+type sums struct {
+	used int // the text's tokens with its separators: what the cap is applied to
+	kept int // blocks in the text (kept or cut)
+	msgs int // the messages' tokens (chat formats)
+	sep  int // a separator's count (0 in line mode)
+}
+
+// add counts cd, kept or cut, into the sums.
+func (s *sums) add(cd *candidate) {
+	if cd.msg {
+		s.msgs += cd.tokens
+		return
 	}
-	a.ranked, a.cands, a.used, a.kept, a.msgs, a.seps = a.ranked[:n], a.cands[:n], a.used[:n], a.kept[:n], a.msgs[:n], a.seps[:n]
-	a.sticky, a.written, a.tail = a.sticky[:n], a.written[:0], a.tail[:n]
-	clear(a.sticky)
-	clear(a.tail)
-	for i := range n {
-		a.ranked[i] = a.ranked[i][:0]
-		clear(a.cands[i]) // drop references to the last call's strings
-		a.cands[i] = a.cands[i][:0]
-		a.used[i], a.kept[i], a.msgs[i], a.seps[i] = 0, 0, 0, 0
+	if s.kept > 0 {
+		s.used += s.sep
+	}
+	s.used += cd.tokens
+	s.kept++
+}
+
+// sepBefore is the separator a text block kept next would need.
+func (s *sums) sepBefore(cd *candidate) int {
+	if cd.msg || s.kept == 0 {
+		return 0
+	}
+	return s.sep
+}
+
+func (a *Assembler) reset(n int) {
+	if cap(a.secs) < n {
+		a.secs = make([]section, n)
+	}
+	a.secs = a.secs[:n]
+	a.wr.written = a.wr.written[:0]
+	for i := range a.secs {
+		s := &a.secs[i]
+		clear(s.cands) // drop references to the last call's strings
+		*s = section{ranked: s.ranked[:0], cands: s.cands[:0]}
 	}
 }
 

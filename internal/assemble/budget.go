@@ -47,10 +47,10 @@ func (a *Assembler) budgetCut(r *run) cutter {
 	for k.estimate > k.budget && k.next() {
 	}
 	for si := range n {
-		if a.sticky[si].on && a.sticky[si].budget {
+		if a.secs[si].sticky.on && a.secs[si].sticky.budget {
 			// Only a shed the cut started: one the fill made is done.
 			before := a.sectionTokens(tpl, si)
-			a.shed(tpl.Section(si), si, int(r.stick.Slack*float64(a.used[si]+a.msgs[si])), blocks, r.out)
+			a.shed(tpl.Section(si), si, int(r.stick.Slack*float64(a.secs[si].used+a.secs[si].msgs)), blocks, r.out)
 			k.estimate -= before - a.sectionTokens(tpl, si)
 		}
 	}
@@ -66,7 +66,7 @@ func (a *Assembler) budgetCut(r *run) cutter {
 func (k *cutter) next() bool {
 	a, tpl, c, out := k.a, k.r.tpl, k.r.c, k.r.out
 	blocks := a.view(k.r.blocks)
-	si, j, ok := k.cursor.next(tpl, a.cands)
+	si, j, ok := k.cursor.next(tpl, a.secs)
 	if !ok {
 		return a.degradeRequired(tpl, k.budget, &k.estimate, blocks, c)
 	}
@@ -75,12 +75,12 @@ func (k *cutter) next() bool {
 	}
 	before := a.sectionTokens(tpl, si) // while the block still counts
 	sec := tpl.Section(si)
-	if a.sticky[si].on && a.cands[si][j].inc && !a.sticky[si].shed && a.hasEntrants(si) {
-		a.sticky[si].shed, a.sticky[si].budget = true, true
+	if a.secs[si].sticky.on && a.secs[si].cands[j].inc && !a.secs[si].sticky.shed && a.hasEntrants(si) {
+		a.secs[si].sticky.shed, a.secs[si].sticky.budget = true, true
 	}
-	if u := a.unitOfCand(&a.cands[si][j]); u != nil {
+	if u := a.unitOfCand(&a.secs[si].cands[j]); u != nil {
 		for _, m := range u.cands {
-			if a.cands[si][m].inText() {
+			if a.secs[si].cands[m].inText() {
 				a.dropBlock(sec, si, m, outcome.ReasonGroup, blocks, out)
 			}
 		}
@@ -95,32 +95,32 @@ func (k *cutter) next() bool {
 // section not in line mode ends with a newline of its own) and its
 // messages.
 func (a *Assembler) sectionTokens(tpl *template.Template, si int) int {
-	if a.kept[si] == 0 {
-		return a.msgs[si]
+	if a.secs[si].kept == 0 {
+		return a.secs[si].msgs
 	}
 	if lineMode(tpl.Section(si)) {
-		return a.used[si] + a.msgs[si]
+		return a.secs[si].used + a.secs[si].msgs
 	}
-	return a.used[si] + a.join + a.msgs[si]
+	return a.secs[si].used + a.join + a.secs[si].msgs
 }
 
 // dropBlock drops the block at cands[si][j], kept or cut so far, for
 // reason: it leaves the text (or the messages), with its event, and the
 // section's sums lose its count and the separator it no longer needs.
 func (a *Assembler) dropBlock(sec *template.Section, si, j int, reason outcome.Reason, blocks []*Block, out *Output) {
-	cd := &a.cands[si][j]
+	cd := &a.secs[si].cands[j]
 	cd.text, cd.rendered = "", false
 	a.drop(sec, cd, blocks[cd.Index], reason, out)
 	if cd.msg {
-		a.msgs[si] -= cd.tokens
+		a.secs[si].msgs -= cd.tokens
 		return
 	}
-	a.kept[si]--
+	a.secs[si].kept--
 	switch {
-	case a.kept[si] == 0:
-		a.used[si] = 0
+	case a.secs[si].kept == 0:
+		a.secs[si].used = 0
 	default:
-		a.used[si] -= cd.tokens + a.seps[si]
+		a.secs[si].used -= cd.tokens + a.secs[si].sep
 	}
 }
 
@@ -128,8 +128,8 @@ func (a *Assembler) dropBlock(sec *template.Section, si, j int, reason outcome.R
 // budget.
 func (a *Assembler) overBudget(tpl *template.Template, budget int, c truncate.Counter) error {
 	var misses []truncate.RequiredMiss
-	for si := range a.cands {
-		for _, cd := range a.cands[si] {
+	for si := range a.secs {
+		for _, cd := range a.secs[si].cands {
 			if cd.inText() && cd.Required {
 				misses = append(misses, truncate.RequiredMiss{RequestID: cd.ID, Section: tpl.Section(si).Name(), Tokens: cd.tokens, Limit: budget, Reason: outcome.ReasonBudget})
 			}
@@ -147,14 +147,14 @@ func (a *Assembler) overBudget(tpl *template.Template, budget int, c truncate.Co
 // blocks not in the text.
 type dropCursor struct{ k, j int }
 
-func (d *dropCursor) next(tpl *template.Template, cands [][]candidate) (si, j int, ok bool) {
+func (d *dropCursor) next(tpl *template.Template, secs []section) (si, j int, ok bool) {
 	for d.k >= 0 {
 		si = tpl.ByPriority(d.k)
 		if d.j == -2 {
-			d.j = len(cands[si]) - 1
+			d.j = len(secs[si].cands) - 1
 		}
 		for ; d.j >= 0; d.j-- {
-			cd := &cands[si][d.j]
+			cd := &secs[si].cands[d.j]
 			if cd.inText() && !cd.Required {
 				j = d.j
 				d.j--

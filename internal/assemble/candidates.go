@@ -32,18 +32,18 @@ func candidateReason(r outcome.Reason) bool {
 // whose turns are all here is not offered (its turns are), one naming a
 // turn that is not here is (it is all there is of it).
 func (a *Assembler) summarizeCandidates(tpl *template.Template, blocks []*Block, out *Output, c truncate.Counter) {
-	for si := range a.cands {
+	for si := range a.secs {
 		sec := tpl.Section(si)
 		var hist []int
-		for i := range a.cands[si] {
-			if blocks[a.cands[si][i].Index].Type == declare.History {
+		for i := range a.secs[si].cands {
+			if blocks[a.secs[si].cands[i].Index].Type == declare.History {
 				hist = append(hist, i)
 			}
 		}
 		if len(hist) == 0 {
 			continue
 		}
-		cands := a.cands[si]
+		cands := a.secs[si].cands
 		// Sorted by time, then declaration, then id: each candidate's
 		// place looked up once, not at every comparison.
 		keys := slices.Grow(a.histKeys[:0], len(hist))

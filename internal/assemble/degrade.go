@@ -172,7 +172,7 @@ func (a *Assembler) degradeUnit(sec *template.Section, blocks []*Block, u *unit,
 	if a.deg.plain || (u.required && !sec.DegradeRequired()) {
 		return false
 	}
-	cands := a.cands[sec.Index()]
+	cands := a.secs[sec.Index()].cands
 	levels := 0
 	for _, j := range u.cands {
 		levels = max(levels, len(blocks[cands[j].Index].Variants()))
@@ -217,14 +217,14 @@ func (a *Assembler) sectionSum(sec *template.Section, used, kept, msgs int) int 
 // of its text.
 func (a *Assembler) addBlock(si int, cd *candidate) {
 	if cd.msg {
-		a.msgs[si] += cd.tokens
+		a.secs[si].msgs += cd.tokens
 		return
 	}
-	if a.kept[si] > 0 {
-		a.used[si] += a.seps[si]
+	if a.secs[si].kept > 0 {
+		a.secs[si].used += a.secs[si].sep
 	}
-	a.used[si] += cd.tokens
-	a.kept[si]++
+	a.secs[si].used += cd.tokens
+	a.secs[si].kept++
 }
 
 // resized counts cd, in section si's text or messages, delta tokens
@@ -232,9 +232,9 @@ func (a *Assembler) addBlock(si int, cd *candidate) {
 // estimate by what the section's total moved from before.
 func (a *Assembler) resized(tpl *template.Template, si int, cd *candidate, delta, before int, estimate *int) {
 	if cd.msg {
-		a.msgs[si] += delta
+		a.secs[si].msgs += delta
 	} else {
-		a.used[si] += delta
+		a.secs[si].used += delta
 	}
 	*estimate -= before - a.sectionTokens(tpl, si)
 }
@@ -250,7 +250,7 @@ func (a *Assembler) degradeOnBudget(tpl *template.Template, si, j, budget int, e
 	if a.deg.plain {
 		return false
 	}
-	cd := &a.cands[si][j]
+	cd := &a.secs[si].cands[j]
 	if r := a.replOfCand(cd); r != nil && !cd.summary {
 		if a.standIn(r, budget, estimate, blocks, out, c, false) {
 			*cursor = dropCursor{k: tpl.NumSections() - 1, j: -2}
@@ -297,8 +297,8 @@ func (a *Assembler) degradeRequired(tpl *template.Template, budget int, estimate
 		if !sec.DegradeRequired() {
 			continue
 		}
-		for j := len(a.cands[si]) - 1; j >= 0; j-- {
-			cd := &a.cands[si][j]
+		for j := len(a.secs[si].cands) - 1; j >= 0; j-- {
+			cd := &a.secs[si].cands[j]
 			b := blocks[cd.Index]
 			if !cd.Required || cd.status != outcome.StatusKept || cd.unit != 0 || int(cd.form) >= len(b.Variants()) {
 				continue

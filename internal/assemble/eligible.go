@@ -38,7 +38,7 @@ func (a *Assembler) eligibility(r *run) {
 		if _, stale := b.staleness(req.Now); stale {
 			out.Events = append(out.Events, outcome.Event{Kind: outcome.KindNotice, Section: tpl.Section(si).Name(), RequestID: b.ID, Reason: outcome.ReasonStale})
 		}
-		a.ranked[si] = append(a.ranked[si], Ranked{Index: int32(i), Required: b.Required, ID: b.ID})
+		a.secs[si].ranked = append(a.secs[si].ranked, Ranked{Index: int32(i), Required: b.Required, ID: b.ID})
 	}
 	for h, n := range r.hidden {
 		if n > 0 {

@@ -26,7 +26,7 @@ func (a *Assembler) explain(r *run) {
 		compactEvents(out)
 		a.results(tpl, blocks, out)
 	} else if conversation {
-		for si := range a.cands {
+		for si := range a.secs {
 			a.pullHistory(r.x, tpl.Section(si), c) // what summarizeCandidates reads, never pulled
 		}
 	}
@@ -50,16 +50,16 @@ func (a *Assembler) explain(r *run) {
 func (a *Assembler) results(tpl *template.Template, blocks []*Block, out *Output) {
 	out.Sections = make([]outcome.SectionResult, tpl.NumSections())
 	total := 0
-	for si := range a.cands {
-		total += len(a.cands[si])
+	for si := range a.secs {
+		total += len(a.secs[si].cands)
 	}
 	all := make([]outcome.BlockResult, total) // one allocation for every section
 	for si := range out.Sections {
 		sec := tpl.Section(si)
-		sr := outcome.SectionResult{Name: sec.Name(), Priority: sec.Priority(), MaxTokens: sec.MaxTokens(), UsedTokens: a.used[si] + a.msgs[si]}
-		sr.Blocks, all = all[:len(a.cands[si]):len(a.cands[si])], all[len(a.cands[si]):]
-		for i := range a.cands[si] {
-			cd := &a.cands[si][i]
+		sr := outcome.SectionResult{Name: sec.Name(), Priority: sec.Priority(), MaxTokens: sec.MaxTokens(), UsedTokens: a.secs[si].used + a.secs[si].msgs}
+		sr.Blocks, all = all[:len(a.secs[si].cands):len(a.secs[si].cands)], all[len(a.secs[si].cands):]
+		for i := range a.secs[si].cands {
+			cd := &a.secs[si].cands[i]
 			b := blocks[cd.Index]
 			br := &sr.Blocks[i]
 			br.RequestID, br.MemoryType, br.Tokens = cd.ID, string(b.Type), cd.tokens
@@ -78,10 +78,10 @@ func (a *Assembler) results(tpl *template.Template, blocks []*Block, out *Output
 		}
 		out.Sections[si] = sr
 	}
-	for si := range a.cands {
-		for i := range a.cands[si] {
-			a.degradeNotices(tpl.Section(si), &a.cands[si][i], blocks[a.cands[si][i].Index], out)
-			if cd := &a.cands[si][i]; cd.inText() && cd.escaped {
+	for si := range a.secs {
+		for i := range a.secs[si].cands {
+			a.degradeNotices(tpl.Section(si), &a.secs[si].cands[i], blocks[a.secs[si].cands[i].Index], out)
+			if cd := &a.secs[si].cands[i]; cd.inText() && cd.escaped {
 				out.Events = append(out.Events, outcome.Event{Kind: outcome.KindNotice, Section: tpl.Section(si).Name(), RequestID: cd.ID, Reason: outcome.ReasonEscaped})
 			}
 		}
@@ -105,9 +105,9 @@ func compactEvents(out *Output) {
 // in it, a summary for each turn it stands for (present or not).
 func (a *Assembler) represented(blocks []*Block) int {
 	n := 0
-	for si := range a.cands {
-		for i := range a.cands[si] {
-			cd := &a.cands[si][i]
+	for si := range a.secs {
+		for i := range a.secs[si].cands {
+			cd := &a.secs[si].cands[i]
 			switch {
 			case !cd.inText():
 			case cd.summary:

@@ -29,30 +29,8 @@ import (
 
 // fillState is a section's running sums while it is filled.
 type fillState struct {
-	used, kept, msgs int // text tokens with separators, blocks in the text, message tokens
+	sums
 	stopped, cutDone bool
-	sepTokens        int
-}
-
-// add counts cd, kept or cut, into the sums.
-func (st *fillState) add(cd *candidate) {
-	if cd.msg {
-		st.msgs += cd.tokens
-		return
-	}
-	if st.kept > 0 {
-		st.used += st.sepTokens
-	}
-	st.used += cd.tokens
-	st.kept++
-}
-
-// sep is the separator a text block kept next would need.
-func (st *fillState) sep(cd *candidate) int {
-	if cd.msg || st.kept == 0 {
-		return 0
-	}
-	return st.sepTokens
 }
 
 // filler is the fill pass's state for one section: what the section is
@@ -75,23 +53,23 @@ type filler struct {
 // fillSection is the fill pass for section si: it takes the section's
 // candidates in order, and adds a miss for each required block that does
 // not fit. The policy is the section's: fresh, or following its previous
-// decision (a.sticky[si], set by the ranking pass).
+// decision (a.secs[si].sticky, set by the ranking pass).
 func (a *Assembler) fillSection(r *run, si int) {
 	sec := r.tpl.Section(si)
 	f := filler{a: a, sec: sec, si: si, blocks: r.blocks, c: r.c, out: r.out, misses: r.misses}
 	c := r.c
 	if !lineMode(sec) {
-		f.st.sepTokens = c.Count(sec.Separator())
+		f.st.sep = c.Count(sec.Separator())
 	}
 	lb, ok := c.(truncate.LowerBounded)
 	f.bounded = ok && lb.LowerBounded()
 	for i := 0; a.more(sec, i, &f.st, f.bounded); i++ {
-		if cd := &a.cands[f.si][i]; !cd.done {
+		if cd := &a.secs[f.si].cands[i]; !cd.done {
 			f.take(cd)
 		}
 	}
-	a.used[f.si], a.kept[f.si], a.msgs[f.si], a.seps[f.si] = f.st.used, f.st.kept, f.st.msgs, f.st.sepTokens
-	if a.sticky[f.si].shed {
+	a.secs[f.si].sums = f.st.sums
+	if a.secs[f.si].sticky.shed {
 		a.shed(sec, f.si, int(r.stick.Slack*float64(sec.MaxTokens())), f.view(), r.out)
 	}
 	f.needOfMisses()
@@ -105,12 +83,12 @@ func (f *filler) view() []*Block { return f.a.view(f.blocks) }
 func (f *filler) block(cd *candidate) *Block { return f.view()[cd.Index] }
 
 // cands returns the section's candidates (a pull may have grown them).
-func (f *filler) cands() []candidate { return f.a.cands[f.si] }
+func (f *filler) cands() []candidate { return f.a.secs[f.si].cands }
 
 // room returns what is left of the cap for cd, the separator it needs
 // taken off.
 func (f *filler) room(cd *candidate) int {
-	return f.sec.MaxTokens() - f.st.used - f.st.msgs - f.st.sep(cd)
+	return f.sec.MaxTokens() - f.st.used - f.st.msgs - f.st.sepBefore(cd)
 }
 
 // keep puts cd in the text (or the messages) with status, kept or cut.
@@ -197,7 +175,7 @@ func (f *filler) takeIncumbent(cd *candidate) {
 		f.keep(cd, outcome.StatusKept)
 		return
 	case f.entrants > 0:
-		f.a.sticky[f.si].shed = true
+		f.a.secs[f.si].sticky.shed = true
 		f.drop(cd, outcome.ReasonSectionCap)
 	default:
 		cd.prevCut = 0
@@ -232,7 +210,7 @@ func (f *filler) takeBlock(cd *candidate) {
 // cut keeps cd cut to room, when the section is partial, has not cut a
 // block yet, has not shed, and room is worth a cut.
 func (f *filler) cut(cd *candidate, b *Block, room int) bool {
-	if !f.sec.Partial() || f.st.cutDone || f.a.sticky[f.si].shed || room < f.sec.MinPartialTokens() || !f.a.cutAny(f.sec, b, cd, room, f.c) {
+	if !f.sec.Partial() || f.st.cutDone || f.a.secs[f.si].sticky.shed || room < f.sec.MinPartialTokens() || !f.a.cutAny(f.sec, b, cd, room, f.c) {
 		return false
 	}
 	cutEvent(f.sec, cd, b, f.out)
@@ -244,7 +222,7 @@ func (f *filler) cut(cd *candidate, b *Block, room int) bool {
 // belowFloor reports whether cd stays out because its section shed: it
 // scores no higher than the best block the shed let go, and is not new.
 func (f *filler) belowFloor(cd *candidate) bool {
-	ss := &f.a.sticky[f.si]
+	ss := &f.a.secs[f.si].sticky
 	return ss.hasFloor && cd.Score <= ss.floor && !cd.news
 }
 
@@ -304,7 +282,7 @@ func (f *filler) shedFor(u *unit) {
 	}
 	for _, j := range u.cands {
 		if f.cands()[j].inc {
-			f.a.sticky[f.si].shed = true
+			f.a.secs[f.si].sticky.shed = true
 			return
 		}
 	}
@@ -322,9 +300,9 @@ func (f *filler) unitNeed(u *unit) int {
 		}
 	}
 	if texts > 0 {
-		need += (texts - 1) * f.st.sepTokens
+		need += (texts - 1) * f.st.sep
 		if f.st.kept > 0 {
-			need += f.st.sepTokens
+			need += f.st.sep
 		}
 	}
 	return need
@@ -342,7 +320,7 @@ func (f *filler) needOfMisses() {
 	for _, cd := range f.cands() {
 		if cd.Required {
 			if placed > 0 {
-				need += f.st.sepTokens
+				need += f.st.sep
 			}
 			need += cd.tokens
 			placed++

@@ -15,6 +15,13 @@ func (a *Assembler) planUnits(r *run) {
 	a.buildRepls(r.tpl, r.blocks, r.out)
 }
 
+// plan is the planning pass's units: the blocks of each unit, and each
+// member's unit.
+type plan struct {
+	units  []unit
+	unitOf map[int32]int32 // block index → its unit in units
+}
+
 // A unit is blocks of one section that are kept or dropped together: the
 // blocks of one declared group, and an assistant turn with the tool
 // results that answer its calls (joined into one unit when they share a
@@ -33,14 +40,14 @@ type callKey struct{ session, id string }
 // (a.ranked, before ranking) and leaves out, with events, every unit that
 // cannot be sent whole: one with a tool result whose call is not eligible,
 // or a call whose result is not. Members of the units that stay become
-// required when one of them is, and a.unitOf maps their block index to
+// required when one of them is, and a.plan.unitOf maps their block index to
 // their unit. It costs a scan of each section and nothing more when no
 // block is grouped or linked.
 func (a *Assembler) groupUnits(tpl *template.Template, blocks []*Block, out *Output, misses []truncate.RequiredMiss) []truncate.RequiredMiss {
-	a.units = a.units[:0]
-	clear(a.unitOf)
-	for si := range a.ranked {
-		ranked := a.ranked[si]
+	a.plan.units = a.plan.units[:0]
+	clear(a.plan.unitOf)
+	for si := range a.secs {
+		ranked := a.secs[si].ranked
 		linked := false
 		for _, r := range ranked {
 			if b := blocks[r.Index]; b.Group() != "" || len(b.ToolCalls()) > 0 || b.ToolCallID() != "" {
@@ -59,7 +66,7 @@ func (a *Assembler) groupUnits(tpl *template.Template, blocks []*Block, out *Out
 // groupSection is groupUnits for one section.
 func (a *Assembler) groupSection(sec *template.Section, blocks []*Block, out *Output, misses []truncate.RequiredMiss) []truncate.RequiredMiss {
 	si := sec.Index()
-	ranked := a.ranked[si]
+	ranked := a.secs[si].ranked
 	parent := make([]int, len(ranked))
 	for i := range parent {
 		parent[i] = i
@@ -158,22 +165,22 @@ func (a *Assembler) groupSection(sec *template.Section, blocks []*Block, out *Ou
 		if size[root] > 1 {
 			u, ok := ids[root]
 			if !ok {
-				u = int32(len(a.units))
+				u = int32(len(a.plan.units))
 				ids[root] = u
-				a.units = append(a.units, unit{name: names[root]})
+				a.plan.units = append(a.plan.units, unit{name: names[root]})
 			}
-			if a.unitOf == nil {
-				a.unitOf = make(map[int32]int32)
+			if a.plan.unitOf == nil {
+				a.plan.unitOf = make(map[int32]int32)
 			}
-			a.unitOf[r.Index] = u
-			a.units[u].required = a.units[u].required || r.Required
+			a.plan.unitOf[r.Index] = u
+			a.plan.units[u].required = a.plan.units[u].required || r.Required
 		}
 		kept = append(kept, r)
 	}
 	clear(ranked[len(kept):])
-	a.ranked[si] = kept
+	a.secs[si].ranked = kept
 	for i, r := range kept {
-		if u, ok := a.unitOf[r.Index]; ok && a.units[u].required {
+		if u, ok := a.plan.unitOf[r.Index]; ok && a.plan.units[u].required {
 			kept[i].Required = true
 		}
 	}
@@ -183,14 +190,14 @@ func (a *Assembler) groupSection(sec *template.Section, blocks []*Block, out *Ou
 // bindUnits records where the members of section si's units stand in its
 // ranked candidates.
 func (a *Assembler) bindUnits(si int) {
-	if len(a.unitOf) == 0 {
+	if len(a.plan.unitOf) == 0 {
 		return
 	}
-	for i := range a.cands[si] {
-		cd := &a.cands[si][i]
-		if u, ok := a.unitOf[cd.Index]; ok {
+	for i := range a.secs[si].cands {
+		cd := &a.secs[si].cands[i]
+		if u, ok := a.plan.unitOf[cd.Index]; ok {
 			cd.unit = u + 1
-			a.units[u].cands = append(a.units[u].cands, i)
+			a.plan.units[u].cands = append(a.plan.units[u].cands, i)
 		}
 	}
 }
@@ -200,7 +207,7 @@ func (a *Assembler) unitOfCand(cd *candidate) *unit {
 	if cd.unit == 0 {
 		return nil
 	}
-	return &a.units[cd.unit-1]
+	return &a.plan.units[cd.unit-1]
 }
 
 // groupName returns the group a block's results name: its unit's name, or

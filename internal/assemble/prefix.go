@@ -36,13 +36,13 @@ type span struct {
 
 // spans cuts text into its blocks' spans, in text order.
 func (a *Assembler) spans(tpl *template.Template, text string) []span {
-	out := make([]span, len(a.written))
+	out := make([]span, len(a.wr.written))
 	start := len(tpl.Header()) + 1
 	if a.spanHashes == nil || len(a.spanHashes) >= maxSpanHashes {
-		a.spanHashes = make(map[string]string, len(a.written))
+		a.spanHashes = make(map[string]string, len(a.wr.written))
 	}
-	for k, w := range a.written {
-		cd := &a.cands[w.si][w.ci]
+	for k, w := range a.wr.written {
+		cd := &a.secs[w.si].cands[w.ci]
 		end := cd.offset + len(cd.text) + 1 // the text ends with a newline after its last block
 		out[k] = span{si: w.si, ci: w.ci, end: end, hash: a.spanHash(text[start:end])}
 		start = end
@@ -72,12 +72,12 @@ func (a *Assembler) decision(tpl *template.Template, blocks []*Block, spans []sp
 	d := &Decision{Version: DecisionVersion, Now: now.UTC(), Sections: make([]SectionDecision, tpl.NumSections())}
 	for si := range d.Sections {
 		d.Sections[si] = SectionDecision{Name: tpl.Section(si).Name()}
-		if ss := a.sticky[si]; ss.hasFloor {
+		if ss := a.secs[si].sticky; ss.hasFloor {
 			d.Sections[si].Floor = &ss.floor
 		}
 	}
 	for _, sp := range spans {
-		cd := &a.cands[sp.si][sp.ci]
+		cd := &a.secs[sp.si].cands[sp.ci]
 		w := WrittenBlock{ID: cd.ID, Key: hexKey(keyOf(blocks[cd.Index])), Span: sp.hash, Variant: int(cd.form)}
 		if cd.status == outcome.StatusCut {
 			w.Cut = cd.cutLen
@@ -86,7 +86,7 @@ func (a *Assembler) decision(tpl *template.Template, blocks []*Block, spans []sp
 	}
 	// The messages, in reading order: what the next call keeps too.
 	for _, r := range a.messageOrder(blocks) {
-		cd := &a.cands[r.si][r.j]
+		cd := &a.secs[r.si].cands[r.j]
 		w := WrittenBlock{ID: cd.ID, Key: hexKey(keyOf(blocks[cd.Index])), Message: true, Variant: int(cd.form)}
 		if cd.status == outcome.StatusCut {
 			w.Cut = cd.cutLen
@@ -108,11 +108,11 @@ func (a *Assembler) cacheInfo(tpl *template.Template, blocks []*Block, prev *Dec
 	// the first k spans: a sum of line counts when the text's count is
 	// (see fitBudget), else counted.
 	var headerTokens int
-	if a.exactText {
+	if a.wr.exactText {
 		headerTokens = c.Count(tpl.Header() + "\n")
 	}
 	tokensBefore := func(k int) int {
-		if !a.exactText {
+		if !a.wr.exactText {
 			if k == 0 {
 				return c.Count(out.Text[:header])
 			}
@@ -120,7 +120,7 @@ func (a *Assembler) cacheInfo(tpl *template.Template, blocks []*Block, prev *Dec
 		}
 		n := headerTokens
 		for _, sp := range spans[:k] {
-			n += a.cands[sp.si][sp.ci].tokens
+			n += a.secs[sp.si].cands[sp.ci].tokens
 		}
 		return n
 	}
@@ -139,7 +139,7 @@ func (a *Assembler) cacheInfo(tpl *template.Template, blocks []*Block, prev *Dec
 			}
 		}
 		k := 0
-		for k < len(spans) && k < len(before) && a.cands[spans[k].si][spans[k].ci].ID == before[k].w.ID && spans[k].hash == before[k].w.Span {
+		for k < len(spans) && k < len(before) && a.secs[spans[k].si].cands[spans[k].ci].ID == before[k].w.ID && spans[k].hash == before[k].w.Span {
 			k++
 		}
 		p := &outcome.Prefix{StableBytes: header}
@@ -154,13 +154,13 @@ func (a *Assembler) cacheInfo(tpl *template.Template, blocks []*Block, prev *Dec
 		case k == len(spans):
 			p.Reason = outcome.PrefixRemoved
 		default:
-			cur := a.cands[spans[k].si][spans[k].ci].ID
+			cur := a.secs[spans[k].si].cands[spans[k].ci].ID
 			inBefore, inNow := false, false
 			for _, b := range before {
 				inBefore = inBefore || b.w.ID == cur
 			}
 			for _, sp := range spans {
-				inNow = inNow || a.cands[sp.si][sp.ci].ID == before[k].w.ID
+				inNow = inNow || a.secs[sp.si].cands[sp.ci].ID == before[k].w.ID
 			}
 			switch {
 			case cur == before[k].w.ID:
@@ -177,7 +177,7 @@ func (a *Assembler) cacheInfo(tpl *template.Template, blocks []*Block, prev *Dec
 		case p.Reason == outcome.PrefixRemoved:
 			p.FirstChangedSection, p.FirstChangedBlock = tpl.Section(before[k].si).Name(), before[k].w.ID
 		case p.Reason != outcome.PrefixUnchanged:
-			p.FirstChangedSection, p.FirstChangedBlock = tpl.Section(spans[k].si).Name(), a.cands[spans[k].si][spans[k].ci].ID
+			p.FirstChangedSection, p.FirstChangedBlock = tpl.Section(spans[k].si).Name(), a.secs[spans[k].si].cands[spans[k].ci].ID
 		}
 		p.StableTokens = tokensBefore(k)
 		out.Prefix = p
@@ -201,7 +201,7 @@ func (a *Assembler) cacheInfo(tpl *template.Template, blocks []*Block, prev *Dec
 			}
 			same := len(was) == k-first
 			for j := first; same && j < k; j++ {
-				same = was[j-first].ID == a.cands[si][spans[j].ci].ID && was[j-first].Span == spans[j].hash
+				same = was[j-first].ID == a.secs[si].cands[spans[j].ci].ID && was[j-first].Span == spans[j].hash
 			}
 			if !same {
 				continue

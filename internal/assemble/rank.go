@@ -53,7 +53,7 @@ func descending(f float64) uint64 {
 // rankByIndex orders section si's ranked blocks (given in request_id
 // order) into its candidates, as compareRankedByIndex would.
 func (a *Assembler) rankByIndex(si int) {
-	ranked := a.ranked[si]
+	ranked := a.secs[si].ranked
 	keys := a.keys[:0]
 	for i, r := range ranked {
 		k := rankKey{score: descending(r.Score), index: uint32(i), req: 1}
@@ -63,9 +63,9 @@ func (a *Assembler) rankByIndex(si int) {
 		keys = append(keys, k)
 	}
 	keys = a.sortRankKeys(keys)
-	a.cands[si] = slices.Grow(a.cands[si], len(keys)) // once: not grown, and copied, block by block
+	a.secs[si].cands = slices.Grow(a.secs[si].cands, len(keys)) // once: not grown, and copied, block by block
 	for _, k := range keys {
-		a.cands[si] = append(a.cands[si], candidate{Ranked: ranked[k.index]})
+		a.secs[si].cands = append(a.secs[si].cands, candidate{Ranked: ranked[k.index]})
 	}
 	a.keys = keys
 }
@@ -150,15 +150,15 @@ func (a *Assembler) rank(r *run, si int) {
 	if r.byID {
 		a.rankByIndex(si)
 	} else {
-		Rank(a.ranked[si])
-		for _, e := range a.ranked[si] {
-			a.cands[si] = append(a.cands[si], candidate{Ranked: e})
+		Rank(a.secs[si].ranked)
+		for _, e := range a.secs[si].ranked {
+			a.secs[si].cands = append(a.secs[si].cands, candidate{Ranked: e})
 		}
 	}
-	breakTies(a.cands[si], blocks)
+	breakTies(a.secs[si].cands, blocks)
 	if a.chat.on() {
-		for i := range a.cands[si] {
-			a.cands[si][i].msg = blocks[a.cands[si][i].Index].Type == declare.History
+		for i := range a.secs[si].cands {
+			a.secs[si].cands[i].msg = blocks[a.secs[si].cands[i].Index].Type == declare.History
 		}
 	}
 	if r.follow {

@@ -13,9 +13,9 @@ import (
 func (a *Assembler) scoring(r *run) {
 	sc := a.Scoring.WithDefaults()
 	now := r.req.Now
-	for si := range a.ranked {
-		for i := range a.ranked[si] {
-			e := &a.ranked[si][i]
+	for si := range a.secs {
+		for i := range a.secs[si].ranked {
+			e := &a.secs[si].ranked[i]
 			b := r.blocks[e.Index]
 			frac, stale := b.staleness(now)
 			e.Score = score(sc, b, now, frac, stale)

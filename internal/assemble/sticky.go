@@ -122,9 +122,9 @@ func blockKeyOf(b *Block) [16]byte {
 // first on ties, then in rank order. A block thus takes an incumbent's
 // place only by outscoring it by more than the margin.
 func (a *Assembler) prepareSticky(si int, blocks []*Block, prev *SectionDecision, prevNow time.Time, margin float64) {
-	a.sticky[si].on = true
+	a.secs[si].sticky.on = true
 	if prev.Floor != nil {
-		a.sticky[si].hasFloor, a.sticky[si].floor = true, *prev.Floor
+		a.secs[si].sticky.hasFloor, a.secs[si].sticky.floor = true, *prev.Floor
 	}
 	type was struct {
 		pos  int
@@ -136,7 +136,7 @@ func (a *Assembler) prepareSticky(si int, blocks []*Block, prev *SectionDecision
 	for i, w := range prev.Blocks {
 		written[w.ID] = was{i, w.Key, w.Cut, w.Variant}
 	}
-	cands := a.cands[si]
+	cands := a.secs[si].cands
 	for i := range cands {
 		cd := &cands[i]
 		w, ok := written[cd.ID]
@@ -196,12 +196,12 @@ func keyOf(b *Block) [16]byte {
 // member is required, was written last time or is new, and none scores
 // above the floor (as a lone block: filler.belowFloor).
 func (a *Assembler) belowFloor(si int, u *unit) bool {
-	ss := &a.sticky[si]
+	ss := &a.secs[si].sticky
 	if !ss.hasFloor || u.required {
 		return false
 	}
 	for _, j := range u.cands {
-		if m := &a.cands[si][j]; m.inc || m.news || m.Score > ss.floor {
+		if m := &a.secs[si].cands[j]; m.inc || m.news || m.Score > ss.floor {
 			return false
 		}
 	}
@@ -230,8 +230,8 @@ func (a *Assembler) recut(sec *template.Section, b *Block, cd *candidate, c trun
 // oldest history at once, so the next calls have room to append. It then
 // sets the section's floor.
 func (a *Assembler) shed(sec *template.Section, si int, target int, blocks []*Block, out *Output) {
-	cands := a.cands[si]
-	for j := len(cands) - 1; j >= 0 && a.used[si]+a.msgs[si] > target; j-- {
+	cands := a.secs[si].cands
+	for j := len(cands) - 1; j >= 0 && a.secs[si].used+a.secs[si].msgs > target; j-- {
 		cd := &cands[j]
 		if !cd.inText() || cd.Required || !cd.inc {
 			continue
@@ -252,9 +252,9 @@ func (a *Assembler) shed(sec *template.Section, si int, target int, blocks []*Bl
 // setFloor sets section si's floor after it shed: the best score among
 // the blocks it leaves out (and the floor it had, if higher).
 func (a *Assembler) setFloor(si int) {
-	ss := &a.sticky[si]
-	for i := range a.cands[si] {
-		cd := &a.cands[si][i]
+	ss := &a.secs[si].sticky
+	for i := range a.secs[si].cands {
+		cd := &a.secs[si].cands[i]
 		if cd.Required || cd.inText() {
 			continue
 		}
@@ -266,7 +266,7 @@ func (a *Assembler) setFloor(si int) {
 		}
 	}
 	// An incremental assembly never pulled some of them (turn.go).
-	if t := a.tail[si]; t.has && (!ss.hasFloor || t.score > ss.floor) {
+	if t := a.secs[si].tail; t.has && (!ss.hasFloor || t.score > ss.floor) {
 		ss.hasFloor, ss.floor = true, t.score
 	}
 }
@@ -274,8 +274,8 @@ func (a *Assembler) setFloor(si int) {
 // hasEntrants reports whether section si has a block in the text that the
 // previous decision did not write.
 func (a *Assembler) hasEntrants(si int) bool {
-	for i := range a.cands[si] {
-		if cd := &a.cands[si][i]; cd.inText() && !cd.inc {
+	for i := range a.secs[si].cands {
+		if cd := &a.secs[si].cands[i]; cd.inText() && !cd.inc {
 			return true
 		}
 	}
@@ -290,13 +290,13 @@ func (a *Assembler) hasEntrants(si int) bool {
 // stays dropped for the cap or the budget, as a fresh decision would
 // leave it; blocks dropped by the slack keep that reason.
 func (a *Assembler) stickyReasons(tpl *template.Template, out *Output, margin float64) {
-	for si := range a.cands {
-		if !a.sticky[si].on {
+	for si := range a.secs {
+		if !a.secs[si].sticky.on {
 			continue
 		}
-		cands := a.cands[si]
+		cands := a.secs[si].cands
 		sec := tpl.Section(si)
-		room := sec.MaxTokens() - a.used[si]
+		room := sec.MaxTokens() - a.secs[si].used
 		kept := a.keptInc[:0]
 		for i := range cands {
 			if cd := &cands[i]; cd.inText() && cd.inc && !cd.Required {

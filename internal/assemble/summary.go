@@ -57,9 +57,9 @@ func (a *Assembler) buildRepls(tpl *template.Template, blocks []*Block, out *Out
 	if a.deg.plain {
 		return
 	}
-	for si := range a.ranked {
+	for si := range a.secs {
 		var sums []int
-		for p, r := range a.ranked[si] {
+		for p, r := range a.secs[si].ranked {
 			if b := blocks[r.Index]; len(b.Replaces()) > 0 && b.Type == declare.History {
 				sums = append(sums, p)
 			}
@@ -79,16 +79,16 @@ func (a *Assembler) buildRepls(tpl *template.Template, blocks []*Block, out *Out
 // last_modified, then declaration), is excluded as superseded.
 func (a *Assembler) replSection(sec *template.Section, blocks []*Block, sums []int, out *Output) {
 	si := sec.Index()
-	ranked := a.ranked[si]
+	ranked := a.secs[si].ranked
 	pos := make(map[string]int, len(ranked))
 	for p, r := range ranked {
 		pos[blocks[r.Index].ID] = p
 	}
 	var unitMembers map[int32][]int
-	if len(a.unitOf) > 0 {
+	if len(a.plan.unitOf) > 0 {
 		unitMembers = make(map[int32][]int)
 		for p, r := range ranked {
-			if u, ok := a.unitOf[r.Index]; ok {
+			if u, ok := a.plan.unitOf[r.Index]; ok {
 				unitMembers[u] = append(unitMembers[u], p)
 			}
 		}
@@ -134,7 +134,7 @@ func (a *Assembler) replSection(sec *template.Section, blocks []*Block, sums []i
 			}
 			cl.set = append(cl.set, q)
 			cl.unusable = cl.unusable || ranked[q].Required
-			if u, ok := a.unitOf[ranked[q].Index]; ok {
+			if u, ok := a.plan.unitOf[ranked[q].Index]; ok {
 				for _, m := range unitMembers[u] {
 					queue = append(queue, blocks[ranked[m].Index].ID)
 				}
@@ -223,7 +223,7 @@ func (a *Assembler) replSection(sec *template.Section, blocks []*Block, sums []i
 			}
 		}
 		clear(ranked[len(kept):])
-		a.ranked[si] = kept
+		a.secs[si].ranked = kept
 	}
 }
 
@@ -238,7 +238,7 @@ func (a *Assembler) bindRepls(si int, blocks []*Block, out *Output) {
 	if len(a.deg.replOf) == 0 {
 		return
 	}
-	cands := a.cands[si]
+	cands := a.secs[si].cands
 	for i := range cands {
 		cd := &cands[i]
 		ri, ok := a.deg.replOf[cd.Index]
@@ -326,9 +326,9 @@ func (f *filler) replTurns(r *repl) bool {
 		}
 	}
 	if texts > 0 {
-		need += (texts - 1) * f.st.sepTokens
+		need += (texts - 1) * f.st.sep
 		if f.st.kept > 0 {
-			need += f.st.sepTokens
+			need += f.st.sep
 		}
 	}
 	if f.st.used+f.st.msgs+need > f.sec.MaxTokens() {
@@ -390,7 +390,7 @@ func (f *filler) fitsUntil(r *repl) bool {
 		need += cd.tokens
 		if !cd.msg {
 			if texts > 0 {
-				need += f.st.sepTokens
+				need += f.st.sep
 			}
 			texts++
 		}
@@ -419,10 +419,10 @@ func (a *Assembler) standIn(r *repl, budget int, estimate *int, blocks []*Block,
 	}
 	si := r.si
 	sec := a.deg.tpl.Section(si)
-	cands := a.cands[si]
+	cands := a.secs[si].cands
 	s := &cands[r.sCand]
 	sb := blocks[s.Index]
-	used, kept, msgs := a.used[si], a.kept[si], a.msgs[si]
+	used, kept, msgs := a.secs[si].used, a.secs[si].kept, a.secs[si].msgs
 	someOut := false
 	for _, j := range r.mCands {
 		m := &cands[j]
@@ -435,7 +435,7 @@ func (a *Assembler) standIn(r *repl, budget int, estimate *int, blocks []*Block,
 			if kept--; kept == 0 {
 				used = 0
 			} else {
-				used -= m.tokens + a.seps[si]
+				used -= m.tokens + a.secs[si].sep
 			}
 		}
 	}
@@ -452,7 +452,7 @@ func (a *Assembler) standIn(r *repl, budget int, estimate *int, blocks []*Block,
 			m += s.tokens
 		} else {
 			if k > 0 {
-				u += a.seps[si]
+				u += a.secs[si].sep
 			}
 			u += s.tokens
 			k++
@@ -508,7 +508,7 @@ func (a *Assembler) settleRepls(tpl *template.Template, blocks []*Block, out *Ou
 	for ri := range a.deg.repls {
 		r := &a.deg.repls[ri]
 		sec := tpl.Section(r.si)
-		cands := a.cands[r.si]
+		cands := a.secs[r.si].cands
 		s := &cands[r.sCand]
 		if s.inText() {
 			continue

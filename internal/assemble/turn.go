@@ -23,6 +23,17 @@ import (
 // rows and events that list them are missing from the Output, which the
 // caller gets from AssembleRefs when asked.
 
+// incremental is an incremental assembly's pull from its Index.
+type incremental struct {
+	on       bool
+	w        walk                    // the section being pulled
+	pulled   []*Block                // the blocks pulled, which candidates index
+	pulledE  []*ixEntry              // their entries
+	priorAll []*ixEntry              // every prior item's entry, pulled or not
+	looked   int                     // index entries looked at (TestTurnLooksAtWhatItKeeps)
+	pulledBy map[*ixEntry]*candidate // scratch of pullHistory
+}
+
 // walk is the pull of one section's candidates from an Index: the base
 // and the extra entries in rank order, merged with the prior entries of a
 // sticky section (incumbents and news, taken out of rank order by the
@@ -130,8 +141,8 @@ func (a *Assembler) AssembleIndexed(x *Index, req Request, c truncate.Counter, l
 	}
 	r := a.begin(x.tpl, nil, &req, c, false)
 	r.x, r.lookup = x, lookup
-	a.walking, a.pulled, a.pulledE, a.looked = true, a.pulled[:0], a.pulledE[:0], 0
-	a.priorAll = a.priorAll[:0]
+	a.inc.on, a.inc.pulled, a.inc.pulledE, a.inc.looked = true, a.inc.pulled[:0], a.inc.pulledE[:0], 0
+	a.inc.priorAll = a.inc.priorAll[:0]
 	defer a.endWalk()
 	if err := a.decide(r); err != nil {
 		return nil, nil, true, err
@@ -140,10 +151,10 @@ func (a *Assembler) AssembleIndexed(x *Index, req Request, c truncate.Counter, l
 	out.ExcludedCounts = x.excludedCounts()
 	out.Events = nil // a few: not the assembly's list
 	heat = &HeatRecord{x: x, epoch: x.epoch}
-	for si := range a.cands {
-		for i := range a.cands[si] {
-			if cd := &a.cands[si][i]; cd.inText() {
-				e := a.pulledE[cd.Index]
+	for si := range a.secs {
+		for i := range a.secs[si].cands {
+			if cd := &a.secs[si].cands[i]; cd.inText() {
+				e := a.inc.pulledE[cd.Index]
 				heat.text = append(heat.text, heatText{h: e.heat, b: e.b, cut: cd.status == outcome.StatusCut})
 			}
 		}
@@ -157,7 +168,7 @@ func (a *Assembler) AssembleIndexed(x *Index, req Request, c truncate.Counter, l
 // a full one's fill when the section follows its previous decision.
 func (a *Assembler) startWalk(r *run, si int) {
 	x := r.x
-	a.w = walk{looked: &a.looked, s: &x.secs[si], gapB: len(x.secs[si].base), gapX: len(x.secs[si].extra), prior: a.w.prior[:0]}
+	a.inc.w = walk{looked: &a.inc.looked, s: &x.secs[si], gapB: len(x.secs[si].base), gapX: len(x.secs[si].extra), prior: a.inc.w.prior[:0]}
 	if r.follow {
 		a.priorItems(x, si, &r.prev.Sections[si], r.prev.Now, r.stick.Margin, r.lookup)
 	}
@@ -183,18 +194,18 @@ func (a *Assembler) pullHistory(x *Index, sec *template.Section, c truncate.Coun
 	}
 	slices.SortFunc(extra, func(i, j int) int { return compareNewest(s.extra[i].b, s.extra[j].b) })
 	// The pulled candidates of the section, by entry.
-	if a.pulledBy == nil {
-		a.pulledBy = make(map[*ixEntry]*candidate)
+	if a.inc.pulledBy == nil {
+		a.inc.pulledBy = make(map[*ixEntry]*candidate)
 	}
-	pulled := a.pulledBy
+	pulled := a.inc.pulledBy
 	clear(pulled)
 	defer clear(pulled)
-	for i := range a.cands[si] {
-		pulled[a.pulledE[a.cands[si][i].Index]] = &a.cands[si][i]
+	for i := range a.secs[si].cands {
+		pulled[a.inc.pulledE[a.secs[si].cands[i].Index]] = &a.secs[si].cands[i]
 	}
 	total, bi, xi := 0, 0, 0
 	for total < sec.MaxTokens() {
-		a.looked++
+		a.inc.looked++
 		var e *ixEntry
 		for bi < len(s.history) && s.base[s.history[bi]].dead {
 			bi++
@@ -227,42 +238,42 @@ func (a *Assembler) pullHistory(x *Index, sec *template.Section, c truncate.Coun
 // take makes entry e the next candidate of section si, and returns it.
 func (a *Assembler) take(si int, e *ixEntry) *candidate {
 	e.mark |= markVisited
-	a.cands[si] = append(a.cands[si], candidate{Ranked: Ranked{Index: int32(len(a.pulled)), Required: e.req, Score: e.score, ID: e.b.ID}})
-	a.pulled = append(a.pulled, e.b)
-	a.pulledE = append(a.pulledE, e)
-	return &a.cands[si][len(a.cands[si])-1]
+	a.secs[si].cands = append(a.secs[si].cands, candidate{Ranked: Ranked{Index: int32(len(a.inc.pulled)), Required: e.req, Score: e.score, ID: e.b.ID}})
+	a.inc.pulled = append(a.inc.pulled, e.b)
+	a.inc.pulledE = append(a.inc.pulledE, e)
+	return &a.secs[si].cands[len(a.secs[si].cands)-1]
 }
 
 // endWalk takes the marks of an incremental assembly off its entries.
 func (a *Assembler) endWalk() {
-	for _, e := range a.pulledE {
+	for _, e := range a.inc.pulledE {
 		e.mark = 0
 	}
-	for _, e := range a.priorAll {
+	for _, e := range a.inc.priorAll {
 		e.mark = 0
 	}
-	a.walking = false
+	a.inc.on = false
 	a.deg.tpl, a.deg.ctr = nil, nil
-	clear(a.pulled)
-	clear(a.pulledE)
-	clear(a.priorAll)
-	a.w = walk{prior: a.w.prior[:0]}
+	clear(a.inc.pulled)
+	clear(a.inc.pulledE)
+	clear(a.inc.priorAll)
+	a.inc.w = walk{prior: a.inc.w.prior[:0]}
 }
 
 // more reports whether section si has a candidate at i: made up front by
 // AssembleRefs, or pulled now by AssembleIndexed.
 func (a *Assembler) more(sec *template.Section, i int, st *fillState, bounded bool) bool {
-	if i < len(a.cands[sec.Index()]) {
+	if i < len(a.secs[sec.Index()].cands) {
 		return true
 	}
-	return a.walking && a.pull(sec, st, bounded)
+	return a.inc.on && a.pull(sec, st, bounded)
 }
 
 // view returns the blocks candidates index: the ones pulled so far, in an
 // incremental assembly.
 func (a *Assembler) view(blocks []*Block) []*Block {
-	if a.walking {
-		return a.pulled
+	if a.inc.on {
+		return a.inc.pulled
 	}
 	return blocks
 }
@@ -271,10 +282,10 @@ func (a *Assembler) view(blocks []*Block) []*Block {
 // fill: the section follows prev, and its incumbents and news come in
 // the order the margin gives them.
 func (a *Assembler) priorItems(x *Index, si int, prev *SectionDecision, prevNow time.Time, margin float64, lookup func(string) (*Block, bool)) {
-	a.sticky[si].on = true
+	a.secs[si].sticky.on = true
 	if prev.Floor != nil {
-		a.sticky[si].hasFloor, a.sticky[si].floor = true, *prev.Floor
-		a.w.hasFloor, a.w.floor = true, *prev.Floor
+		a.secs[si].sticky.hasFloor, a.secs[si].sticky.floor = true, *prev.Floor
+		a.inc.w.hasFloor, a.inc.w.floor = true, *prev.Floor
 	}
 	s := &x.secs[si]
 	type was struct {
@@ -292,8 +303,8 @@ func (a *Assembler) priorItems(x *Index, si int, prev *SectionDecision, prevNow 
 		if p.inc {
 			e.mark = markPrior | markInc
 		}
-		a.priorAll = append(a.priorAll, e)
-		a.w.prior = append(a.w.prior, p)
+		a.inc.priorAll = append(a.inc.priorAll, e)
+		a.inc.w.prior = append(a.inc.w.prior, p)
 	}
 	for id, w := range written {
 		b, ok := lookup(id)
@@ -327,7 +338,7 @@ func (a *Assembler) priorItems(x *Index, si int, prev *SectionDecision, prevNow 
 	for i := range s.extra {
 		news(&s.extra[i])
 	}
-	slices.SortFunc(a.w.prior, func(p, q priorItem) int { return compareHeads(p.e, p.eff, p.inc, q.e, q.eff, q.inc) })
+	slices.SortFunc(a.inc.w.prior, func(p, q priorItem) int { return compareHeads(p.e, p.eff, p.inc, q.e, q.eff, q.inc) })
 }
 
 // entryOf returns the live entry ranked as e, or nil.
@@ -375,7 +386,7 @@ func compareHeads(a *ixEntry, effA float64, incA bool, b *ixEntry, effB float64,
 // and, in a section that shed, every block of rank order scoring under its
 // floor.
 func (a *Assembler) pull(sec *template.Section, st *fillState, bounded bool) bool {
-	w := &a.w
+	w := &a.inc.w
 	si := sec.Index()
 	if w.done {
 		return false
@@ -388,9 +399,9 @@ func (a *Assembler) pull(sec *template.Section, st *fillState, bounded bool) boo
 	if bounded && !a.chat.on() && sec.Fill() == template.FillSkip { // under stop, the first misfit stops the section
 		room = sec.MaxTokens() - st.used - st.msgs
 		if st.kept > 0 {
-			room -= st.sepTokens
+			room -= st.sep
 		}
-		skip = !(sec.Partial() && !st.cutDone && !a.sticky[si].shed && room >= sec.MinPartialTokens())
+		skip = !(sec.Partial() && !st.cutDone && !a.secs[si].sticky.shed && room >= sec.MinPartialTokens())
 	}
 	e, p := w.next(skip, room)
 	if e == nil {
@@ -460,7 +471,7 @@ func (w *walk) head(list []ixEntry, at, gap *int, tree *minTree, skip bool, m in
 // finishWalk ends section si's walk, noting the best score among the
 // entries never pulled.
 func (a *Assembler) finishWalk(si int) {
-	w := &a.w
+	w := &a.inc.w
 	w.done = true
 	var t tailBest
 	note := func(e *ixEntry) {
@@ -483,5 +494,5 @@ func (a *Assembler) finishWalk(si int) {
 	for _, p := range w.prior[w.pi:] {
 		note(p.e)
 	}
-	a.tail[si] = t
+	a.secs[si].tail = t
 }

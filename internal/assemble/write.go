@@ -9,6 +9,21 @@ import (
 	"github.com/contextasm/contextasm/truncate"
 )
 
+// writer is the writing pass's state: the text, and what is known of it.
+type writer struct {
+	text    []byte
+	order   []int        // scratch of writeText: a section's blocks in writing order
+	written []writtenRef // the blocks of the text, then the messages, in order
+	joined  bool         // writeText wrote a joiner between two pieces
+	cuts    []int        // where the text's separately counted parts meet (joinDelta)
+	fixed   int          // bytes at the end of text that are template literal
+	// exactText reports that the text's count is the sum of its parts'
+	// (see write).
+	exactText   bool
+	protected   []string // the delimiters of protectedOf
+	protectedOf *template.Template
+}
+
 // write is the writing pass: it renders the text and counts it, and
 // while the count exceeds the budget it goes on with the budget cut k.
 //
@@ -26,11 +41,11 @@ func (a *Assembler) write(r *run, k *cutter) error {
 	exact := a.linesAdd(tpl, a.view(r.blocks), c)
 	for {
 		a.writeText(tpl, a.view(r.blocks))
-		out.Text = string(a.text)
+		out.Text = string(a.wr.text)
 		// A joiner written at a join between blocks is in no block's
 		// count: then only counting the text tells its size.
-		a.exactText = exact && !a.joined
-		if a.exactText && k.estimate <= k.budget {
+		a.wr.exactText = exact && !a.wr.joined
+		if a.wr.exactText && k.estimate <= k.budget {
 			out.TotalTokens = k.estimate
 			return nil
 		}
@@ -39,7 +54,7 @@ func (a *Assembler) write(r *run, k *cutter) error {
 		} else {
 			out.TotalTokens = c.Count(out.Text) + a.chatFixed(c)
 			for si := range tpl.NumSections() {
-				out.TotalTokens += a.msgs[si]
+				out.TotalTokens += a.secs[si].msgs
 			}
 		}
 		if out.TotalTokens <= k.budget {
@@ -52,65 +67,65 @@ func (a *Assembler) write(r *run, k *cutter) error {
 }
 
 // writeText renders the header line and every section with blocks into
-// a.text, recording each block's offset. Each section's blocks are joined by
+// a.wr.text, recording each block's offset. Each section's blocks are joined by
 // its separator and followed by a newline, so the text ends with one.
 func (a *Assembler) writeText(tpl *template.Template, blocks []*Block) {
-	if a.protectedOf != tpl {
-		a.protected, a.protectedOf = tpl.Protected(), tpl
+	if a.wr.protectedOf != tpl {
+		a.wr.protected, a.wr.protectedOf = tpl.Protected(), tpl
 	}
-	protected := a.protected
-	a.joined = false
-	a.written = a.written[:0]
-	a.text = append(a.text[:0], tpl.Header()...)
-	a.text = append(a.text, '\n')
-	a.fixed = len(a.text)
+	protected := a.wr.protected
+	a.wr.joined = false
+	a.wr.written = a.wr.written[:0]
+	a.wr.text = append(a.wr.text[:0], tpl.Header()...)
+	a.wr.text = append(a.wr.text, '\n')
+	a.wr.fixed = len(a.wr.text)
 	for si := range tpl.NumSections() {
 		sec := tpl.Section(si)
-		cands := a.cands[si]
-		a.order = a.order[:0]
+		cands := a.secs[si].cands
+		a.wr.order = a.wr.order[:0]
 		for i := range cands {
 			if cands[i].inText() && !cands[i].msg {
 				a.ensureRendered(sec, blocks[cands[i].Index], &cands[i])
-				a.order = append(a.order, i)
+				a.wr.order = append(a.wr.order, i)
 			}
 		}
-		if len(a.order) == 0 {
+		if len(a.wr.order) == 0 {
 			continue
 		}
 		switch sec.Order() {
 		case template.OrderRank:
-			if a.sticky[si].on {
+			if a.secs[si].sticky.on {
 				// Not the score's order, which drifts from call to call:
 				// the previous text's, then the blocks new to it.
-				slices.SortStableFunc(a.order, func(x, y int) int {
+				slices.SortStableFunc(a.wr.order, func(x, y int) int {
 					return cmp.Compare(writeKey(&cands[x]), writeKey(&cands[y]))
 				})
 			}
 		case template.OrderDeclared:
-			slices.SortStableFunc(a.order, func(x, y int) int {
+			slices.SortStableFunc(a.wr.order, func(x, y int) int {
 				_, sx := a.placeOf(&cands[x], blocks[cands[x].Index])
 				_, sy := a.placeOf(&cands[y], blocks[cands[y].Index])
 				return cmp.Compare(sx, sy)
 			})
 		case template.OrderTime:
-			slices.SortStableFunc(a.order, func(x, y int) int {
+			slices.SortStableFunc(a.wr.order, func(x, y int) int {
 				tx, _ := a.placeOf(&cands[x], blocks[cands[x].Index])
 				ty, _ := a.placeOf(&cands[y], blocks[cands[y].Index])
 				return tx.Compare(ty)
 			})
 		}
 		prefix, suffix := sec.FixedEdges()
-		for w, i := range a.order {
+		for w, i := range a.wr.order {
 			if w > 0 {
 				a.appendJoined(sec.Separator(), len(sec.Separator()), protected)
 			}
 			a.appendJoined(cands[i].text, prefix, protected)
-			cands[i].offset = len(a.text) - len(cands[i].text)
-			a.written = append(a.written, writtenRef{si, i})
-			a.fixed = min(suffix, len(cands[i].text))
+			cands[i].offset = len(a.wr.text) - len(cands[i].text)
+			a.wr.written = append(a.wr.written, writtenRef{si, i})
+			a.wr.fixed = min(suffix, len(cands[i].text))
 		}
-		a.text = append(a.text, '\n')
-		a.fixed++
+		a.wr.text = append(a.wr.text, '\n')
+		a.wr.fixed++
 	}
 }
 
@@ -123,12 +138,12 @@ func (a *Assembler) appendJoined(s string, fixed int, protected []string) {
 	if s == "" {
 		return
 	}
-	if delimit.Crosses(a.text, a.fixed, s, fixed, protected) {
-		a.text = append(a.text, delimit.Joiner...)
-		a.joined = true
+	if delimit.Crosses(a.wr.text, a.wr.fixed, s, fixed, protected) {
+		a.wr.text = append(a.wr.text, delimit.Joiner...)
+		a.wr.joined = true
 	}
-	a.text = append(a.text, s...)
-	a.fixed += len(s) // all literal when s is; callers lower it for blocks
+	a.wr.text = append(a.wr.text, s...)
+	a.wr.fixed += len(s) // all literal when s is; callers lower it for blocks
 }
 
 // linesAdd reports whether the text's count is the sum of its lines' counts:
@@ -137,10 +152,10 @@ func (a *Assembler) appendJoined(s string, fixed int, protected []string) {
 func (a *Assembler) linesAdd(tpl *template.Template, blocks []*Block, c truncate.Counter) bool {
 	la, ok := c.(truncate.LineAdditive)
 	additive := ok && la.LineAdditive()
-	for si := range a.cands {
+	for si := range a.secs {
 		sec := tpl.Section(si)
-		for i := range a.cands[si] {
-			cd := &a.cands[si][i]
+		for i := range a.secs[si].cands {
+			cd := &a.secs[si].cands[i]
 			if !cd.inText() || cd.msg {
 				continue
 			}
@@ -159,21 +174,21 @@ func (a *Assembler) linesAdd(tpl *template.Template, blocks []*Block, c truncate
 // joins. A joiner between blocks is in no part: then it cannot.
 func (a *Assembler) joinDelta(tpl *template.Template, c truncate.Counter, text string) (int, bool) {
 	jc, ok := c.(truncate.JoinCounter)
-	if !ok || a.joined {
+	if !ok || a.wr.joined {
 		return 0, false
 	}
-	a.cuts = append(a.cuts[:0], len(tpl.Header())+1)
-	for si := range a.cands {
+	a.wr.cuts = append(a.wr.cuts[:0], len(tpl.Header())+1)
+	for si := range a.secs {
 		line := lineMode(tpl.Section(si))
-		for i := range a.cands[si] {
-			if cd := &a.cands[si][i]; cd.inText() && !cd.msg {
-				a.cuts = append(a.cuts, cd.offset)
+		for i := range a.secs[si].cands {
+			if cd := &a.secs[si].cands[i]; cd.inText() && !cd.msg {
+				a.wr.cuts = append(a.wr.cuts, cd.offset)
 				if !line {
-					a.cuts = append(a.cuts, cd.offset+len(cd.text)) // a separator or the section's end follows
+					a.wr.cuts = append(a.wr.cuts, cd.offset+len(cd.text)) // a separator or the section's end follows
 				}
 			}
 		}
 	}
-	slices.Sort(a.cuts)
-	return jc.JoinDelta(text, a.cuts)
+	slices.Sort(a.wr.cuts)
+	return jc.JoinDelta(text, a.wr.cuts)
 }
