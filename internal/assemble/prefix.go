@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -96,137 +97,172 @@ func (a *Assembler) decision(tpl *template.Template, blocks []*Block, spans []sp
 	return d
 }
 
-// cacheInfo sets out.Prefix (against prev, when there is one) and
-// out.Breakpoints.
+// cacheInfo sets out.Prefix (against prev, when there is one),
+// out.Breakpoints, and, when req.Record asks, out.Decision and out.Repeat.
 func (a *Assembler) cacheInfo(tpl *template.Template, blocks []*Block, prev *Decision, req *Request, out *Output, c truncate.Counter, minPrefix int) {
 	spans := a.spans(tpl, out.Text)
 	if req.Record {
 		out.Decision = a.decision(tpl, blocks, spans, req.Now)
 	}
-	header := len(tpl.Header()) + 1
-	// tokensBefore returns the token count of the text before the end of
-	// the first k spans: a sum of line counts when the text's count is
-	// (see fitBudget), else counted.
-	var headerTokens int
+	tc := textCounts{a: a, tpl: tpl, text: out.Text, spans: spans, c: c}
 	if a.wr.exactText {
-		headerTokens = c.Count(tpl.Header() + "\n")
+		tc.header = c.Count(tpl.Header() + "\n")
 	}
-	tokensBefore := func(k int) int {
-		if !a.wr.exactText {
-			if k == 0 {
-				return c.Count(out.Text[:header])
-			}
-			return c.Count(out.Text[:spans[k-1].end])
-		}
-		n := headerTokens
-		for _, sp := range spans[:k] {
-			n += a.secs[sp.si].cands[sp.ci].tokens
-		}
-		return n
-	}
-
-	type prevSpan struct {
-		si int
-		w  *WrittenBlock
-	}
-	var before []prevSpan
 	if prev != nil {
-		for si := range prev.Sections {
-			for j := range prev.Sections[si].Blocks {
-				if w := &prev.Sections[si].Blocks[j]; !w.Message {
-					before = append(before, prevSpan{si, w})
-				}
-			}
-		}
-		k := 0
-		for k < len(spans) && k < len(before) && a.secs[spans[k].si].cands[spans[k].ci].ID == before[k].w.ID && spans[k].hash == before[k].w.Span {
-			k++
-		}
-		p := &outcome.Prefix{StableBytes: header}
-		if k > 0 {
-			p.StableBytes = spans[k-1].end
-		}
-		switch {
-		case k == len(spans) && k == len(before):
-			p.Reason = outcome.PrefixUnchanged
-		case k == len(before):
-			p.Reason = outcome.PrefixAppended
-		case k == len(spans):
-			p.Reason = outcome.PrefixRemoved
-		default:
-			cur := a.secs[spans[k].si].cands[spans[k].ci].ID
-			inBefore, inNow := false, false
-			for _, b := range before {
-				inBefore = inBefore || b.w.ID == cur
-			}
-			for _, sp := range spans {
-				inNow = inNow || a.secs[sp.si].cands[sp.ci].ID == before[k].w.ID
-			}
-			switch {
-			case cur == before[k].w.ID:
-				p.Reason = outcome.PrefixChanged
-			case !inBefore:
-				p.Reason = outcome.PrefixAdded
-			case !inNow:
-				p.Reason = outcome.PrefixRemoved
-			default:
-				p.Reason = outcome.PrefixMoved
-			}
-		}
-		switch {
-		case p.Reason == outcome.PrefixRemoved:
-			p.FirstChangedSection, p.FirstChangedBlock = tpl.Section(before[k].si).Name(), before[k].w.ID
-		case p.Reason != outcome.PrefixUnchanged:
-			p.FirstChangedSection, p.FirstChangedBlock = tpl.Section(spans[k].si).Name(), a.secs[spans[k].si].cands[spans[k].ci].ID
-		}
-		p.StableTokens = tokensBefore(k)
+		p := a.prefix(tpl, spans, prev.textBlocks())
+		p.StableTokens = tc.before(p.StableTokens) // the span count until now
 		out.Prefix = p
 	}
+	out.Breakpoints = a.breakpoints(tpl, spans, prev, &tc, minPrefix)
+	if req.Record {
+		out.Repeat = &outcome.Prefix{StableBytes: len(out.Text), StableTokens: tc.before(len(spans)), Reason: outcome.PrefixUnchanged}
+	}
+}
 
-	// Breakpoints: the ends of the sections whose spans are the previous
-	// text's (every section's, on a conversation's first assembly), the
-	// last maxBreakpoints of those that cover at least minPrefix tokens.
+// textCounts tells the token count of the text up to a span's end.
+type textCounts struct {
+	a      *Assembler
+	tpl    *template.Template
+	text   string
+	spans  []span
+	c      truncate.Counter
+	header int // the header line's count, when the text's count is exact
+}
+
+// before returns the token count of the text before the end of its first
+// k spans: a sum of line counts when the text's count is (see write),
+// else counted.
+func (tc *textCounts) before(k int) int {
+	if !tc.a.wr.exactText {
+		if k == 0 {
+			return tc.c.Count(tc.text[:len(tc.tpl.Header())+1])
+		}
+		return tc.c.Count(tc.text[:tc.spans[k-1].end])
+	}
+	n := tc.header
+	for _, sp := range tc.spans[:k] {
+		n += tc.a.secs[sp.si].cands[sp.ci].tokens
+	}
+	return n
+}
+
+// prevSpan is a block of the previous text: its section and what was
+// written.
+type prevSpan struct {
+	si int
+	w  *WrittenBlock
+}
+
+// textBlocks returns the blocks of d's text (not its messages), in
+// written order.
+func (d *Decision) textBlocks() []prevSpan {
+	var before []prevSpan
+	for si := range d.Sections {
+		for j := range d.Sections[si].Blocks {
+			if w := &d.Sections[si].Blocks[j]; !w.Message {
+				before = append(before, prevSpan{si, w})
+			}
+		}
+	}
+	return before
+}
+
+// prefix compares the text's spans with the previous text's (before):
+// how many bytes agree, why they part, and where. Its StableTokens holds
+// the number of spans that agree, for the caller to count.
+func (a *Assembler) prefix(tpl *template.Template, spans []span, before []prevSpan) *outcome.Prefix {
+	id := func(sp span) string { return a.secs[sp.si].cands[sp.ci].ID }
+	k := 0
+	for k < len(spans) && k < len(before) && id(spans[k]) == before[k].w.ID && spans[k].hash == before[k].w.Span {
+		k++
+	}
+	p := &outcome.Prefix{StableBytes: len(tpl.Header()) + 1, StableTokens: k}
+	if k > 0 {
+		p.StableBytes = spans[k-1].end
+	}
+	switch {
+	case k == len(spans) && k == len(before):
+		p.Reason = outcome.PrefixUnchanged
+		return p
+	case k == len(before):
+		p.Reason = outcome.PrefixAppended
+	case k == len(spans):
+		p.Reason = outcome.PrefixRemoved
+	default:
+		p.Reason = partReason(id(spans[k]), before[k].w.ID, spans, before, id)
+	}
+	if p.Reason == outcome.PrefixRemoved {
+		p.FirstChangedSection, p.FirstChangedBlock = tpl.Section(before[k].si).Name(), before[k].w.ID
+	} else {
+		p.FirstChangedSection, p.FirstChangedBlock = tpl.Section(spans[k].si).Name(), id(spans[k])
+	}
+	return p
+}
+
+// partReason says why two texts part at a block: cur, written now where
+// the previous text wrote was.
+func partReason(cur, was string, spans []span, before []prevSpan, id func(span) string) outcome.PrefixReason {
+	if cur == was {
+		return outcome.PrefixChanged
+	}
+	inBefore := slices.ContainsFunc(before, func(b prevSpan) bool { return b.w.ID == cur })
+	inNow := slices.ContainsFunc(spans, func(sp span) bool { return id(sp) == was })
+	switch {
+	case !inBefore:
+		return outcome.PrefixAdded
+	case !inNow:
+		return outcome.PrefixRemoved
+	}
+	return outcome.PrefixMoved
+}
+
+// breakpoints returns where a prompt cache may end: the ends of the
+// sections whose spans are the previous text's (every section's, on a
+// conversation's first assembly), the last maxBreakpoints of those that
+// cover at least minPrefix tokens.
+func (a *Assembler) breakpoints(tpl *template.Template, spans []span, prev *Decision, tc *textCounts, minPrefix int) []outcome.Breakpoint {
 	var bps []outcome.Breakpoint
 	for k := 0; k < len(spans); {
 		si, first := spans[k].si, k
 		for k < len(spans) && spans[k].si == si {
 			k++
 		}
-		if prev != nil {
-			var was []WrittenBlock
-			for _, w := range prev.Sections[si].Blocks {
-				if !w.Message {
-					was = append(was, w)
-				}
-			}
-			same := len(was) == k-first
-			for j := first; same && j < k; j++ {
-				same = was[j-first].ID == a.secs[si].cands[spans[j].ci].ID && was[j-first].Span == spans[j].hash
-			}
-			if !same {
-				continue
-			}
+		if prev != nil && !a.sameSpans(si, spans[first:k], &prev.Sections[si]) {
+			continue
 		}
 		bps = append(bps, outcome.Breakpoint{Section: tpl.Section(si).Name(), Offset: spans[k-1].end, Tokens: k})
 	}
 	// Tokens held the span count until now: count only what is kept.
 	j := 0
 	for _, bp := range bps {
-		if n := tokensBefore(bp.Tokens); n >= minPrefix {
+		if n := tc.before(bp.Tokens); n >= minPrefix {
 			bp.Tokens = n
 			bps[j] = bp
 			j++
 		}
 	}
-	bps = bps[:j]
 	if j == 0 {
-		bps = nil // none, as a dump read back has
+		return nil // none, as a dump read back has
 	}
+	bps = bps[:j]
 	if len(bps) > maxBreakpoints {
 		bps = bps[len(bps)-maxBreakpoints:]
 	}
-	out.Breakpoints = bps
-	if req.Record {
-		out.Repeat = &outcome.Prefix{StableBytes: len(out.Text), StableTokens: tokensBefore(len(spans)), Reason: outcome.PrefixUnchanged}
+	return bps
+}
+
+// sameSpans reports whether section si's spans are the ones its previous
+// decision wrote, block for block.
+func (a *Assembler) sameSpans(si int, spans []span, prev *SectionDecision) bool {
+	n := 0
+	for _, w := range prev.Blocks {
+		if w.Message {
+			continue
+		}
+		if n >= len(spans) || w.ID != a.secs[si].cands[spans[n].ci].ID || w.Span != spans[n].hash {
+			return false
+		}
+		n++
 	}
+	return n == len(spans)
 }

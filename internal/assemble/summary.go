@@ -72,77 +72,126 @@ func (a *Assembler) buildRepls(tpl *template.Template, blocks []*Block, out *Out
 }
 
 // replSection makes the replacements of section sec, whose summaries are
-// at sums in a.ranked. A summary stands for the turns it names, the turns
-// a summary it names stands for, and the groups of all of them. Two
-// summaries that stand for a common block, or one that names the other,
-// cannot both stand: the one named by the other, else the older (by
-// last_modified, then declaration), is excluded as superseded.
+// at sums in its ranked blocks. A summary stands for the turns it names,
+// the turns a summary it names stands for, and the groups of all of them.
+// Two summaries that stand for a common block, or one that names the
+// other, cannot both stand: the one named by the other, else the older
+// (by last_modified, then declaration), is excluded as superseded.
 func (a *Assembler) replSection(sec *template.Section, blocks []*Block, sums []int, out *Output) {
 	si := sec.Index()
 	ranked := a.secs[si].ranked
-	pos := make(map[string]int, len(ranked))
+	cl := claimer{ranked: ranked, blocks: blocks, pos: make(map[string]int, len(ranked)), unitOf: a.plan.unitOf}
 	for p, r := range ranked {
-		pos[blocks[r.Index].ID] = p
+		cl.pos[blocks[r.Index].ID] = p
 	}
-	var unitMembers map[int32][]int
 	if len(a.plan.unitOf) > 0 {
-		unitMembers = make(map[int32][]int)
+		cl.unitMembers = make(map[int32][]int)
 		for p, r := range ranked {
 			if u, ok := a.plan.unitOf[r.Index]; ok {
-				unitMembers[u] = append(unitMembers[u], p)
+				cl.unitMembers[u] = append(cl.unitMembers[u], p)
 			}
 		}
-	}
-	type claim struct {
-		set       []int    // the positions it stands for, sorted
-		names     []string // every id it stands for, here or not
-		ids       int      // how many turns it stands for, here or not
-		complete  bool
-		unusable  bool
-		named     bool // another summary here names it
-		summaryAt int
 	}
 	claims := make([]claim, len(sums))
 	for k, p := range sums {
-		b := blocks[ranked[p].Index]
-		cl := claim{complete: true, summaryAt: p}
-		for _, id := range b.Replaces() {
-			if _, ok := pos[id]; !ok {
-				cl.complete = false
-			}
-		}
-		seen := map[string]bool{b.ID: true}
-		queue := slices.Clone(b.Replaces())
-		for len(queue) > 0 {
-			id := queue[0]
-			queue = queue[1:]
-			if seen[id] {
-				continue
-			}
-			seen[id] = true
-			cl.names = append(cl.names, id)
-			q, ok := pos[id]
-			if !ok {
-				cl.ids++ // not here: the summary is all there is of it
-				continue
-			}
-			qb := blocks[ranked[q].Index]
-			if len(qb.Replaces()) > 0 {
-				queue = append(queue, qb.Replaces()...)
-			} else {
-				cl.ids++
-			}
-			cl.set = append(cl.set, q)
-			cl.unusable = cl.unusable || ranked[q].Required
-			if u, ok := a.plan.unitOf[ranked[q].Index]; ok {
-				for _, m := range unitMembers[u] {
-					queue = append(queue, blocks[ranked[m].Index].ID)
-				}
-			}
-		}
-		slices.Sort(cl.set)
-		claims[k] = cl
+		claims[k] = cl.claimOf(p)
 	}
+	markNamed(claims, ranked, blocks)
+	taken := make(map[string]int) // id → the claim standing for it
+	drop := make(map[int]bool)
+	for _, k := range cl.order(claims) {
+		c := &claims[k]
+		b := blocks[ranked[c.summaryAt].Index]
+		if owner, clash := c.clashes(b.ID, taken); clash {
+			by := blocks[ranked[claims[owner].summaryAt].Index].ID
+			out.Events = append(out.Events, outcome.Event{Kind: outcome.KindExcluded, Section: sec.Name(), RequestID: b.ID, Reason: outcome.ReasonSuperseded, By: by})
+			drop[c.summaryAt] = true
+			continue
+		}
+		taken[b.ID] = k
+		for _, id := range c.names {
+			taken[id] = k
+		}
+		a.addRepl(si, c, ranked, blocks)
+	}
+	if len(drop) > 0 {
+		kept := ranked[:0]
+		for p, r := range ranked {
+			if !drop[p] {
+				kept = append(kept, r)
+			}
+		}
+		clear(ranked[len(kept):])
+		a.secs[si].ranked = kept
+	}
+}
+
+// claim is what one summary stands for in its section.
+type claim struct {
+	set       []int    // the positions (in ranked) it stands for, sorted
+	names     []string // every id it stands for, here or not
+	ids       int      // how many turns it stands for, here or not
+	complete  bool     // every id it names is here
+	unusable  bool     // a block it stands for is required
+	named     bool     // another summary here names it
+	summaryAt int      // its own position
+}
+
+// claimer finds claims among one section's ranked blocks.
+type claimer struct {
+	ranked      []Ranked
+	blocks      []*Block
+	pos         map[string]int  // request_id → position in ranked
+	unitOf      map[int32]int32 // block index → unit (plan.unitOf)
+	unitMembers map[int32][]int // unit → its members' positions
+}
+
+// claimOf returns the claim of the summary at position p: the turns it
+// names, those the summaries it names stand for, and their units'
+// members, found breadth first.
+func (cl *claimer) claimOf(p int) claim {
+	b := cl.blocks[cl.ranked[p].Index]
+	c := claim{complete: true, summaryAt: p}
+	for _, id := range b.Replaces() {
+		if _, ok := cl.pos[id]; !ok {
+			c.complete = false
+		}
+	}
+	seen := map[string]bool{b.ID: true}
+	queue := slices.Clone(b.Replaces())
+	for len(queue) > 0 {
+		id := queue[0]
+		queue = queue[1:]
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		c.names = append(c.names, id)
+		q, ok := cl.pos[id]
+		if !ok {
+			c.ids++ // not here: the summary is all there is of it
+			continue
+		}
+		qb := cl.blocks[cl.ranked[q].Index]
+		if len(qb.Replaces()) > 0 {
+			queue = append(queue, qb.Replaces()...)
+		} else {
+			c.ids++
+		}
+		c.set = append(c.set, q)
+		c.unusable = c.unusable || cl.ranked[q].Required
+		if u, ok := cl.unitOf[cl.ranked[q].Index]; ok {
+			for _, m := range cl.unitMembers[u] {
+				queue = append(queue, cl.blocks[cl.ranked[m].Index].ID)
+			}
+		}
+	}
+	slices.Sort(c.set)
+	return c
+}
+
+// markNamed marks the claims whose summary another claim names.
+func markNamed(claims []claim, ranked []Ranked, blocks []*Block) {
 	for k := range claims {
 		id := blocks[ranked[claims[k].summaryAt].Index].ID
 		for j := range claims {
@@ -151,6 +200,12 @@ func (a *Assembler) replSection(sec *template.Section, blocks []*Block, sums []i
 			}
 		}
 	}
+}
+
+// order returns the claims in the order they are taken: those no other
+// summary names first, then the newest summary first (last_modified,
+// declaration, request_id).
+func (cl *claimer) order(claims []claim) []int {
 	order := make([]int, len(claims))
 	for k := range order {
 		order[k] = k
@@ -163,7 +218,7 @@ func (a *Assembler) replSection(sec *template.Section, blocks []*Block, sums []i
 			}
 			return 1
 		}
-		bx, by := blocks[ranked[cx.summaryAt].Index], blocks[ranked[cy.summaryAt].Index]
+		bx, by := cl.blocks[cl.ranked[cx.summaryAt].Index], cl.blocks[cl.ranked[cy.summaryAt].Index]
 		if c := by.LastModified.Compare(bx.LastModified); c != 0 {
 			return c
 		}
@@ -172,59 +227,46 @@ func (a *Assembler) replSection(sec *template.Section, blocks []*Block, sums []i
 		}
 		return strings.Compare(by.ID, bx.ID)
 	})
-	taken := make(map[string]int) // id → the claim standing for it
-	drop := make(map[int]bool)
-	for _, k := range order {
-		cl := &claims[k]
-		b := blocks[ranked[cl.summaryAt].Index]
-		owner, clash := taken[b.ID]
-		for _, id := range cl.names {
-			if clash {
-				break
-			}
-			owner, clash = taken[id]
-		}
-		if clash {
-			by := blocks[ranked[claims[owner].summaryAt].Index].ID
-			out.Events = append(out.Events, outcome.Event{Kind: outcome.KindExcluded, Section: sec.Name(), RequestID: b.ID, Reason: outcome.ReasonSuperseded, By: by})
-			drop[cl.summaryAt] = true
-			continue
-		}
-		taken[b.ID] = k
-		for _, id := range cl.names {
-			taken[id] = k
-		}
-		// A summary of turns none of which is here still stands for them:
-		// a replacement without members, decided as any block is.
-		r := repl{si: si, summary: ranked[cl.summaryAt].Index, ids: cl.ids, complete: cl.complete, unusable: cl.unusable,
-			at: b.LastModified, seq: b.Seq}
-		for i, q := range cl.set {
-			m := blocks[ranked[q].Index]
-			r.members = append(r.members, ranked[q].Index)
-			if i == 0 || m.LastModified.After(r.at) || (m.LastModified.Equal(r.at) && m.Seq > r.seq) {
-				r.at, r.seq = m.LastModified, m.Seq
-			}
-		}
-		if a.deg.replOf == nil {
-			a.deg.replOf = make(map[int32]int32)
-		}
-		ri := int32(len(a.deg.repls))
-		a.deg.replOf[r.summary] = ri
-		for _, m := range r.members {
-			a.deg.replOf[m] = ri
-		}
-		a.deg.repls = append(a.deg.repls, r)
+	return order
+}
+
+// clashes returns the claim already standing for the summary (id) or for
+// one of the blocks c stands for, if any.
+func (c *claim) clashes(id string, taken map[string]int) (int, bool) {
+	if owner, ok := taken[id]; ok {
+		return owner, true
 	}
-	if len(drop) > 0 {
-		kept := ranked[:0]
-		for p, r := range ranked {
-			if !drop[p] {
-				kept = append(kept, r)
-			}
+	for _, n := range c.names {
+		if owner, ok := taken[n]; ok {
+			return owner, true
 		}
-		clear(ranked[len(kept):])
-		a.secs[si].ranked = kept
 	}
+	return 0, false
+}
+
+// addRepl makes claim c a replacement of section si. A summary of turns
+// none of which is here still stands for them: a replacement without
+// members, decided as any block is.
+func (a *Assembler) addRepl(si int, c *claim, ranked []Ranked, blocks []*Block) {
+	b := blocks[ranked[c.summaryAt].Index]
+	r := repl{si: si, summary: ranked[c.summaryAt].Index, ids: c.ids, complete: c.complete, unusable: c.unusable,
+		at: b.LastModified, seq: b.Seq}
+	for i, q := range c.set {
+		m := blocks[ranked[q].Index]
+		r.members = append(r.members, ranked[q].Index)
+		if i == 0 || m.LastModified.After(r.at) || (m.LastModified.Equal(r.at) && m.Seq > r.seq) {
+			r.at, r.seq = m.LastModified, m.Seq
+		}
+	}
+	if a.deg.replOf == nil {
+		a.deg.replOf = make(map[int32]int32)
+	}
+	ri := int32(len(a.deg.repls))
+	a.deg.replOf[r.summary] = ri
+	for _, m := range r.members {
+		a.deg.replOf[m] = ri
+	}
+	a.deg.repls = append(a.deg.repls, r)
 }
 
 // bindRepls records where section si's replacements stand among its
