@@ -188,3 +188,30 @@ func (a *Assembler) lateExclusion(i int, b *Block) (outcome.Reason, string) {
 	}
 	return "", ""
 }
+
+// hides reports whether the store holds a block of that id which is
+// hidden from the request (outcome.Hidden): no output may name it, though
+// a previous decision (made with other roles, or crafted) did.
+func (r *run) hides(id string) bool {
+	if r.req.ListHidden || id == "" {
+		return false
+	}
+	var b *Block
+	switch {
+	case r.x != nil:
+		b, _ = r.lookup(id)
+	case r.byID:
+		if i, ok := slices.BinarySearchFunc(r.blocks, id, func(b *Block, id string) int { return strings.Compare(b.ID, id) }); ok {
+			b = r.blocks[i]
+		}
+	default:
+		if i := slices.IndexFunc(r.blocks, func(b *Block) bool { return b.ID == id }); i >= 0 {
+			b = r.blocks[i]
+		}
+	}
+	if b == nil {
+		return false
+	}
+	_, reason := eligibility(b, r.tpl, r.req)
+	return hiddenIndex(reason) >= 0
+}

@@ -36,7 +36,7 @@ func (a *Assembler) explain(r *run) {
 	}
 	out.represented = a.represented(blocks)
 	if conversation {
-		a.cacheInfo(tpl, blocks, r.prev, r.req, out, c, r.stick.MinCachePrefix)
+		a.cacheInfo(r)
 		// A conversation's messages only grow at the end: a breakpoint on
 		// the last one caches the whole request for the next call, which
 		// reads it back up to where it appends.

@@ -99,7 +99,9 @@ func (a *Assembler) decision(tpl *template.Template, blocks []*Block, spans []sp
 
 // cacheInfo sets out.Prefix (against prev, when there is one),
 // out.Breakpoints, and, when req.Record asks, out.Decision and out.Repeat.
-func (a *Assembler) cacheInfo(tpl *template.Template, blocks []*Block, prev *Decision, req *Request, out *Output, c truncate.Counter, minPrefix int) {
+func (a *Assembler) cacheInfo(r *run) {
+	tpl, prev, req, out, c, minPrefix := r.tpl, r.prev, r.req, r.out, r.c, r.stick.MinCachePrefix
+	blocks := a.view(r.blocks)
 	spans := a.spans(tpl, out.Text)
 	if req.Record {
 		out.Decision = a.decision(tpl, blocks, spans, req.Now)
@@ -110,6 +112,9 @@ func (a *Assembler) cacheInfo(tpl *template.Template, blocks []*Block, prev *Dec
 	}
 	if prev != nil {
 		p := a.prefix(tpl, spans, prev.textBlocks())
+		if p.Reason == outcome.PrefixRemoved && r.hides(p.FirstChangedBlock) {
+			p.FirstChangedBlock = "" // the text lost a block the request may not know of
+		}
 		p.StableTokens = tc.before(p.StableTokens) // the span count until now
 		out.Prefix = p
 	}
