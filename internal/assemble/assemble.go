@@ -52,6 +52,7 @@ type candidate struct {
 	reason   outcome.Reason
 	tokens   int
 	offset   int
+	rank     int32 // its place in the section's rank order (rows are written in it)
 	unit     int32 // its unit in Assembler.units, plus one; 0 for none
 	message  int32 // its message's index plus one, once written
 	prevPos  int32 // its place in the previous text's section (sticky)

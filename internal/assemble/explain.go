@@ -61,7 +61,7 @@ func (a *Assembler) results(tpl *template.Template, blocks []*Block, out *Output
 		for i := range a.secs[si].cands {
 			cd := &a.secs[si].cands[i]
 			b := blocks[cd.Index]
-			br := &sr.Blocks[i]
+			br := &sr.Blocks[cd.rank] // in rank order, whatever order the fill took them in
 			br.RequestID, br.MemoryType, br.Tokens = cd.ID, string(b.Type), cd.tokens
 			br.Score, br.Status, br.Reason, br.Required = math.Round(cd.Score*1e4)/1e4, cd.status, cd.reason, cd.Required
 			br.Trust, br.ViolationPatterns = b.Trust, b.ViolationPatterns()

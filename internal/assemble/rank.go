@@ -156,6 +156,9 @@ func (a *Assembler) rank(r *run, si int) {
 		}
 	}
 	breakTies(a.secs[si].cands, blocks)
+	for i := range a.secs[si].cands {
+		a.secs[si].cands[i].rank = int32(i)
+	}
 	if a.chat.on() {
 		for i := range a.secs[si].cands {
 			a.secs[si].cands[i].msg = blocks[a.secs[si].cands[i].Index].Type == declare.History

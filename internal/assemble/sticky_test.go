@@ -857,3 +857,25 @@ func TestPrefixNamesNoHiddenBlock(t *testing.T) {
 		}
 	}
 }
+
+// TestStickyRowsInRankOrder: a section that follows its previous decision
+// fills in the sticky order (incumbents raised by the margin), but its
+// rows list the blocks in rank order, as for a fresh one: required first,
+// then by score.
+func TestStickyRowsInRankOrder(t *testing.T) {
+	tpl := mustParse(t, fmt.Sprintf(chatTemplate, 4000, 60, 300))
+	c := newConvo(t, tpl, doc("d-low", 0.3, "low doc words here"), doc("d-mid", 0.5, "mid doc words here"))
+	c.call(now, false)
+	// A better document, by less than the margin: the incumbents stay
+	// first in the fill, the rows still rank it first.
+	c.put(doc("d-best", 0.6, "best doc words here"), doc("d-top", 0.9, wordsN("top doc", 5)))
+	out := c.call(now.Add(time.Minute), false)
+	for _, s := range out.Sections {
+		for i := 1; i < len(s.Blocks); i++ {
+			x, y := s.Blocks[i-1], s.Blocks[i]
+			if !x.Required && y.Required || x.Required == y.Required && x.Score < y.Score {
+				t.Errorf("section %s: row %d %s (score %v) before row %d %s (score %v)", s.Name, i-1, x.RequestID, x.Score, i, y.RequestID, y.Score)
+			}
+		}
+	}
+}
