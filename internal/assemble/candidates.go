@@ -28,9 +28,9 @@ func candidateReason(r outcome.Reason) bool {
 // border between blocks the previous decision wrote and blocks it did
 // not (each batch a section sheds is a run of its own). Runs are found
 // from the newest block back, until they hold the section's max_tokens;
-// a group's members are never split between runs. A summary left out
-// whose turns are all here is not offered (its turns are), one naming a
-// turn that is not here is (it is all there is of it).
+// a group's members are never split between runs. A block an eligible
+// summary names is never offered (the host summarised it already); that
+// summary is, when it was left out for room.
 func (a *Assembler) summarizeCandidates(tpl *template.Template, blocks []*Block, out *Output, c truncate.Counter) {
 	for si := range a.secs {
 		sec := tpl.Section(si)
@@ -114,8 +114,8 @@ func (a *Assembler) dropRuns(sec *template.Section, hist []int, blocks []*Block,
 	open, total := false, 0
 	for k := len(hist) - 1; k >= 0 && total < sec.MaxTokens(); k-- {
 		cd := &cands[hist[k]]
-		if cd.summary && !cd.inText() && a.deg.repls[cd.repl-1].complete {
-			continue // a summary not used: its turns speak for themselves
+		if a.deg.summarised[cd.ID] && !cd.inText() {
+			continue // a summary stands for it already: offered is the summary, if anything
 		}
 		if cd.inText() || !candidateReason(cd.reason) {
 			open = false // in the text, stood for by a summary, or not left out for room

@@ -35,6 +35,9 @@ type degradeState struct {
 	// superseded maps a block's index to the request_id of the newest
 	// eligible block superseding it.
 	superseded map[int32]string
+	// summarised holds the ids an eligible summary names (used or not):
+	// they are not offered for summarising again.
+	summarised map[string]bool
 	repls      []repl
 	replOf     map[int32]int32 // block index → its replacement in repls
 }
@@ -43,6 +46,7 @@ type degradeState struct {
 func (d *degradeState) reset(tpl *template.Template, c truncate.Counter, plain bool) {
 	d.plain, d.weighed, d.tpl, d.ctr = plain, false, tpl, c
 	clear(d.superseded)
+	clear(d.summarised)
 	d.repls = d.repls[:0]
 	clear(d.replOf)
 }

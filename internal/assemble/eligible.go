@@ -24,6 +24,9 @@ func (a *Assembler) eligibility(r *run) {
 		if reason == "" {
 			reason, by = a.lateExclusion(i, b)
 		}
+		if reason == "" || reason == outcome.ReasonNoGain {
+			a.noteSummary(b)
+		}
 		if reason != "" {
 			if h := hiddenIndex(reason); h >= 0 && !req.ListHidden {
 				r.hidden[h]++
@@ -187,6 +190,21 @@ func (a *Assembler) lateExclusion(i int, b *Block) (outcome.Reason, string) {
 		return outcome.ReasonNoGain, ""
 	}
 	return "", ""
+}
+
+// noteSummary records the ids b names, when it is a summary (an eligible
+// one, or one a plain assembly leaves out): nothing it stands for is
+// offered for summarising again.
+func (a *Assembler) noteSummary(b *Block) {
+	if len(b.Replaces()) == 0 || b.Type != declare.History {
+		return
+	}
+	if a.deg.summarised == nil {
+		a.deg.summarised = make(map[string]bool)
+	}
+	for _, id := range b.Replaces() {
+		a.deg.summarised[id] = true
+	}
 }
 
 // hides reports whether the store holds a block of that id which is
