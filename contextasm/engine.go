@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -459,7 +460,7 @@ func toBlock(d *declare.Declaration) *assemble.Block {
 	b.Key = blockKey(b)
 	// The bound holds for the content wherever it stands, so for its
 	// rendering too: literals around it, word joiners inserted into it.
-	b.MinTokens = bpe.LowerBound(d.Content)
+	b.MinTokens = int32(min(bpe.LowerBound(d.Content), math.MaxInt32))
 	if r.MaxTokens > 0 {
 		b.MinTokens = 0 // the content written is clipped: no bound from the whole
 	}

@@ -150,6 +150,12 @@ type BlockResult struct {
 	Tokens int `json:"tokens"`
 	// Score is the ranking score, rounded to 4 decimals.
 	Score float64 `json:"score"`
+	// Relevance is the block's relevance to the request's query, from 0
+	// to 1, rounded to 4 decimals; absent without a query, or when it is 0.
+	Relevance float64 `json:"relevance,omitempty"`
+	// RelevancePoints (relevance_points) is what relevance added to the
+	// score: the section's relevance share times Relevance, rounded.
+	RelevancePoints float64 `json:"relevance_points,omitempty"`
 	// Status is kept, cut (in the text in part) or dropped.
 	Status Status `json:"status"`
 	// Reason says why a cut or dropped block is, as its event does; empty

@@ -3,6 +3,7 @@ package template
 import (
 	"fmt"
 	"slices"
+	"time"
 	"unicode/utf8"
 
 	"github.com/contextasm/contextasm/declare"
@@ -299,4 +300,31 @@ func uniq(a, b string) []string {
 		return []string{a}
 	}
 	return []string{a, b}
+}
+
+// Relevance returns the section's relevance share and true, or false when
+// the template leaves it to the engine.
+func (s *Section) Relevance() (float64, bool) {
+	if s.def.Relevance == nil {
+		return 0, false
+	}
+	return *s.def.Relevance, true
+}
+
+// Recency returns the section's recency weight and true, or false when
+// the template leaves it to the engine.
+func (s *Section) Recency() (float64, bool) {
+	if s.def.Recency == nil {
+		return 0, false
+	}
+	return *s.def.Recency, true
+}
+
+// RecencyHalfAge returns the section's recency half-age and true, or false
+// when the template leaves it to the engine.
+func (s *Section) RecencyHalfAge() (time.Duration, bool) {
+	if s.def.RecencyHalfAge == nil {
+		return 0, false
+	}
+	return time.Duration(*s.def.RecencyHalfAge), true
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -153,7 +154,23 @@ type SectionDefinition struct {
 	// of the canonical JSON when false, so templates without it keep
 	// their fingerprints.
 	DegradeRequired bool `json:"degrade_required,omitempty"`
+	// Relevance is the share of a block's score that its relevance to the
+	// request's query takes, from 0 to 1 (docs/relevance.md); nil means
+	// the engine's (truncate.Scoring.Relevance), 0 that relevance does
+	// not count in this section. Recency is the weight of a history
+	// block's recency in its score (nil: the engine's, 0: none), and
+	// RecencyHalfAge (recency_half_age) the age at which it is ½ (nil:
+	// the engine's). The three are left out of the canonical JSON when
+	// nil, so templates without them keep their fingerprints.
+	Relevance      *float64          `json:"relevance,omitempty"`
+	Recency        *float64          `json:"recency,omitempty"`
+	RecencyHalfAge *declare.Duration `json:"recency_half_age,omitempty"`
 }
+
+// MaxRecencyWeight bounds a section's recency weight: the score's other
+// weights sum to 1 by default, and a weight a thousand times theirs is
+// the same as all.
+const MaxRecencyWeight = 1000
 
 // LoadFile reads, validates and compiles a template file.
 func LoadFile(name string) (*Template, error) {
@@ -202,6 +219,7 @@ func withDefaults(def Definition) Definition {
 		if s.MinPartialTokens == 0 {
 			s.MinPartialTokens = DefaultMinPartialTokens
 		}
+		s.Relevance, s.Recency, s.RecencyHalfAge = clonePtr(s.Relevance), clonePtr(s.Recency), clonePtr(s.RecencyHalfAge)
 		out.Sections[i] = s
 	}
 	return out
@@ -261,6 +279,15 @@ func compile(def Definition, name string) (*Template, error) {
 		}
 		if sd.MinPartialTokens < 0 {
 			add(field("min_partial_tokens"), "must not be negative (got %d)", sd.MinPartialTokens)
+		}
+		if v := sd.Relevance; v != nil && !(*v >= 0 && *v <= 1) {
+			add(field("relevance"), "must be a share from 0 to 1 (got %v)", *v)
+		}
+		if v := sd.Recency; v != nil && !(*v >= 0 && *v <= MaxRecencyWeight) {
+			add(field("recency"), "must be a weight from 0 to %d (got %v)", MaxRecencyWeight, *v)
+		}
+		if v := sd.RecencyHalfAge; v != nil && *v <= 0 {
+			add(field("recency_half_age"), "must be a positive duration such as \"2h\" (got %v)", time.Duration(*v))
 		}
 		pieces, err := parseRender(sd.Render)
 		if err != nil {
@@ -396,4 +423,13 @@ func validVersion(v string) bool {
 		}
 	}
 	return utf8.ValidString(v)
+}
+
+// clonePtr returns a pointer to a copy of *p, or nil.
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }

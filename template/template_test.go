@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/fingerprint"
@@ -201,6 +202,11 @@ func TestParseErrors(t *testing.T) {
 		{"sections missing", func(m map[string]any) { delete(m, "sections") }, "sections", "at least one section"},
 		{"joiner in render", func(m map[string]any) { sec(m, 0)["render"] = "<a>{content}\u2060</a>" }, "sections[0].render", "U+2060"},
 		{"joiner in separator", func(m map[string]any) { sec(m, 1)["separator"] = "\u2060" }, "sections[1].separator", "U+2060"},
+		{"relevance above 1", func(m map[string]any) { sec(m, 1)["relevance"] = 1.5 }, "sections[1].relevance", "from 0 to 1 (got 1.5)"},
+		{"relevance negative", func(m map[string]any) { sec(m, 0)["relevance"] = -0.1 }, "sections[0].relevance", "(got -0.1)"},
+		{"recency negative", func(m map[string]any) { sec(m, 1)["recency"] = -1 }, "sections[1].recency", "from 0 to 1000 (got -1)"},
+		{"recency half-age zero", func(m map[string]any) { sec(m, 1)["recency_half_age"] = "0s" }, "sections[1].recency_half_age", "positive duration"},
+		{"recency half-age not a duration", func(m map[string]any) { sec(m, 1)["recency_half_age"] = "soon" }, "sections[1].recency_half_age", `"168h"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -627,4 +633,44 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// TestSectionScoring: a section's relevance share, recency weight and
+// half-age are read as written, zero included (zero is not "the
+// default"), and a template that leaves them out keeps its fingerprint.
+func TestSectionScoring(t *testing.T) {
+	plain, err := template.Parse(encode(t, base()), "t.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := plain.Section(1).Relevance(); ok {
+		t.Error("a section without relevance reports one")
+	}
+	m := base()
+	sec(m, 1)["relevance"] = 0
+	sec(m, 1)["recency"] = 0
+	sec(m, 1)["recency_half_age"] = "2h"
+	sec(m, 0)["relevance"] = 0.6
+	tpl, err := template.Parse(encode(t, m), "t.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := tpl.Section(1).Relevance(); !ok || v != 0 {
+		t.Errorf("relevance 0 reads %v, %v", v, ok)
+	}
+	if v, ok := tpl.Section(1).Recency(); !ok || v != 0 {
+		t.Errorf("recency 0 reads %v, %v", v, ok)
+	}
+	if v, ok := tpl.Section(1).RecencyHalfAge(); !ok || v != 2*time.Hour {
+		t.Errorf("recency_half_age reads %v, %v", v, ok)
+	}
+	if v, ok := tpl.Section(0).Relevance(); !ok || v != 0.6 {
+		t.Errorf("relevance 0.6 reads %v, %v", v, ok)
+	}
+	if tpl.Fingerprint() == plain.Fingerprint() {
+		t.Error("the scoring fields do not change the fingerprint")
+	}
+	if !strings.Contains(string(tpl.Canonical()), `"relevance":0,`) || strings.Contains(string(plain.Canonical()), "relevance") {
+		t.Errorf("canonical JSON: %s / %s", tpl.Canonical(), plain.Canonical())
+	}
 }

@@ -124,6 +124,16 @@ type Scoring struct {
 	// RecencyHalfAge is H: the age at which a history block's recency is
 	// one half.
 	RecencyHalfAge time.Duration
+	// Relevance is λ, the share of the score a block's relevance to the
+	// request's query takes when the request has one:
+	//
+	//	score_q = (1 − λ)·score + λ·relevance
+	//
+	// with relevance in [0, 1] (docs/relevance.md). Without a query the
+	// score is as above. A template section may set its own λ, zero
+	// included ("relevance": 0); to make relevance count for almost
+	// nothing engine-wide, set a tiny value such as 1e-9.
+	Relevance float64
 }
 
 // DefaultScoring returns the default weights: MCP priority weighs most,
@@ -140,8 +150,12 @@ func DefaultScoring() Scoring {
 		StalePenalty:    0.5,
 		Recency:         1,
 		RecencyHalfAge:  time.Hour,
+		Relevance:       DefaultRelevance,
 	}
 }
+
+// DefaultRelevance is the default relevance share (Scoring.Relevance).
+const DefaultRelevance = 0.5
 
 // WithDefaults returns s with each zero field set to its default.
 func (s Scoring) WithDefaults() Scoring {
@@ -153,6 +167,7 @@ func (s Scoring) WithDefaults() Scoring {
 		{&s.DefaultPriority, &d.DefaultPriority},
 		{&s.StalePenalty, &d.StalePenalty},
 		{&s.Recency, &d.Recency},
+		{&s.Relevance, &d.Relevance},
 	} {
 		if *f.v == 0 {
 			*f.v = *f.def

@@ -39,8 +39,9 @@ type Assembler struct {
 	render   []byte       // scratch of renderBlock
 	keys     []rankKey    // scratch of rankByIndex
 	keysTmp  []rankKey
-	keptInc  []int     // scratch of stickyReasons
-	histKeys []histKey // scratch of summarizeCandidates
+	rel      relevanceState // scratch of the relevance pass
+	keptInc  []int          // scratch of stickyReasons
+	histKeys []histKey      // scratch of summarizeCandidates
 	// spanHashes remembers spans' hashes by their text (spanHash).
 	spanHashes map[string]string
 }
@@ -217,6 +218,7 @@ func (a *Assembler) assemble(tpl *template.Template, blocks []*Block, req Reques
 func (a *Assembler) decide(r *run) error {
 	if r.x == nil {
 		a.eligibility(r) // who may see which block, and which section takes it
+		a.relevance(r)   // each eligible block's relevance to the query, if there is one
 		a.scoring(r)     // each eligible block's score at now
 		a.planUnits(r)   // groups, tool exchanges and summaries: blocks decided together
 	}

@@ -56,6 +56,7 @@ func (a *Assembler) results(tpl *template.Template, blocks []*Block, out *Output
 	all := make([]outcome.BlockResult, total) // one allocation for every section
 	for si := range out.Sections {
 		sec := tpl.Section(si)
+		_, share := sectionScoring(a.Scoring, sec)
 		sr := outcome.SectionResult{Name: sec.Name(), Priority: sec.Priority(), MaxTokens: sec.MaxTokens(), UsedTokens: a.secs[si].used + a.secs[si].msgs}
 		sr.Blocks, all = all[:len(a.secs[si].cands):len(a.secs[si].cands)], all[len(a.secs[si].cands):]
 		for i := range a.secs[si].cands {
@@ -63,7 +64,8 @@ func (a *Assembler) results(tpl *template.Template, blocks []*Block, out *Output
 			b := blocks[cd.Index]
 			br := &sr.Blocks[cd.rank] // in rank order, whatever order the fill took them in
 			br.RequestID, br.MemoryType, br.Tokens = cd.ID, string(b.Type), cd.tokens
-			br.Score, br.Status, br.Reason, br.Required = math.Round(cd.Score*1e4)/1e4, cd.status, cd.reason, cd.Required
+			br.Score, br.Status, br.Reason, br.Required = round4(cd.Score), cd.status, cd.reason, cd.Required
+			br.Relevance, br.RelevancePoints = round4(cd.Relevance), round4(share*cd.Relevance)
 			br.Trust, br.ViolationPatterns = b.Trust, b.ViolationPatterns()
 			br.SourceID, br.SourceLocation, br.URI = b.SourceID, b.SourceLocation(), b.URI()
 			br.Index = cd.Index
@@ -121,3 +123,6 @@ func (a *Assembler) represented(blocks []*Block) int {
 	}
 	return n
 }
+
+// round4 rounds v to 4 decimals, as the rows show scores.
+func round4(v float64) float64 { return math.Round(v*1e4) / 1e4 }

@@ -193,7 +193,7 @@ func (f *filler) takeBlock(cd *candidate) {
 	b, room := f.block(cd), f.room(cd)
 	// A block that cannot fit whatever its exact count (its lower bound
 	// exceeds the room) is a misfit without being counted.
-	uncounted := f.bounded && b.MinTokens > room
+	uncounted := f.bounded && int(b.MinTokens) > room
 	if !uncounted {
 		f.a.blockTokens(f.sec, b, cd, f.c)
 	}

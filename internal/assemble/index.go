@@ -57,8 +57,9 @@ type ixSection struct {
 	byTime  []int32 // base positions, newest first (compareNewest)
 	history []int32 // the same, of history blocks only
 	extra   []ixEntry
-	win     window // the times its entries hold for
-	linked  int    // entries in a group or a tool call: the Index cannot serve them
+	win     window           // the times its entries hold for
+	sc      truncate.Scoring // the section's weights (sectionScoring)
+	linked  int              // entries in a group or a tool call: the Index cannot serve them
 }
 
 // ixEntry is an eligible block with what ranking needs.
@@ -148,8 +149,12 @@ func (w *window) narrow(b *Block, now time.Time, sc *truncate.Scoring) {
 // session, user and roles), ranking with s (each zero field taking its
 // default). Build fills it.
 func NewIndex(tpl *template.Template, req Request, s truncate.Scoring) *Index {
-	return &Index{tpl: tpl, shape: Request{SessionID: req.SessionID, UserID: req.UserID, Roles: slices.Clone(req.Roles)}, sc: s.WithDefaults(),
+	x := &Index{tpl: tpl, shape: Request{SessionID: req.SessionID, UserID: req.UserID, Roles: slices.Clone(req.Roles)}, sc: s.WithDefaults(),
 		secs: make([]ixSection, tpl.NumSections())}
+	for si := range x.secs {
+		x.secs[si].sc, _ = sectionScoring(s, tpl.Section(si))
+	}
+	return x
 }
 
 // Now returns the instant the index ranks at.
@@ -237,7 +242,7 @@ func (x *Index) fill(blocks []*Block, redo []bool) {
 			}
 		}
 		if si := x.admit(b, redo); si >= 0 {
-			lists[si] = append(lists[si], x.entry(b))
+			lists[si] = append(lists[si], x.entry(b, si))
 		}
 	}
 	for si := range x.secs {
@@ -250,7 +255,7 @@ func (x *Index) fill(blocks []*Block, redo []bool) {
 			lists[si][i].heat = &heat[i]
 		}
 		s := &x.secs[si]
-		*s = ixSection{base: x.rank(lists[si]), win: s.win, linked: s.linked, tree: s.tree, byTime: s.byTime[:0], history: s.history[:0]}
+		*s = ixSection{base: x.rank(lists[si]), win: s.win, linked: s.linked, tree: s.tree, byTime: s.byTime[:0], history: s.history[:0], sc: s.sc}
 		s.index(&x.keys, &x.keysTmp)
 	}
 }
@@ -275,7 +280,7 @@ func (x *Index) admit(b *Block, redo []bool) int {
 		}
 		if sj, ok := x.tpl.SectionFor(b.Type); ok {
 			if all || redo[sj] {
-				x.secs[sj].win.narrow(b, x.shape.Now, &x.sc)
+				x.secs[sj].win.narrow(b, x.shape.Now, &x.secs[sj].sc)
 			}
 		} else if all && b.Required {
 			x.noSection = append(x.noSection, b)
@@ -286,7 +291,7 @@ func (x *Index) admit(b *Block, redo []bool) int {
 		return -1
 	}
 	s := &x.secs[si]
-	s.win.narrow(b, x.shape.Now, &x.sc)
+	s.win.narrow(b, x.shape.Now, &s.sc)
 	if linked(b) {
 		s.linked++
 	}
@@ -325,10 +330,10 @@ func (x *Index) rank(list []ixEntry) []ixEntry {
 	return out
 }
 
-// entry returns b's entry at the index's now.
-func (x *Index) entry(b *Block) ixEntry {
+// entry returns b's entry in section si at the index's now.
+func (x *Index) entry(b *Block, si int) ixEntry {
 	frac, stale := b.staleness(x.shape.Now)
-	return ixEntry{b: b, score: score(x.sc, b, x.shape.Now, frac, stale), min: int32(min(b.MinTokens, math.MaxInt32)), req: b.Required}
+	return ixEntry{b: b, score: score(x.secs[si].sc, b, x.shape.Now, frac, stale), min: b.MinTokens, req: b.Required}
 }
 
 // compareEntries is rank order: required first, then score descending,
@@ -445,7 +450,7 @@ func (x *Index) remove(b *Block) {
 	if linked(b) {
 		s.linked--
 	}
-	e := x.entry(b)
+	e := x.entry(b, si)
 	if i, ok := find(s.extra, e); ok {
 		x.settle(&s.extra[i])
 		s.extra = slices.Delete(s.extra, i, i+1)
@@ -486,7 +491,7 @@ func (x *Index) insert(b *Block) {
 		return
 	}
 	s := &x.secs[si]
-	e := x.entry(b)
+	e := x.entry(b, si)
 	e.heat = &ixHeat{since: x.asm}
 	i, _ := slices.BinarySearchFunc(s.extra, e, compareEntries)
 	s.extra = slices.Insert(s.extra, i, e)

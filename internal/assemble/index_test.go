@@ -122,7 +122,7 @@ func randomTurnBlock(rng *rand.Rand, id string, at time.Time, groups bool) *asse
 		b.Content = randomContent(rng, 1)
 	}
 	// Bounds of any quality: the two assemblies read the same ones.
-	b.MinTokens = rng.IntN(len(b.Content)/3 + 1)
+	b.MinTokens = int32(rng.IntN(len(b.Content)/3 + 1))
 	return keyedPtr(b)
 }
 
@@ -185,7 +185,7 @@ func TestIndexedEqualsFull(t *testing.T) {
 					case 1:
 						nb.Content += " " + randomContent(rng, 1)
 						nb.LastModified = at
-						nb.MinTokens = rng.IntN(len(nb.Content)/3 + 1)
+						nb.MinTokens = int32(rng.IntN(len(nb.Content)/3 + 1))
 					default:
 						nb = *randomTurnBlock(rng, old.ID, at, groups)
 					}
@@ -437,7 +437,7 @@ func TestTurnLooksAtWhatItKeeps(t *testing.T) {
 			b := &assemble.Block{ID: fmt.Sprintf("b%06d", i), Type: declare.MemoryTypes()[rng.IntN(declare.NumMemoryTypes)], Scope: declare.ScopeGlobal,
 				ForAssistant: true, Weight: float64(rng.IntN(101)) / 100, Trust: 0.5, Content: randomContent(rng, 3+rng.IntN(8)),
 				LastModified: now.Add(-time.Duration(n-i) * time.Minute)}
-			b.MinTokens = max(0, boundOf(b.Content))
+			b.MinTokens = int32(max(0, boundOf(b.Content)))
 			s.put(keyedPtr(b))
 		}
 		x := assemble.NewIndex(tpl, assemble.Request{}, truncate.Scoring{})

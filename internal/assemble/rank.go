@@ -178,6 +178,9 @@ type Ranked struct {
 	Required bool    // Block.Required: ranks before every block that is not
 	Score    float64 // the block's score at the request's Now
 	ID       string  // Block.ID: the last tie-break, ascending (history ties: compareTie)
+	// Relevance is the block's relevance to the request's query, in
+	// [0, 1] (0 without one); Score includes it.
+	Relevance float64
 }
 
 // Rank sorts r best first: required blocks, then higher score, then

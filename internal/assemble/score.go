@@ -4,23 +4,52 @@ import (
 	"time"
 
 	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/template"
 
 	"github.com/contextasm/contextasm/truncate"
 )
 
 // scoring is the scoring pass: each eligible block's score at the
-// request's now.
+// request's now, under its section's weights (sectionScoring), with its
+// relevance to the query when the request has one.
 func (a *Assembler) scoring(r *run) {
-	sc := a.Scoring.WithDefaults()
 	now := r.req.Now
+	queried := r.req.queried()
 	for si := range a.secs {
+		sc, share := sectionScoring(a.Scoring, r.tpl.Section(si))
 		for i := range a.secs[si].ranked {
 			e := &a.secs[si].ranked[i]
 			b := r.blocks[e.Index]
 			frac, stale := b.staleness(now)
 			e.Score = score(sc, b, now, frac, stale)
+			if queried {
+				e.Score = withRelevance(e.Score, share, e.Relevance)
+			}
 		}
 	}
+}
+
+// sectionScoring returns the weights section sec ranks with: s, each zero
+// field defaulted, with the section's recency weight and half-age when
+// its template sets them, and its relevance share.
+func sectionScoring(s truncate.Scoring, sec *template.Section) (truncate.Scoring, float64) {
+	s = s.WithDefaults()
+	if v, ok := sec.Recency(); ok {
+		s.Recency = v
+	}
+	if v, ok := sec.RecencyHalfAge(); ok {
+		s.RecencyHalfAge = v
+	}
+	share := min(max(s.Relevance, 0), 1)
+	if v, ok := sec.Relevance(); ok {
+		share = v
+	}
+	return s, share
+}
+
+// withRelevance returns a score with relevance rel taking share of it.
+func withRelevance(score, share, rel float64) float64 {
+	return (1-share)*score + share*rel
 }
 
 // Score returns b's score at now under s, each zero field of s taking its

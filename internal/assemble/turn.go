@@ -122,7 +122,7 @@ func (x *Index) count(text []heatText) {
 // a section with blocks in a group or a tool call, a required block
 // without a section.
 func (a *Assembler) AssembleIndexed(x *Index, req Request, c truncate.Counter, lookup func(id string) (*Block, bool)) (out *Output, heat *HeatRecord, ok bool, err error) {
-	if !x.built || req.Chat.on() || req.ListHidden || !req.Now.Equal(x.shape.Now) ||
+	if !x.built || req.Chat.on() || req.ListHidden || req.queried() || !req.Now.Equal(x.shape.Now) ||
 		req.SessionID != x.shape.SessionID || req.UserID != x.shape.UserID || !slices.Equal(req.Roles, x.shape.Roles) {
 		return nil, nil, false, nil
 	}
@@ -314,7 +314,7 @@ func (a *Assembler) priorItems(x *Index, si int, prev *SectionDecision, prevNow 
 		if bs, reason := eligibility(b, x.tpl, &x.shape); reason != "" || bs != si {
 			continue
 		}
-		e := s.entryOf(x.entry(b))
+		e := s.entryOf(x.entry(b, si))
 		if e == nil {
 			continue
 		}
