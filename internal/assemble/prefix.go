@@ -105,6 +105,9 @@ func (a *Assembler) cacheInfo(r *run) {
 	spans := a.spans(tpl, out.Text)
 	if req.Record {
 		out.Decision = a.decision(tpl, blocks, spans, req.Now)
+		if req.queried() {
+			out.Decision.Query = req.QueryKey
+		}
 	}
 	tc := textCounts{a: a, tpl: tpl, text: out.Text, spans: spans, c: c}
 	if a.wr.exactText {

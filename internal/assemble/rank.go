@@ -165,7 +165,7 @@ func (a *Assembler) rank(r *run, si int) {
 		}
 	}
 	if r.follow {
-		a.prepareSticky(si, blocks, &r.prev.Sections[si], r.prev.Now, r.stick.Margin)
+		a.prepareSticky(r, si)
 	}
 	a.bindUnits(si) // after the sticky order: units know their members' places
 	a.bindRepls(si, blocks, r.out)

@@ -147,3 +147,41 @@ func TestRelevanceProperties(t *testing.T) {
 		}
 	}
 }
+
+// TestRelevanceIsNewsToASticky: a conversation that follows its previous
+// decision takes in an old turn made relevant by a new query: relevance
+// that adds more than the margin to a block's score is news, weighed as
+// an incumbent is, so the old turn needs only to outscore the weakest
+// incumbent, not by the margin. Asked the same again, the text stays.
+func TestRelevanceIsNewsToASticky(t *testing.T) {
+	tok := realTokenizer(t)
+	tpl := mustParse(t, fmt.Sprintf(relevanceTemplate, 400, 120))
+	blocks := conversationBlocks(rand.New(rand.NewPCG(5, 6)), 40, 3)
+	var asm assemble.Assembler
+	call := func(host map[string]float64, key string, prev *assemble.Decision) *assemble.Output {
+		t.Helper()
+		out, err := asm.Assemble(tpl, blocks, assemble.Request{Now: now, SessionID: "s1", Previous: prev, Record: true, Relevance: host, QueryKey: key}, tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	first := call(nil, "", nil)
+	if strings.Contains(first.Text, "passport") {
+		t.Fatal("the first call already holds the passport turn")
+	}
+	// 0.12 of relevance adds 0.06 to the old turn's score (share 0.5):
+	// past the margin (0.05), and within it of the weakest incumbent.
+	host := map[string]float64{"t003": 0.12}
+	second := call(host, "k1", first.Decision)
+	if !strings.Contains(second.Text, "passport") {
+		t.Errorf("following the previous decision, the relevant turn stays out:\n%s", second.Text)
+	}
+	if second.Decision.Query != "k1" {
+		t.Errorf("the decision records the query as %q", second.Decision.Query)
+	}
+	third := call(host, "k1", second.Decision)
+	if third.Text != second.Text {
+		t.Errorf("the same question again changes the text:\n%s\nthen\n%s", second.Text, third.Text)
+	}
+}

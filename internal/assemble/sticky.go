@@ -33,6 +33,9 @@ type Decision struct {
 	// Sections are the decisions of the template's sections, one per
 	// section, in template order.
 	Sections []SectionDecision `json:"sections"`
+	// Query identifies what the assembly's relevance was computed from
+	// (Request.QueryKey); empty without a query.
+	Query string `json:"query,omitempty"`
 }
 
 // SectionDecision is one section's part of a Decision, in template order.
@@ -121,7 +124,14 @@ func blockKeyOf(b *Block) [16]byte {
 // first, then by score, an incumbent's raised by the margin, incumbents
 // first on ties, then in rank order. A block thus takes an incumbent's
 // place only by outscoring it by more than the margin.
-func (a *Assembler) prepareSticky(si int, blocks []*Block, prev *SectionDecision, prevNow time.Time, margin float64) {
+//
+// A block the previous decision did not write is news, and weighed as an
+// incumbent is, when it was modified since, or when the query changed and
+// its relevance adds more than the margin to its score.
+func (a *Assembler) prepareSticky(r *run, si int) {
+	blocks, prev, prevNow, margin := r.blocks, &r.prev.Sections[si], r.prev.Now, r.stick.Margin
+	_, share := sectionScoring(a.Scoring, r.tpl.Section(si))
+	queryChanged := r.req.queried() && r.req.QueryKey != r.prev.Query
 	a.secs[si].sticky.on = true
 	if prev.Floor != nil {
 		a.secs[si].sticky.hasFloor, a.secs[si].sticky.floor = true, *prev.Floor
@@ -141,7 +151,7 @@ func (a *Assembler) prepareSticky(si int, blocks []*Block, prev *SectionDecision
 		cd := &cands[i]
 		w, ok := written[cd.ID]
 		if !ok {
-			cd.news = blocks[cd.Index].LastModified.After(prevNow)
+			cd.news = blocks[cd.Index].LastModified.After(prevNow) || relevanceNews(cd, share, margin, queryChanged)
 			continue
 		}
 		b := blocks[cd.Index]
@@ -329,4 +339,11 @@ func (a *Assembler) stickyReasons(tpl *template.Template, out *Output, margin fl
 		}
 		a.keptInc = kept
 	}
+}
+
+// relevanceNews reports whether cd's relevance makes it news to a section
+// that follows its previous decision: the query changed, and relevance
+// adds more than the margin to cd's score.
+func relevanceNews(cd *candidate, share, margin float64, queryChanged bool) bool {
+	return queryChanged && share*cd.Relevance > margin
 }

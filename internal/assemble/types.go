@@ -276,6 +276,11 @@ type Request struct {
 	// [0, 1], in place of the built-in scorer's (Query is then not read):
 	// a block it does not name has relevance 0.
 	Relevance map[string]float64
+	// QueryKey identifies what relevance is computed from (the query's
+	// text, or the host's scores), as the caller hashes it: a section that
+	// follows its previous decision takes relevance as news only when the
+	// key changed (Decision.Query).
+	QueryKey string
 }
 
 // queried reports whether relevance enters the request's scores.
