@@ -181,6 +181,10 @@ type Ranked struct {
 	// Relevance is the block's relevance to the request's query, in
 	// [0, 1] (0 without one); Score includes it.
 	Relevance float64
+	// Base is the score without relevance (Score itself without a query):
+	// among blocks of equal Score the higher Base ranks first, so that the
+	// order of blocks a query does not touch is their order without it.
+	Base float64
 }
 
 // Rank sorts r best first: required blocks, then higher score, then
@@ -196,6 +200,12 @@ func compareRanked(a, b Ranked) int {
 	}
 	if a.Score != b.Score {
 		if a.Score > b.Score {
+			return -1
+		}
+		return 1
+	}
+	if a.Base != b.Base {
+		if a.Base > b.Base {
 			return -1
 		}
 		return 1
@@ -226,18 +236,28 @@ func compareTie(a, b *Block) int {
 	return strings.Compare(a.ID, b.ID)
 }
 
-// breakTies reorders each run of candidates of equal rank that holds a
-// history block by compareTie (runs without one are already in request_id
-// order). Ties are rare once history has recency, so this is one pass.
+// breakTies reorders each run of candidates of equal rank (required and
+// score) that holds a history block, or blocks of different base scores,
+// by base score, then compareTie (runs of neither are already in
+// request_id order). Ties are rare once history has recency, so this is
+// one pass.
 func breakTies(cands []candidate, blocks []*Block) {
 	for i := 0; i < len(cands); {
-		j, history := i+1, blocks[cands[i].Index].Type == declare.History
+		j, mixed := i+1, blocks[cands[i].Index].Type == declare.History
 		for j < len(cands) && cands[j].Required == cands[i].Required && cands[j].Score == cands[i].Score {
-			history = history || blocks[cands[j].Index].Type == declare.History
+			mixed = mixed || blocks[cands[j].Index].Type == declare.History || cands[j].Base != cands[i].Base
 			j++
 		}
-		if j-i > 1 && history {
-			slices.SortFunc(cands[i:j], func(x, y candidate) int { return compareTie(blocks[x.Index], blocks[y.Index]) })
+		if j-i > 1 && mixed {
+			slices.SortFunc(cands[i:j], func(x, y candidate) int {
+				if x.Base != y.Base {
+					if x.Base > y.Base {
+						return -1
+					}
+					return 1
+				}
+				return compareTie(blocks[x.Index], blocks[y.Index])
+			})
 		}
 		i = j
 	}

@@ -22,6 +22,7 @@ func (a *Assembler) scoring(r *run) {
 			b := r.blocks[e.Index]
 			frac, stale := b.staleness(now)
 			e.Score = score(sc, b, now, frac, stale)
+			e.Base = e.Score
 			if queried {
 				e.Score = withRelevance(e.Score, share, e.Relevance)
 			}

@@ -3,10 +3,10 @@ package assemble
 import (
 	"math"
 	"slices"
-	"time"
 	"unicode/utf8"
 
 	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/internal/lexical"
 	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/template"
 	"github.com/contextasm/contextasm/truncate"
@@ -32,6 +32,11 @@ type incremental struct {
 	priorAll []*ixEntry              // every prior item's entry, pulled or not
 	looked   int                     // index entries looked at (TestTurnLooksAtWhatItKeeps)
 	pulledBy map[*ixEntry]*candidate // scratch of pullHistory
+	// With a query: each hit's relevance by entry, and the hits (of the
+	// lexical index, or the host's) in the order found.
+	relOf map[*ixEntry]float64
+	hits  []relHit
+	lex   []lexical.Hit // scratch of the lexical index's Score
 }
 
 // walk is the pull of one section's candidates from an Index: the base
@@ -48,6 +53,28 @@ type walk struct {
 	hasFloor   bool
 	floor      float64
 	done       bool
+	// With a query (queried), entries score (1 − share)·score + share·
+	// relevance: the ones it touches come in their own lane, rel, in that
+	// order; every other entry's score is scaled alike, so the base and
+	// extra lanes keep their order.
+	queried bool
+	share   float64
+	rel     []relItem
+	ri      int
+}
+
+// relItem is an entry the query touches, in a section's relevance lane.
+type relItem struct {
+	e   *ixEntry
+	eff float64 // its score with its relevance
+}
+
+// eff returns the score an entry outside the relevance lane ranks with.
+func (w *walk) eff(e *ixEntry) float64 {
+	if !w.queried {
+		return e.score
+	}
+	return (1 - w.share) * e.score
 }
 
 // priorItem is an entry of a sticky section that prepareSticky takes out
@@ -122,7 +149,7 @@ func (x *Index) count(text []heatText) {
 // a section with blocks in a group or a tool call, a required block
 // without a section.
 func (a *Assembler) AssembleIndexed(x *Index, req Request, c truncate.Counter, lookup func(id string) (*Block, bool)) (out *Output, heat *HeatRecord, ok bool, err error) {
-	if !x.built || req.Chat.on() || req.ListHidden || req.queried() || !req.Now.Equal(x.shape.Now) ||
+	if !x.built || req.Chat.on() || req.ListHidden || !req.Now.Equal(x.shape.Now) ||
 		req.SessionID != x.shape.SessionID || req.UserID != x.shape.UserID || !slices.Equal(req.Roles, x.shape.Roles) {
 		return nil, nil, false, nil
 	}
@@ -144,6 +171,9 @@ func (a *Assembler) AssembleIndexed(x *Index, req Request, c truncate.Counter, l
 	a.inc.on, a.inc.pulled, a.inc.pulledE, a.inc.looked = true, a.inc.pulled[:0], a.inc.pulledE[:0], 0
 	a.inc.priorAll = a.inc.priorAll[:0]
 	defer a.endWalk()
+	if req.queried() {
+		a.findHits(x, &req, lookup)
+	}
 	if err := a.decide(r); err != nil {
 		return nil, nil, true, err
 	}
@@ -168,9 +198,13 @@ func (a *Assembler) AssembleIndexed(x *Index, req Request, c truncate.Counter, l
 // a full one's fill when the section follows its previous decision.
 func (a *Assembler) startWalk(r *run, si int) {
 	x := r.x
-	a.inc.w = walk{looked: &a.inc.looked, s: &x.secs[si], gapB: len(x.secs[si].base), gapX: len(x.secs[si].extra), prior: a.inc.w.prior[:0]}
+	a.inc.w = walk{looked: &a.inc.looked, s: &x.secs[si], gapB: len(x.secs[si].base), gapX: len(x.secs[si].extra), prior: a.inc.w.prior[:0],
+		queried: r.req.queried(), share: x.secs[si].share, rel: a.inc.w.rel[:0]}
 	if r.follow {
-		a.priorItems(x, si, &r.prev.Sections[si], r.prev.Now, r.stick.Margin, r.lookup)
+		a.priorItems(r, si)
+	}
+	if a.inc.w.queried {
+		a.relevanceLane(si)
 	}
 }
 
@@ -238,7 +272,12 @@ func (a *Assembler) pullHistory(x *Index, sec *template.Section, c truncate.Coun
 // take makes entry e the next candidate of section si, and returns it.
 func (a *Assembler) take(si int, e *ixEntry) *candidate {
 	e.mark |= markVisited
-	a.secs[si].cands = append(a.secs[si].cands, candidate{Ranked: Ranked{Index: int32(len(a.inc.pulled)), Required: e.req, Score: e.score, ID: e.b.ID}})
+	rel := a.inc.relOf[e]
+	score := e.score
+	if a.inc.w.queried {
+		score = withRelevance(e.score, a.inc.w.share, rel)
+	}
+	a.secs[si].cands = append(a.secs[si].cands, candidate{Ranked: Ranked{Index: int32(len(a.inc.pulled)), Required: e.req, Score: score, ID: e.b.ID, Relevance: rel, Base: e.score}})
 	a.inc.pulled = append(a.inc.pulled, e.b)
 	a.inc.pulledE = append(a.inc.pulledE, e)
 	return &a.secs[si].cands[len(a.secs[si].cands)-1]
@@ -257,7 +296,11 @@ func (a *Assembler) endWalk() {
 	clear(a.inc.pulled)
 	clear(a.inc.pulledE)
 	clear(a.inc.priorAll)
-	a.inc.w = walk{prior: a.inc.w.prior[:0]}
+	clear(a.inc.relOf)
+	clear(a.inc.hits)
+	a.inc.hits = a.inc.hits[:0]
+	clear(a.inc.w.rel)
+	a.inc.w = walk{prior: a.inc.w.prior[:0], rel: a.inc.w.rel[:0]}
 }
 
 // more reports whether section si has a candidate at i: made up front by
@@ -281,7 +324,10 @@ func (a *Assembler) view(blocks []*Block) []*Block {
 // priorItems starts a sticky section's walk as prepareSticky starts its
 // fill: the section follows prev, and its incumbents and news come in
 // the order the margin gives them.
-func (a *Assembler) priorItems(x *Index, si int, prev *SectionDecision, prevNow time.Time, margin float64, lookup func(string) (*Block, bool)) {
+func (a *Assembler) priorItems(r *run, si int) {
+	x, prev, prevNow, margin, lookup := r.x, &r.prev.Sections[si], r.prev.Now, r.stick.Margin, r.lookup
+	w := &a.inc.w
+	queryChanged := w.queried && r.req.QueryKey != r.prev.Query
 	a.secs[si].sticky.on = true
 	if prev.Floor != nil {
 		a.secs[si].sticky.hasFloor, a.secs[si].sticky.floor = true, *prev.Floor
@@ -298,7 +344,7 @@ func (a *Assembler) priorItems(x *Index, si int, prev *SectionDecision, prevNow 
 		written[w.ID] = was{i, w.Key, w.Cut}
 	}
 	add := func(e *ixEntry, p priorItem) {
-		p.e, p.eff = e, e.score+margin
+		p.e, p.eff = e, a.effOf(e)+margin
 		e.mark = markPrior | markNews
 		if p.inc {
 			e.mark = markPrior | markInc
@@ -337,6 +383,13 @@ func (a *Assembler) priorItems(x *Index, si int, prev *SectionDecision, prevNow 
 	}
 	for i := range s.extra {
 		news(&s.extra[i])
+	}
+	if queryChanged {
+		for _, h := range a.inc.hits {
+			if h.si == int32(si) && h.e.mark == 0 && w.share*a.inc.relOf[h.e] > margin {
+				add(h.e, priorItem{news: true}) // relevance past the margin is news (relevanceNews)
+			}
+		}
 	}
 	slices.SortFunc(a.inc.w.prior, func(p, q priorItem) int { return compareHeads(p.e, p.eff, p.inc, q.e, q.eff, q.inc) })
 }
@@ -430,7 +483,14 @@ func (w *walk) next(skip bool, room int) (*ixEntry, *priorItem) {
 	if xe != nil && (best == nil || compareEntries(*xe, *best) < 0) {
 		best, from = xe, &w.xi
 	}
-	if p != nil && (best == nil || compareHeads(p.e, p.eff, p.inc, best, best.score, false) < 0) {
+	var bestEff float64
+	if best != nil {
+		bestEff = w.eff(best)
+	}
+	if r := w.relHead(); r != nil && (best == nil || compareHeads(r.e, r.eff, false, best, bestEff, false) < 0) {
+		best, bestEff, from = r.e, r.eff, &w.ri
+	}
+	if p != nil && (best == nil || compareHeads(p.e, p.eff, p.inc, best, bestEff, false) < 0) {
 		w.pi++
 		return p.e, p
 	}
@@ -438,6 +498,24 @@ func (w *walk) next(skip bool, room int) (*ixEntry, *priorItem) {
 		*from++
 	}
 	return best, nil
+}
+
+// relHead returns the relevance lane's next item the walk may pull; nil
+// when none is left, or the rest score under a shed section's floor (the
+// lane is in rank order: required first, then by score).
+func (w *walk) relHead() *relItem {
+	for w.ri < len(w.rel) {
+		r := &w.rel[w.ri]
+		switch {
+		case r.e.mark&markVisited != 0:
+			w.ri++
+		case !r.e.req && w.hasFloor && r.eff <= w.floor:
+			return nil
+		default:
+			return r
+		}
+	}
+	return nil
 }
 
 // head returns the entry of list (the base, with its tree, or the extra
@@ -451,7 +529,7 @@ func (w *walk) head(list []ixEntry, at, gap *int, tree *minTree, skip bool, m in
 		switch {
 		case e.dead || e.mark != 0:
 			*at++
-		case !e.req && w.hasFloor && e.score <= w.floor:
+		case !e.req && w.hasFloor && w.eff(e) <= w.floor:
 			*gap = min(*gap, *at)
 			*at = len(list) // rank order: every entry after it scores no higher
 		case skip && !e.req && e.min > m:
@@ -475,8 +553,8 @@ func (a *Assembler) finishWalk(si int) {
 	w.done = true
 	var t tailBest
 	note := func(e *ixEntry) {
-		if !e.req && (!t.has || e.score > t.score) {
-			t.has, t.score = true, e.score
+		if s := a.effOf(e); !e.req && (!t.has || s > t.score) {
+			t.has, t.score = true, s
 		}
 	}
 	for i := min(w.gapB, w.bi); i < len(w.s.base); i++ {
@@ -493,6 +571,11 @@ func (a *Assembler) finishWalk(si int) {
 	}
 	for _, p := range w.prior[w.pi:] {
 		note(p.e)
+	}
+	for _, r := range w.rel[w.ri:] {
+		if r.e.mark&markVisited == 0 {
+			note(r.e)
+		}
 	}
 	a.secs[si].tail = t
 }
