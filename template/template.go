@@ -47,6 +47,10 @@ const (
 	DefaultEncoding         = "o200k_base"
 	DefaultSeparator        = "\n"
 	DefaultFill             = FillStop
+	// DefaultHistoryFill is the fill of a section that takes history and
+	// names none: one turn that does not fit must not end the
+	// conversation, so the section goes on with older turns.
+	DefaultHistoryFill      = FillSkip
 	DefaultOrder            = OrderRank
 	DefaultMinPartialTokens = 32
 )
@@ -139,7 +143,8 @@ type SectionDefinition struct {
 	// DefaultSeparator.
 	Separator *string `json:"separator"`
 	// Fill says what the section does with the first block that does not
-	// fit its cap; empty means DefaultFill.
+	// fit its cap; empty means DefaultFill, or DefaultHistoryFill for a
+	// section that takes history.
 	Fill Fill `json:"fill"`
 	// Order is the order the section writes its selected blocks in; empty
 	// means DefaultOrder.
@@ -212,6 +217,9 @@ func withDefaults(def Definition) Definition {
 		}
 		if s.Fill == "" {
 			s.Fill = DefaultFill
+			if slices.Contains(s.MemoryTypes, declare.History) {
+				s.Fill = DefaultHistoryFill
+			}
 		}
 		if s.Order == "" {
 			s.Order = DefaultOrder

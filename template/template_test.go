@@ -55,7 +55,7 @@ func TestLoadSpecExample(t *testing.T) {
 	wants := []want{
 		{"CORE_CONSTRAINTS", 1, []declare.MemoryType{declare.Constraint}, 512, "\n", template.FillStop, template.OrderRank, false, 32},
 		{"USER_CONTEXT", 2, []declare.MemoryType{declare.Context, declare.External}, 1024, "\n", template.FillSkip, template.OrderRank, false, 32},
-		{"HISTORY", 3, []declare.MemoryType{declare.History}, 2048, "\n", template.FillStop, template.OrderTime, true, 32},
+		{"HISTORY", 3, []declare.MemoryType{declare.History}, 2048, "\n", template.FillSkip, template.OrderTime, true, 32}, // the history default
 	}
 	if tpl.NumSections() != len(wants) {
 		t.Fatalf("NumSections = %d, want %d", tpl.NumSections(), len(wants))
@@ -672,5 +672,36 @@ func TestSectionScoring(t *testing.T) {
 	}
 	if !strings.Contains(string(tpl.Canonical()), `"relevance":0,`) || strings.Contains(string(plain.Canonical()), "relevance") {
 		t.Errorf("canonical JSON: %s / %s", tpl.Canonical(), plain.Canonical())
+	}
+}
+
+// TestHistoryFillDefault: a section that takes history and names no fill
+// skips (one turn too big must not end the conversation); one that names
+// "stop" stops, and the two differ in their fingerprints; other sections
+// stop by default.
+func TestHistoryFillDefault(t *testing.T) {
+	parse := func(fill string) *template.Template {
+		t.Helper()
+		js := `{"budget": 500, "sections": [
+		  {"name": "RULES", "priority": 1, "memory_types": ["constraint"], "max_tokens": 100, "render": "{content}"},
+		  {"name": "HISTORY", "priority": 2, "memory_types": ["history", "context"], "max_tokens": 300, "render": "{content}"` + fill + `}]}`
+		tpl, err := template.Parse([]byte(js), "t.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tpl
+	}
+	omitted, stop := parse(""), parse(`, "fill": "stop"`)
+	if f := omitted.Section(1).Fill(); f != template.FillSkip {
+		t.Errorf("a history section without fill: %s, want skip", f)
+	}
+	if f := omitted.Section(0).Fill(); f != template.FillStop {
+		t.Errorf("a section without history or fill: %s, want stop", f)
+	}
+	if f := stop.Section(1).Fill(); f != template.FillStop {
+		t.Errorf("a history section that names stop: %s", f)
+	}
+	if omitted.Fingerprint() == stop.Fingerprint() {
+		t.Error("an explicit stop has the fingerprint of the history default")
 	}
 }
