@@ -23,11 +23,11 @@
 //
 // Statistics (the number of documents N, their average length, each
 // term's document frequency) are those of the documents the request can
-// see, and only those: an [Index] holds exactly one request shape's
-// eligible blocks (package assemble keeps one per shape, next to its
-// ranking, and adds and removes a block's Doc as the block enters and
-// leaves), so another tenant's blocks are not in it and cannot move its
-// statistics, and no visibility test runs per posting. [Scan] computes
+// see, and only those: an [Index] is meant to hold exactly one request
+// shape's eligible blocks (the engine keeps one per shape, beside the
+// ranking it keeps per shape, and adds and removes a block's Doc as the
+// block enters and leaves), so another tenant's blocks are not in it and
+// cannot move its statistics, and no visibility test runs per posting. [Scan] computes
 // the same scores from scratch over a list of documents, for an assembly
 // that has no index; the two agree bit for bit (TestIndexMatchesScan).
 //
