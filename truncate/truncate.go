@@ -193,6 +193,19 @@ type RequiredMiss struct {
 	// Need is, for section_cap, the tokens all required blocks of the
 	// section take together, separators included.
 	Need int
+	// Current marks a block of a chat's current turn (the newest user
+	// message, or the tool results the model must answer): required by
+	// the chat formats, not by its declaration.
+	Current bool
+}
+
+// what names a missed block in an error: "required block", or "the
+// current turn's block" for one the chat formats require.
+func (m RequiredMiss) what() string {
+	if m.Current {
+		return "current turn's block"
+	}
+	return "required block"
 }
 
 // RequiredError lists the required blocks that could not be placed. It
@@ -228,15 +241,15 @@ func (e *RequiredError) Error() string {
 		b.WriteString("\n")
 		switch m.Reason {
 		case outcome.ReasonNoSection:
-			fmt.Fprintf(&b, "required block %q: no section takes its memory type", m.RequestID)
+			fmt.Fprintf(&b, "%s %q: no section takes its memory type", m.what(), m.RequestID)
 		case outcome.ReasonOrphan:
-			fmt.Fprintf(&b, "required block %q (section %q): a tool call and its result travel together, and its counterpart is not among the eligible blocks", m.RequestID, m.Section)
+			fmt.Fprintf(&b, "%s %q (section %q): a tool call and its result travel together, and its counterpart is not among the eligible blocks", m.what(), m.RequestID, m.Section)
 		case outcome.ReasonFirstMessage:
-			fmt.Fprintf(&b, "required block %q (section %q): the format needs a user turn first, and no user turn comes before this one", m.RequestID, m.Section)
+			fmt.Fprintf(&b, "%s %q (section %q): the format needs a user turn first, and no user turn comes before this one", m.what(), m.RequestID, m.Section)
 		case outcome.ReasonSectionCap:
-			fmt.Fprintf(&b, "required block %q (%d tokens): the required blocks of section %q exceed its max_tokens %d", m.RequestID, m.Tokens, m.Section, m.Limit)
+			fmt.Fprintf(&b, "%s %q (%d tokens): the required blocks of section %q exceed its max_tokens %d", m.what(), m.RequestID, m.Tokens, m.Section, m.Limit)
 		default:
-			fmt.Fprintf(&b, "required block %q (%d tokens, section %q): the required blocks alone exceed the budget of %d", m.RequestID, m.Tokens, m.Section, m.Limit)
+			fmt.Fprintf(&b, "%s %q (%d tokens, section %q): the required blocks alone exceed the budget of %d", m.what(), m.RequestID, m.Tokens, m.Section, m.Limit)
 		}
 	}
 	for _, s := range sections {

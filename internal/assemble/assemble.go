@@ -181,7 +181,10 @@ type run struct {
 	byID   bool                // blocks come sorted by request_id
 	hidden [3]int              // blocks excluded for a hidden reason, per hiddenReasons
 	x      *Index              // the index an incremental assembly pulls from, else nil
-	lookup func(id string) (*Block, bool)
+	// current holds the block indexes of a chat's current turn
+	// (current.go), which the format requires.
+	current map[int32]bool
+	lookup  func(id string) (*Block, bool)
 }
 
 // begin readies the Assembler for one assembly and returns its run.
@@ -218,6 +221,7 @@ func (a *Assembler) assemble(tpl *template.Template, blocks []*Block, req Reques
 func (a *Assembler) decide(r *run) error {
 	if r.x == nil {
 		a.eligibility(r) // who may see which block, and which section takes it
+		a.currentTurn(r) // in a chat format, the turn the model answers: required
 		a.relevance(r)   // each eligible block's relevance to the query, if there is one
 		a.scoring(r)     // each eligible block's score at now
 		a.planUnits(r)   // groups, tool exchanges and summaries: blocks decided together

@@ -126,12 +126,13 @@ func (a *Assembler) dropBlock(sec *template.Section, si, j int, reason outcome.R
 
 // overBudget builds the error for required blocks that alone exceed the
 // budget.
-func (a *Assembler) overBudget(tpl *template.Template, budget int, c truncate.Counter) error {
+func (a *Assembler) overBudget(tpl *template.Template, budget int, c truncate.Counter, current map[int32]bool) error {
 	var misses []truncate.RequiredMiss
 	for si := range a.secs {
 		for _, cd := range a.secs[si].cands {
 			if cd.inText() && cd.Required {
-				misses = append(misses, truncate.RequiredMiss{RequestID: cd.ID, Section: tpl.Section(si).Name(), Tokens: cd.tokens, Limit: budget, Reason: outcome.ReasonBudget})
+				misses = append(misses, truncate.RequiredMiss{RequestID: cd.ID, Section: tpl.Section(si).Name(), Tokens: cd.tokens, Limit: budget, Reason: outcome.ReasonBudget,
+					Current: current[cd.Index]})
 			}
 		}
 	}

@@ -36,13 +36,15 @@ type fillState struct {
 // filler is the fill pass's state for one section: what the section is
 // filled from and with, and its running sums.
 type filler struct {
-	a       *Assembler
-	sec     *template.Section
-	si      int
-	blocks  []*Block // the assembly's blocks; an incremental one's are pulled (see view)
-	c       truncate.Counter
-	out     *Output
-	misses  []truncate.RequiredMiss
+	a      *Assembler
+	sec    *template.Section
+	si     int
+	blocks []*Block // the assembly's blocks; an incremental one's are pulled (see view)
+	c      truncate.Counter
+	out    *Output
+	misses []truncate.RequiredMiss
+	// current holds the chat's current turn's block indexes (run.current).
+	current map[int32]bool
 	bounded bool // c promises lower bounds (truncate.LowerBounded)
 	st      fillState
 	// entrants counts the blocks in the text that the previous decision
@@ -56,7 +58,7 @@ type filler struct {
 // decision (a.secs[si].sticky, set by the ranking pass).
 func (a *Assembler) fillSection(r *run, si int) {
 	sec := r.tpl.Section(si)
-	f := filler{a: a, sec: sec, si: si, blocks: r.blocks, c: r.c, out: r.out, misses: r.misses}
+	f := filler{a: a, sec: sec, si: si, blocks: r.blocks, c: r.c, out: r.out, misses: r.misses, current: r.current}
 	c := r.c
 	if !lineMode(sec) {
 		f.st.sep = c.Count(sec.Separator())
@@ -108,7 +110,8 @@ func (f *filler) drop(cd *candidate, reason outcome.Reason) {
 
 // miss records that required cd does not fit the section's cap.
 func (f *filler) miss(cd *candidate) {
-	f.misses = append(f.misses, truncate.RequiredMiss{RequestID: cd.ID, Section: f.sec.Name(), Tokens: cd.tokens, Limit: f.sec.MaxTokens(), Reason: outcome.ReasonSectionCap})
+	f.misses = append(f.misses, truncate.RequiredMiss{RequestID: cd.ID, Section: f.sec.Name(), Tokens: cd.tokens, Limit: f.sec.MaxTokens(), Reason: outcome.ReasonSectionCap,
+		Current: f.current[cd.Index]})
 }
 
 // misfit ends the section under fill "stop".

@@ -61,7 +61,7 @@ func (a *Assembler) write(r *run, k *cutter) error {
 			return nil
 		}
 		if !k.next() {
-			return a.overBudget(tpl, k.budget, c)
+			return a.overBudget(tpl, k.budget, c, r.current)
 		}
 	}
 }
