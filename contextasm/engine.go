@@ -25,6 +25,7 @@ import (
 	"github.com/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/internal/bpe"
 	"github.com/contextasm/contextasm/internal/replica"
+	"github.com/contextasm/contextasm/learned"
 	"github.com/contextasm/contextasm/template"
 	"github.com/contextasm/contextasm/truncate"
 )
@@ -83,7 +84,7 @@ type Config struct {
 	// decisions), shared with every Engine using the same store: New loads
 	// it, and a background goroutine sends this Engine's deltas and takes
 	// in others' (see StateOptions; Close stops it). Nil keeps learned
-	// state in memory only. feedback.FileStore is the embedded default:
+	// state in memory only. learned.FileStore is the embedded default:
 	// one JSON file, locked and replaced atomically.
 	State StateStore
 	// StateOptions tunes the sharing of learned state through State.
@@ -99,7 +100,7 @@ type Config struct {
 	// Usage seeds what approximate encodings ("approx:claude") learned from
 	// provider-reported usage (see Engine.ReportUsage and Engine.Usage);
 	// nil starts with none. The Engine keeps its own copy.
-	Usage feedback.UsageLog
+	Usage learned.UsageLog
 	// ChatOverhead is what a request for a chat format counts beyond the
 	// messages' text (see ChatOverhead); each zero field takes its default.
 	ChatOverhead ChatOverhead
@@ -146,12 +147,12 @@ type Engine struct {
 	sources sourceEvents
 	inputs  inputSet
 
-	learnMu sync.Mutex        // guards learned and rep
-	usageMu sync.Mutex        // guards usage
-	usage   feedback.UsageLog // reported usage of approximate encodings
-	learned *feedback.State   // trust, heat and sessions: rep's view
-	rep     *replica.Replica  // the learned state, and the deltas not yet stored
-	sync    *stateSync        // nil without Config.State
+	learnMu sync.Mutex       // guards learned and rep
+	usageMu sync.Mutex       // guards usage
+	usage   learned.UsageLog // reported usage of approximate encodings
+	learned *learned.State   // trust, heat and sessions: rep's view
+	rep     *replica.Replica // the learned state, and the deltas not yet stored
+	sync    *stateSync       // nil without Config.State
 	// declTrust keeps the declared trust of blocks whose trust the learned
 	// state overrides; guarded by mu.
 	declTrust map[string]float64

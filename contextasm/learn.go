@@ -12,6 +12,7 @@ import (
 	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/feedback"
 	"github.com/contextasm/contextasm/internal/assemble"
+	"github.com/contextasm/contextasm/learned"
 	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/template"
 )
@@ -172,7 +173,7 @@ func (e *Engine) feedbackCited(ctx context.Context, res *Result, response string
 	// The learned trust of the result's blocks, copied under the lock:
 	// reading the response (patterns, references) runs outside it, so that
 	// it holds up neither assemblies nor the state's goroutine.
-	learned := feedback.NewState()
+	learned := learned.NewState()
 	e.learnMu.Lock()
 	for si := range sections {
 		for _, b := range sections[si].Blocks {
@@ -224,7 +225,7 @@ func (e *Engine) feedbackCited(ctx context.Context, res *Result, response string
 
 // State returns a copy of the learned state: trust, heat and sessions,
 // with the heat of assemblies not yet sent to the store.
-func (e *Engine) State() *feedback.State {
+func (e *Engine) State() *learned.State {
 	e.settleHeat()
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -233,8 +234,8 @@ func (e *Engine) State() *feedback.State {
 	st := e.learned.Clone()
 	for id, c := range e.cells {
 		h, seen := st.Heat[id]
-		h.Add(feedback.Heat{Included: c.Included.Load(), Dropped: c.Dropped.Load(), Cut: c.Cut.Load()})
-		if seen || h != (feedback.Heat{}) {
+		h.Add(learned.Heat{Included: c.Included.Load(), Dropped: c.Dropped.Load(), Cut: c.Cut.Load()})
+		if seen || h != (learned.Heat{}) {
 			st.Heat[id] = h
 		}
 	}
@@ -258,7 +259,7 @@ func (e *Engine) SaveState() error {
 // against the blocks the dump kept, with the trust st has learned (or the
 // dump's), applies the changes and citations to st, and returns the result,
 // with an error wrapping feedback.ErrConstraintViolation on a violation.
-func FeedbackDump(st *feedback.State, d *Dump, response string, p feedback.Policy) (*feedback.Result, error) {
+func FeedbackDump(st *learned.State, d *Dump, response string, p feedback.Policy) (*feedback.Result, error) {
 	fb, b, err := FeedbackDeltas(st, d, response, p)
 	if fb == nil {
 		return nil, err
@@ -269,7 +270,7 @@ func FeedbackDump(st *feedback.State, d *Dump, response string, p feedback.Polic
 
 // FeedbackDeltas is FeedbackDump without applying: it returns the batch of
 // deltas (Writer and Seq unset) a store is to apply, and leaves st alone.
-func FeedbackDeltas(st *feedback.State, d *Dump, response string, p feedback.Policy) (*feedback.Result, *feedback.Batch, error) {
+func FeedbackDeltas(st *learned.State, d *Dump, response string, p feedback.Policy) (*feedback.Result, *learned.Batch, error) {
 	fb, b, err := learn(st, d.Sections, response, nil, p, feedback.Limits{}, nil)
 	if err != nil {
 		return nil, nil, err
@@ -283,8 +284,8 @@ func FeedbackDeltas(st *feedback.State, d *Dump, response string, p feedback.Pol
 // patterns within limits. lookup, when set,
 // finds a block's current trust and compiled patterns; otherwise they come
 // from the sections.
-func learn(st *feedback.State, sections []SectionResult, response string, cited []feedback.Tag, p feedback.Policy,
-	limits feedback.Limits, lookup func(id string) (*assemble.Block, bool)) (*feedback.Result, *feedback.Batch, error) {
+func learn(st *learned.State, sections []SectionResult, response string, cited []feedback.Tag, p feedback.Policy,
+	limits feedback.Limits, lookup func(id string) (*assemble.Block, bool)) (*feedback.Result, *learned.Batch, error) {
 	var in []feedback.Block
 	for si := range sections {
 		for _, b := range sections[si].Blocks {
@@ -318,18 +319,18 @@ func learn(st *feedback.State, sections []SectionResult, response string, cited 
 		trust[b.RequestID] = b.Trust
 	}
 	floor, ceiling := p.Bounds()
-	b := &feedback.Batch{}
+	b := &learned.Batch{}
 	for _, r := range fb.Refs {
 		// The gain, not the local result: the store adds it to the trust
 		// it holds, which other writers may have moved.
 		if g := p.Gain(r.Position); g != 0 {
-			b.Trust = append(b.Trust, feedback.TrustDelta{ID: r.RequestID, Base: trust[r.RequestID], Add: g, Floor: floor, Ceiling: ceiling})
+			b.Trust = append(b.Trust, learned.TrustDelta{ID: r.RequestID, Base: trust[r.RequestID], Add: g, Floor: floor, Ceiling: ceiling})
 		}
-		h := feedback.Heat{Refs: 1}
+		h := learned.Heat{Refs: 1}
 		if r.Position == feedback.Start {
 			h.StartRefs = 1
 		}
-		b.Heat = append(b.Heat, feedback.HeatDelta{ID: r.RequestID, Heat: h})
+		b.Heat = append(b.Heat, learned.HeatDelta{ID: r.RequestID, Heat: h})
 	}
 	check := *b
 	check.Writer, check.Seq = "check", 1

@@ -7,14 +7,14 @@ import (
 	"time"
 
 	"github.com/contextasm/contextasm/chat"
-	"github.com/contextasm/contextasm/feedback"
 	"github.com/contextasm/contextasm/internal/assemble"
+	"github.com/contextasm/contextasm/learned"
 )
 
 // A conversation is the assemblies of one session, user, template and
 // format (text, or a chat API's body): each
 // follows the decisions of the one before, kept in the learned state
-// (feedback.State.Sessions, keyed by feedback.SessionKey), so that the
+// (learned.State.Sessions, keyed by learned.SessionKey), so that the
 // rendered prefix stays byte-stable from call to call. Reading and
 // recording those decisions happens here and nowhere else.
 
@@ -41,7 +41,7 @@ type convState struct {
 // decoded is a conversation's previous decision, decoded once for as long
 // as its state stays the same value.
 type decoded struct {
-	state    *feedback.SessionState
+	state    *learned.SessionState
 	decision *assemble.Decision
 	digest   [16]byte
 }
@@ -50,7 +50,7 @@ type decoded struct {
 // conversation recorded. A record this release cannot read counts as none:
 // the assembly decides afresh and replaces it.
 func (e *Engine) previousDecision(session, user, fingerprint string) convState {
-	c := convState{key: feedback.SessionKey(session, user, fingerprint)}
+	c := convState{key: learned.SessionKey(session, user, fingerprint)}
 	ss := e.session(c.key)
 	e.decMu.Lock()
 	defer e.decMu.Unlock()

@@ -238,7 +238,7 @@ func (e *Engine) releaseDecisions(session string) (int, error) {
 	return len(keys), nil
 }
 
-// sessionOfKey returns the session of a feedback.SessionKey: its first
+// sessionOfKey returns the session of a learned.SessionKey: its first
 // length-prefixed part.
 func sessionOfKey(key string) (string, bool) {
 	for i := 0; i < len(key) && i < 20; i++ {

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/contextasm/contextasm/declare"
-	"github.com/contextasm/contextasm/feedback"
 	"github.com/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/internal/replica"
+	"github.com/contextasm/contextasm/learned"
 	"github.com/contextasm/contextasm/outcome"
 )
 
@@ -76,14 +76,14 @@ func (e *Engine) startState(opts StateOptions) error {
 	e.rep = replica.New(newWriter(), true)
 	e.learned = e.rep.View()
 	ctx, cancel := context.WithTimeout(context.Background(), opts.Timeout)
-	u, err := s.store.Changes(ctx, feedback.Version{}, e.rep.Writer())
+	u, err := s.store.Changes(ctx, learned.Version{}, e.rep.Writer())
 	cancel()
 	switch {
 	case err == nil:
 		e.rep.Update(u)
 		s.version.Store(e.rep.Version().N)
 		s.lastSync = time.Now()
-	case errors.Is(err, feedback.ErrUnavailable):
+	case errors.Is(err, learned.ErrUnavailable):
 		s.err, s.errSerial = err, 1
 		s.unavailable.Store(true)
 	default:
@@ -201,7 +201,7 @@ func (s *stateSync) round(ctx context.Context) bool {
 			break
 		}
 		err := call(func(ctx context.Context) error { _, err := s.store.Apply(ctx, b); return err })
-		var gap *feedback.GapError
+		var gap *learned.GapError
 		if errors.As(err, &gap) {
 			s.e.learnMu.Lock()
 			rep.Renumber(gap.Last)
@@ -219,7 +219,7 @@ func (s *stateSync) round(ctx context.Context) bool {
 	s.e.learnMu.Lock()
 	since := rep.Version()
 	s.e.learnMu.Unlock()
-	var u *feedback.Update
+	var u *learned.Update
 	err := call(func(ctx context.Context) error {
 		var err error
 		u, err = s.store.Changes(ctx, since, rep.Writer())
@@ -338,17 +338,17 @@ func (e *Engine) queueHeat(force bool) {
 		s.heatDirty.Store(true) // it waits in the counters
 		return
 	}
-	var heat []feedback.HeatDelta
+	var heat []learned.HeatDelta
 	for id, c := range e.cells {
-		h := feedback.Heat{Included: c.Included.Swap(0), Dropped: c.Dropped.Swap(0), Cut: c.Cut.Swap(0)}
-		if h != (feedback.Heat{}) {
-			heat = append(heat, feedback.HeatDelta{ID: id, Heat: h})
+		h := learned.Heat{Included: c.Included.Swap(0), Dropped: c.Dropped.Swap(0), Cut: c.Cut.Swap(0)}
+		if h != (learned.Heat{}) {
+			heat = append(heat, learned.HeatDelta{ID: id, Heat: h})
 		}
 	}
-	slices.SortFunc(heat, func(a, b feedback.HeatDelta) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(heat, func(a, b learned.HeatDelta) int { return cmp.Compare(a.ID, b.ID) })
 	for len(heat) > 0 {
 		n := min(len(heat), s.opts.MaxBatchDeltas)
-		e.rep.Add(feedback.Batch{Heat: heat[:n]})
+		e.rep.Add(learned.Batch{Heat: heat[:n]})
 		heat = heat[n:]
 	}
 	s.wake()
@@ -450,7 +450,7 @@ func (e *Engine) applyGlobal(declared []declare.Declaration, forgotten []string)
 // Flush sends the heat counted so far and waits until the store has
 // acknowledged every delta and announcement queued before the call, or
 // ctx is done. It is a no-op without Config.State. Its error wraps the
-// store's last error (feedback.ErrUnavailable when it did not answer).
+// store's last error (learned.ErrUnavailable when it did not answer).
 func (e *Engine) Flush(ctx context.Context) error {
 	s := e.sync
 	if s == nil {
@@ -469,13 +469,13 @@ func (e *Engine) Flush(ctx context.Context) error {
 		if done {
 			return nil
 		}
-		if failed && err != nil && !errors.Is(err, feedback.ErrUnavailable) {
+		if failed && err != nil && !errors.Is(err, learned.ErrUnavailable) {
 			return fmt.Errorf("contextasm: %d learned-state deltas not stored: %w", n, err)
 		}
 		select {
 		case <-ctx.Done():
 			if err == nil {
-				err = feedback.ErrUnavailable // no answer in time
+				err = learned.ErrUnavailable // no answer in time
 			}
 			return fmt.Errorf("contextasm: %d learned-state deltas not stored: %w (%w)", n, err, ctx.Err())
 		case <-ch:

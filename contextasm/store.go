@@ -6,14 +6,14 @@ import (
 	"time"
 
 	"github.com/contextasm/contextasm/declare"
-	"github.com/contextasm/contextasm/feedback"
+	"github.com/contextasm/contextasm/learned"
 )
 
 // StateStore holds learned state (trust, heat, sessions' decisions) that
 // many Engines may share. It applies batches of commutative deltas, each
 // key atomically, so that two writers never overwrite each other, and it
-// tells a reader what changed since the version it has. feedback.FileStore
-// is the embedded default; package feedback/redisstore shares state
+// tells a reader what changed since the version it has. learned.FileStore
+// is the embedded default; package learned/redisstore shares state
 // through Redis.
 //
 // An Engine calls a store only from its own goroutines, never from
@@ -22,15 +22,15 @@ type StateStore interface {
 	// Apply applies b atomically and returns the store's version after
 	// it. A batch applied before (same Writer and Seq) is acknowledged
 	// without being applied again; one that skips a Seq is refused with a
-	// *feedback.GapError; an invalid one is refused whole. Errors that
-	// mean the store could not be reached wrap feedback.ErrUnavailable.
-	Apply(ctx context.Context, b *feedback.Batch) (feedback.Version, error)
+	// *learned.GapError; an invalid one is refused whole. Errors that
+	// mean the store could not be reached wrap learned.ErrUnavailable.
+	Apply(ctx context.Context, b *learned.Batch) (learned.Version, error)
 	// Changes returns what changed after version since: the batches
 	// applied since, in order, or the whole state (always when since is
 	// the zero Version and the store holds anything), with Acked the
 	// highest Seq of writer's batches it includes. Nothing changed is an
 	// Update with neither.
-	Changes(ctx context.Context, since feedback.Version, writer string) (*feedback.Update, error)
+	Changes(ctx context.Context, since learned.Version, writer string) (*learned.Update, error)
 }
 
 // StateWatcher is implemented by stores that can tell an Engine that the
@@ -143,7 +143,7 @@ func (o StateOptions) normal() (StateOptions, error) {
 // StateStatus is what an Engine knows about its learned-state store.
 type StateStatus struct {
 	// Version is the store's version the Engine's snapshot is at.
-	Version feedback.Version
+	Version learned.Version
 	// Queued counts the deltas (and announced blocks) not yet
 	// acknowledged by the store.
 	Queued int

@@ -7,11 +7,11 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/contextasm/contextasm/feedback"
 	"github.com/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/internal/bpe"
 	"github.com/contextasm/contextasm/internal/tokfile"
 	"github.com/contextasm/contextasm/internal/tokload"
+	"github.com/contextasm/contextasm/learned"
 	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/template"
 )
@@ -220,7 +220,7 @@ func (m approxMemo) Add(k assemble.MemoKey, n int)      { m.m.Add(m.key(k), n) }
 // chat format res.Text and its messages: later
 // assemblies with that encoding count o200k_base tokens times the largest
 // ratio of reported to o200k_base tokens among the last
-// feedback.UsageWindow reports. Report the usage of calls whose prompt
+// learned.UsageWindow reports. Report the usage of calls whose prompt
 // held res.Text; what else the prompt held only makes the ratio larger,
 // the counts safer. The Engine keeps the reports in memory; Usage returns
 // them to keep across restarts. It returns an error wrapping ErrInvalid for a Result whose encoding is
@@ -260,7 +260,7 @@ func (e *Engine) ReportUsageText(encoding, text string, inputTokens int) error {
 // Usage returns a copy of the usage approximate encodings learned from
 // (Config.Usage and every report since), for the host to keep: give it
 // back as Config.Usage to a later Engine.
-func (e *Engine) Usage() feedback.UsageLog {
+func (e *Engine) Usage() learned.UsageLog {
 	e.usageMu.Lock()
 	defer e.usageMu.Unlock()
 	return e.usage.Clone()

@@ -7,7 +7,7 @@
 //
 // The view of a key with no pending delta is the base's value; the view of
 // a key with pending deltas is its base value with those deltas replayed
-// by feedback.State.Apply, so the view is always what the store will hold
+// by learned.State.Apply, so the view is always what the store will hold
 // once it has applied them, given the changes the replica has seen.
 //
 // A Replica is not safe for concurrent use; its owner locks around it.

@@ -1,13 +1,13 @@
 package replica
 
-import "github.com/contextasm/contextasm/feedback"
+import "github.com/contextasm/contextasm/learned"
 
 // Replica is a writer's local copy of a shared learned state.
 type Replica struct {
 	writer  string
 	shared  bool
-	view    *feedback.State
-	version feedback.Version
+	view    *learned.State
+	version learned.Version
 	nextSeq uint64
 	serial  uint64 // last local serial given by Add
 
@@ -15,12 +15,12 @@ type Replica struct {
 	deltas  int      // deltas in pending
 
 	trust map[string]*trustKey
-	heat  map[string]feedback.Heat // pending increments: view = base + these
+	heat  map[string]learned.Heat // pending increments: view = base + these
 	sess  map[string]*sessKey
 }
 
 type entry struct {
-	b      feedback.Batch
+	b      learned.Batch
 	acked  bool
 	serial uint64 // the last Add it holds
 }
@@ -30,29 +30,29 @@ type entry struct {
 type trustKey struct {
 	base   float64
 	has    bool
-	deltas []feedback.TrustDelta
+	deltas []learned.TrustDelta
 }
 
 type sessKey struct {
-	base   *feedback.SessionState // nil: none in the base
-	deltas []feedback.SessionDelta
+	base   *learned.SessionState // nil: none in the base
+	deltas []learned.SessionDelta
 }
 
 // New returns an empty replica for writer. A replica that is not shared
 // has no store: Add applies batches to the base at once.
 func New(writer string, shared bool) *Replica {
 	return &Replica{
-		writer: writer, shared: shared, view: feedback.NewState(),
-		trust: map[string]*trustKey{}, heat: map[string]feedback.Heat{}, sess: map[string]*sessKey{},
+		writer: writer, shared: shared, view: learned.NewState(),
+		trust: map[string]*trustKey{}, heat: map[string]learned.Heat{}, sess: map[string]*sessKey{},
 	}
 }
 
 // View returns the view. It stays the same *State for the replica's life,
 // changed in place; callers must not change it.
-func (r *Replica) View() *feedback.State { return r.view }
+func (r *Replica) View() *learned.State { return r.view }
 
 // Version returns the store's version the base is at.
-func (r *Replica) Version() feedback.Version { return r.version }
+func (r *Replica) Version() learned.Version { return r.version }
 
 // Writer returns the writer's name.
 func (r *Replica) Writer() string { return r.writer }
@@ -79,7 +79,7 @@ func (r *Replica) Stored(serial uint64) bool {
 
 // Add plays b (Writer and Seq unset) onto the view and queues it for the
 // store. It returns the trust ids it moved.
-func (r *Replica) Add(b feedback.Batch) []string {
+func (r *Replica) Add(b learned.Batch) []string {
 	if b.Len() == 0 {
 		return nil
 	}
@@ -120,7 +120,7 @@ func (r *Replica) Add(b feedback.Batch) []string {
 // as it was sent before if it was; otherwise the oldest waiting batches,
 // merged up to max deltas, under the next Seq. Nil means nothing to send.
 // The batch must not be changed.
-func (r *Replica) Next(max int) *feedback.Batch {
+func (r *Replica) Next(max int) *learned.Batch {
 	i := 0
 	for i < len(r.pending) && r.pending[i].acked {
 		i++
@@ -160,7 +160,7 @@ func (r *Replica) Acked(seq uint64) {
 
 // Update brings the base to the store's update and returns the trust ids
 // whose view changed.
-func (r *Replica) Update(u *feedback.Update) []string {
+func (r *Replica) Update(u *learned.Update) []string {
 	if u.Full != nil {
 		return r.reset(u)
 	}
@@ -217,7 +217,7 @@ func (r *Replica) drop(seq uint64) {
 	for _, d := range e.b.Heat {
 		h := r.heat[d.ID]
 		h.Add(negate(d.Heat))
-		if h == (feedback.Heat{}) {
+		if h == (learned.Heat{}) {
 			delete(r.heat, d.ID)
 		} else {
 			r.heat[d.ID] = h
@@ -235,7 +235,7 @@ func (r *Replica) drop(seq uint64) {
 
 // reset takes a whole state as the base: the batches it includes leave,
 // the rest are played on top again.
-func (r *Replica) reset(u *feedback.Update) []string {
+func (r *Replica) reset(u *learned.Update) []string {
 	old := r.view.Trust
 	kept := r.pending[:0]
 	for _, e := range r.pending {
@@ -248,7 +248,7 @@ func (r *Replica) reset(u *feedback.Update) []string {
 	r.Renumber(u.Acked)
 	base := u.Full.Clone()
 	r.view.Trust, r.view.Heat, r.view.Sessions = base.Trust, base.Heat, base.Sessions
-	r.trust, r.heat, r.sess = map[string]*trustKey{}, map[string]feedback.Heat{}, map[string]*sessKey{}
+	r.trust, r.heat, r.sess = map[string]*trustKey{}, map[string]learned.Heat{}, map[string]*sessKey{}
 	pending, serial := r.pending, r.serial
 	r.pending, r.deltas = nil, 0
 	for _, e := range pending {
@@ -291,11 +291,11 @@ func (r *Replica) Renumber(last uint64) {
 }
 
 func (k *trustKey) replay() (float64, bool) {
-	st := feedback.NewState()
+	st := learned.NewState()
 	if k.has {
 		st.Trust["x"] = k.base
 	}
-	b := feedback.Batch{Trust: make([]feedback.TrustDelta, len(k.deltas))}
+	b := learned.Batch{Trust: make([]learned.TrustDelta, len(k.deltas))}
 	for i, d := range k.deltas {
 		d.ID = "x"
 		b.Trust[i] = d
@@ -305,12 +305,12 @@ func (k *trustKey) replay() (float64, bool) {
 	return t, ok
 }
 
-func (k *sessKey) replay() *feedback.SessionState {
-	st := feedback.NewState()
+func (k *sessKey) replay() *learned.SessionState {
+	st := learned.NewState()
 	if k.base != nil {
-		st.Sessions = map[string]*feedback.SessionState{"x": k.base}
+		st.Sessions = map[string]*learned.SessionState{"x": k.base}
 	}
-	b := feedback.Batch{Sessions: make([]feedback.SessionDelta, len(k.deltas))}
+	b := learned.Batch{Sessions: make([]learned.SessionDelta, len(k.deltas))}
 	for i, d := range k.deltas {
 		d.Key = "x"
 		b.Sessions[i] = d
@@ -319,22 +319,22 @@ func (k *sessKey) replay() *feedback.SessionState {
 	return st.Sessions["x"]
 }
 
-func setSession(st *feedback.State, key string, s *feedback.SessionState) {
+func setSession(st *learned.State, key string, s *learned.SessionState) {
 	if s == nil {
 		delete(st.Sessions, key)
 		return
 	}
 	if st.Sessions == nil {
-		st.Sessions = make(map[string]*feedback.SessionState)
+		st.Sessions = make(map[string]*learned.SessionState)
 	}
 	st.Sessions[key] = s
 }
 
-func negate(h feedback.Heat) feedback.Heat {
-	return feedback.Heat{Included: -h.Included, Dropped: -h.Dropped, Cut: -h.Cut, Refs: -h.Refs, StartRefs: -h.StartRefs}
+func negate(h learned.Heat) learned.Heat {
+	return learned.Heat{Included: -h.Included, Dropped: -h.Dropped, Cut: -h.Cut, Refs: -h.Refs, StartRefs: -h.StartRefs}
 }
 
-func ids(ds []feedback.TrustDelta) []string {
+func ids(ds []learned.TrustDelta) []string {
 	seen := make(map[string]bool, len(ds))
 	var out []string
 	for _, d := range ds {
@@ -348,7 +348,7 @@ func ids(ds []feedback.TrustDelta) []string {
 
 // Base returns a copy of the base: the view without the pending batches.
 // For tests.
-func (r *Replica) Base() *feedback.State {
+func (r *Replica) Base() *learned.State {
 	st := r.view.Clone()
 	for id, k := range r.trust {
 		if k.has {
@@ -360,7 +360,7 @@ func (r *Replica) Base() *feedback.State {
 	for id, h := range r.heat {
 		v := st.Heat[id]
 		v.Add(negate(h))
-		if v == (feedback.Heat{}) {
+		if v == (learned.Heat{}) {
 			delete(st.Heat, id)
 		} else {
 			st.Heat[id] = v

@@ -8,29 +8,29 @@ import (
 	"testing"
 	"time"
 
-	"github.com/contextasm/contextasm/feedback"
 	"github.com/contextasm/contextasm/internal/storetest"
+	"github.com/contextasm/contextasm/learned"
 )
 
 // store is a reference store: a state, the writers' last Seq, and the log
 // of changes, as the real stores keep them.
 type store struct {
-	st    *feedback.State
+	st    *learned.State
 	seqs  map[string]uint64
-	log   []feedback.Change
+	log   []learned.Change
 	epoch string
 }
 
 func newStore() *store {
-	return &store{st: feedback.NewState(), seqs: map[string]uint64{}, epoch: "e1"}
+	return &store{st: learned.NewState(), seqs: map[string]uint64{}, epoch: "e1"}
 }
 
-func (s *store) apply(b *feedback.Batch) error {
+func (s *store) apply(b *learned.Batch) error {
 	if b.Seq <= s.seqs[b.Writer] {
 		return nil
 	}
 	if b.Seq != s.seqs[b.Writer]+1 {
-		return &feedback.GapError{Writer: b.Writer, Last: s.seqs[b.Writer], Seq: b.Seq}
+		return &learned.GapError{Writer: b.Writer, Last: s.seqs[b.Writer], Seq: b.Seq}
 	}
 	s.seqs[b.Writer] = b.Seq
 	c := s.st.Apply(b)
@@ -39,25 +39,25 @@ func (s *store) apply(b *feedback.Batch) error {
 	return nil
 }
 
-func (s *store) version() feedback.Version {
-	return feedback.Version{Epoch: s.epoch, N: uint64(len(s.log))}
+func (s *store) version() learned.Version {
+	return learned.Version{Epoch: s.epoch, N: uint64(len(s.log))}
 }
 
 // changes answers a reader at since, listing changes or (full) the state.
-func (s *store) changes(since feedback.Version, writer string, full bool) *feedback.Update {
+func (s *store) changes(since learned.Version, writer string, full bool) *learned.Update {
 	v := s.version()
 	if since == v {
-		return &feedback.Update{Version: v}
+		return &learned.Update{Version: v}
 	}
 	if full || since.Epoch != s.epoch || since.N == 0 {
-		return &feedback.Update{Version: v, Full: s.st.Clone(), Acked: s.seqs[writer]}
+		return &learned.Update{Version: v, Full: s.st.Clone(), Acked: s.seqs[writer]}
 	}
-	return &feedback.Update{Version: v, Changes: append([]feedback.Change(nil), s.log[since.N:]...)}
+	return &learned.Update{Version: v, Changes: append([]learned.Change(nil), s.log[since.N:]...)}
 }
 
 // at returns the trust and sessions at version n, from the log.
-func (s *store) at(n uint64) *feedback.State {
-	st := feedback.NewState()
+func (s *store) at(n uint64) *learned.State {
+	st := learned.NewState()
 	for i := range s.log[:n] {
 		st.ApplyChange(&s.log[i])
 	}
@@ -81,23 +81,23 @@ func countPending(r *Replica) int {
 
 // wipe loses everything, as a store without persistence that restarted.
 func (s *store) wipe(epoch string) {
-	s.st, s.seqs, s.log, s.epoch = feedback.NewState(), map[string]uint64{}, nil, epoch
+	s.st, s.seqs, s.log, s.epoch = learned.NewState(), map[string]uint64{}, nil, epoch
 }
 
-func randomBatch(rng *rand.Rand, view *feedback.State, now time.Time) feedback.Batch {
-	var b feedback.Batch
+func randomBatch(rng *rand.Rand, view *learned.State, now time.Time) learned.Batch {
+	var b learned.Batch
 	keys := []string{"a", "b", "c", "d"}
 	for range rng.IntN(4) {
 		add := float64(rng.IntN(21)-8) / 100 // -0.08 .. +0.12
-		b.Trust = append(b.Trust, feedback.TrustDelta{ID: keys[rng.IntN(len(keys))], Base: float64(rng.IntN(99)) / 100, Add: add, Floor: 0.05 * float64(rng.IntN(2)), Ceiling: 0.99})
+		b.Trust = append(b.Trust, learned.TrustDelta{ID: keys[rng.IntN(len(keys))], Base: float64(rng.IntN(99)) / 100, Add: add, Floor: 0.05 * float64(rng.IntN(2)), Ceiling: 0.99})
 	}
 	for range rng.IntN(3) {
-		b.Heat = append(b.Heat, feedback.HeatDelta{ID: keys[rng.IntN(len(keys))], Heat: feedback.Heat{Included: int64(rng.IntN(3)), Refs: int64(rng.IntN(2))}})
+		b.Heat = append(b.Heat, learned.HeatDelta{ID: keys[rng.IntN(len(keys))], Heat: learned.Heat{Included: int64(rng.IntN(3)), Refs: int64(rng.IntN(2))}})
 	}
 	for range rng.IntN(2) {
 		key := []string{"s1", "s2"}[rng.IntN(2)]
 		if rng.IntN(5) == 0 {
-			b.Sessions = append(b.Sessions, feedback.SessionDelta{Key: key, Delete: true})
+			b.Sessions = append(b.Sessions, learned.SessionDelta{Key: key, Delete: true})
 			continue
 		}
 		var base uint64
@@ -108,14 +108,14 @@ func randomBatch(rng *rand.Rand, view *feedback.State, now time.Time) feedback.B
 			base++ // a stale or wrong base: skipped everywhere alike
 		}
 		data, _ := json.Marshal(map[string]int{"n": rng.IntN(100)})
-		b.Sessions = append(b.Sessions, feedback.SessionDelta{Key: key, Base: base, Updated: now, Data: data})
+		b.Sessions = append(b.Sessions, learned.SessionDelta{Key: key, Base: base, Updated: now, Data: data})
 	}
 	return b
 }
 
 // replayed is base with the replica's pending batches applied in order:
 // what the view must be.
-func replayed(r *Replica) *feedback.State {
+func replayed(r *Replica) *learned.State {
 	st := r.Base()
 	for _, e := range r.pending {
 		st.Apply(&e.b)
@@ -123,7 +123,7 @@ func replayed(r *Replica) *feedback.State {
 	return st
 }
 
-func sameState(t *testing.T, what string, got, want *feedback.State, heat bool) {
+func sameState(t *testing.T, what string, got, want *learned.State, heat bool) {
 	t.Helper()
 	if !storetest.SameState(t, what, got, want, heat) {
 		t.FailNow()
@@ -151,12 +151,12 @@ func TestReplicasConverge(t *testing.T) {
 					b := randomBatch(rng, r.View(), now.Add(time.Duration(step)*time.Second))
 					// Each writer counts refs under its own id: the store's
 					// count must end equal (lost or doubled batches show).
-					b.Heat = append(b.Heat, feedback.HeatDelta{ID: "by-" + r.Writer(), Heat: feedback.Heat{Refs: 1}})
+					b.Heat = append(b.Heat, learned.HeatDelta{ID: "by-" + r.Writer(), Heat: learned.Heat{Refs: 1}})
 					added[r.Writer()]++
 					r.Add(b)
 				case op < 7:
 					if b := r.Next(1 + rng.IntN(6)); b != nil {
-						var gap *feedback.GapError
+						var gap *learned.GapError
 						if err := s.apply(b); errors.As(err, &gap) {
 							r.Renumber(gap.Last)
 						} else if rng.IntN(4) != 0 { // else the acknowledgement was lost
@@ -186,7 +186,7 @@ func TestReplicasConverge(t *testing.T) {
 			for range 3 {
 				for _, r := range reps {
 					for b := r.Next(4); b != nil; b = r.Next(4) {
-						var gap *feedback.GapError
+						var gap *learned.GapError
 						if err := s.apply(b); errors.As(err, &gap) {
 							r.Renumber(gap.Last)
 							continue
@@ -201,7 +201,7 @@ func TestReplicasConverge(t *testing.T) {
 					t.Fatalf("%s still has %d deltas pending", r.Writer(), r.Pending())
 				}
 				sameState(t, r.Writer()+" at the end", r.View(), s.st, false)
-				r.Update(s.changes(feedback.Version{}, r.Writer(), true))
+				r.Update(s.changes(learned.Version{}, r.Writer(), true))
 				sameState(t, r.Writer()+" after a full load", r.View(), s.st, true)
 			}
 			// Every batch of every writer is in the store once: the
@@ -212,7 +212,7 @@ func TestReplicasConverge(t *testing.T) {
 				}
 			}
 			// Each applied change appears once: replaying the log gives the state.
-			replay := feedback.NewState()
+			replay := learned.NewState()
 			for i := range s.log {
 				replay.ApplyChange(&s.log[i])
 			}
@@ -224,7 +224,7 @@ func TestReplicasConverge(t *testing.T) {
 // Without a store, Add applies at once and nothing is pending.
 func TestLocalReplica(t *testing.T) {
 	r := New("w", false)
-	r.Add(feedback.Batch{Trust: []feedback.TrustDelta{{ID: "a", Base: 0.5, Add: 0.05, Ceiling: 0.99}}})
+	r.Add(learned.Batch{Trust: []learned.TrustDelta{{ID: "a", Base: 0.5, Add: 0.05, Ceiling: 0.99}}})
 	if r.View().Trust["a"] != 0.55 || r.Pending() != 0 || r.Next(10) != nil {
 		t.Errorf("local replica: %+v, %d pending", r.View(), r.Pending())
 	}
@@ -234,8 +234,8 @@ func TestLocalReplica(t *testing.T) {
 // waiting batches are merged up to the limit.
 func TestNextResendsAndMerges(t *testing.T) {
 	r := New("w", true)
-	one := func(id string) feedback.Batch {
-		return feedback.Batch{Heat: []feedback.HeatDelta{{ID: id, Heat: feedback.Heat{Refs: 1}}}}
+	one := func(id string) learned.Batch {
+		return learned.Batch{Heat: []learned.HeatDelta{{ID: id, Heat: learned.Heat{Refs: 1}}}}
 	}
 	r.Add(one("a"))
 	r.Add(one("b"))
@@ -266,10 +266,10 @@ func TestNextResendsAndMerges(t *testing.T) {
 // after its last, the acknowledged ones first.
 func TestRenumberResendsLostBatches(t *testing.T) {
 	r := New("w", true)
-	r.Add(feedback.Batch{Heat: []feedback.HeatDelta{{ID: "a", Heat: feedback.Heat{Refs: 1}}}})
+	r.Add(learned.Batch{Heat: []learned.HeatDelta{{ID: "a", Heat: learned.Heat{Refs: 1}}}})
 	a := r.Next(1)
 	r.Acked(a.Seq)
-	r.Add(feedback.Batch{Heat: []feedback.HeatDelta{{ID: "b", Heat: feedback.Heat{Refs: 1}}}})
+	r.Add(learned.Batch{Heat: []learned.HeatDelta{{ID: "b", Heat: learned.Heat{Refs: 1}}}})
 	b := r.Next(1)
 	if a.Seq != 1 || b.Seq != 2 {
 		t.Fatalf("seqs %d, %d", a.Seq, b.Seq)

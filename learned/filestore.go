@@ -1,4 +1,4 @@
-package feedback
+package learned
 
 import (
 	"context"
@@ -195,12 +195,12 @@ func (s *FileStore) target() (string, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		return s.path, nil
 	case err != nil:
-		return "", fmt.Errorf("feedback: state %s: %w", s.path, err)
+		return "", fmt.Errorf("learned: state %s: %w", s.path, err)
 	case fi.Mode()&fs.ModeSymlink != 0:
 		dest, _ := os.Readlink(s.path)
-		return "", fmt.Errorf("feedback: state %s is a symbolic link (to %s): give the file itself", s.path, dest)
+		return "", fmt.Errorf("learned: state %s is a symbolic link (to %s): give the file itself", s.path, dest)
 	case !fi.Mode().IsRegular():
-		return "", fmt.Errorf("feedback: state %s is not a regular file (%v)", s.path, fi.Mode().Type())
+		return "", fmt.Errorf("learned: state %s is not a regular file (%v)", s.path, fi.Mode().Type())
 	}
 	return s.path, nil
 }
@@ -216,19 +216,19 @@ func readFile(path, name string) (*stateFile, fileID, error) {
 		return &stateFile{State: NewState()}, fileID{}, nil
 	}
 	if err != nil {
-		return nil, fileID{}, fmt.Errorf("feedback: reading state: %w", err)
+		return nil, fileID{}, fmt.Errorf("learned: reading state: %w", err)
 	}
 	defer fh.Close()
 	fi, err := fh.Stat()
 	if err != nil {
-		return nil, fileID{}, fmt.Errorf("feedback: reading state: %w", err)
+		return nil, fileID{}, fmt.Errorf("learned: reading state: %w", err)
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fileID{}, fmt.Errorf("feedback: state %s is not a regular file (%v)", name, fi.Mode().Type())
+		return nil, fileID{}, fmt.Errorf("learned: state %s is not a regular file (%v)", name, fi.Mode().Type())
 	}
 	data, err := io.ReadAll(fh)
 	if err != nil {
-		return nil, fileID{}, fmt.Errorf("feedback: reading state %s: %w", name, err)
+		return nil, fileID{}, fmt.Errorf("learned: reading state %s: %w", name, err)
 	}
 	f, err := decodeFile(data, name)
 	if err != nil {
@@ -241,7 +241,7 @@ func readFile(path, name string) (*stateFile, fileID, error) {
 func (s *FileStore) write(path string, f *stateFile) error {
 	data, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
-		return fmt.Errorf("feedback: encoding state: %w", err)
+		return fmt.Errorf("learned: encoding state: %w", err)
 	}
 	data = append(data, '\n')
 	// A new file is private: learned state holds conversations' decisions.
@@ -250,7 +250,7 @@ func (s *FileStore) write(path string, f *stateFile) error {
 		o.Old = old
 	}
 	if err := atomicfile.Replace(path, data, o); err != nil {
-		return fmt.Errorf("feedback: saving state: %w", err)
+		return fmt.Errorf("learned: saving state: %w", err)
 	}
 	return nil
 }
@@ -316,7 +316,7 @@ func lockFile(ctx context.Context, path string) (func(), error) {
 	fh, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|noFollow, 0o600)
 	if err != nil {
 		if fh, err = os.OpenFile(path, os.O_RDONLY|noFollow, 0); err != nil {
-			return nil, fmt.Errorf("feedback: locking state: %w", err)
+			return nil, fmt.Errorf("learned: locking state: %w", err)
 		}
 	}
 	wait := 100 * time.Microsecond
@@ -324,7 +324,7 @@ func lockFile(ctx context.Context, path string) (func(), error) {
 		ok, err := tryLock(fh)
 		if err != nil {
 			fh.Close()
-			return nil, fmt.Errorf("feedback: locking state: %s: %w", path, err)
+			return nil, fmt.Errorf("learned: locking state: %s: %w", path, err)
 		}
 		if ok {
 			return func() { unlock(fh); fh.Close() }, nil

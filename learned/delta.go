@@ -1,4 +1,4 @@
-package feedback
+package learned
 
 import (
 	"encoding/json"
@@ -13,10 +13,10 @@ import (
 // not be reached in time (a refused connection, a timeout), as opposed to
 // a store that answered with a problem. An Engine goes on from its last
 // snapshot when its store is unavailable.
-var ErrUnavailable = errors.New("feedback: learned-state store unavailable")
+var ErrUnavailable = errors.New("learned: state store unavailable")
 
 // ErrBatchGap is wrapped by a *GapError.
-var ErrBatchGap = errors.New("feedback: batch out of sequence")
+var ErrBatchGap = errors.New("learned: batch out of sequence")
 
 // GapError means a store refused a batch because its Seq is not the one
 // after the last batch it applied from the same writer: the store lost
@@ -33,21 +33,21 @@ type GapError struct {
 
 // Error says which batch of which writer was out of sequence.
 func (e *GapError) Error() string {
-	return fmt.Sprintf("feedback: batch %d of writer %q out of sequence: the store's last batch of it is %d", e.Seq, e.Writer, e.Last)
+	return fmt.Sprintf("learned: batch %d of writer %q out of sequence: the store's last batch of it is %d", e.Seq, e.Writer, e.Last)
 }
 
 // Unwrap returns ErrBatchGap.
 func (e *GapError) Unwrap() error { return ErrBatchGap }
 
 // ErrInvalidBatch is wrapped by the errors Batch.Validate returns.
-var ErrInvalidBatch = errors.New("feedback: invalid batch")
+var ErrInvalidBatch = errors.New("learned: invalid batch")
 
 // MaxTrust is the highest trust a state holds: a store clamps every trust
 // delta to [0, MaxTrust] besides the delta's own bounds.
 const MaxTrust = 0.99
 
 // Trust is kept in whole billionths inside stores, so that adding deltas is
-// exact integer arithmetic whatever their order: [Policy.Apply] rounds to
+// exact integer arithmetic whatever their order: feedback.Policy.Apply rounds to
 // the same unit.
 const trustUnit = 1e9
 
@@ -288,24 +288,4 @@ func (h *Heat) Add(o Heat) {
 	h.Cut += o.Cut
 	h.Refs += o.Refs
 	h.StartRefs += o.StartRefs
-}
-
-// Gain returns the trust a first citation at pos adds, before clamping.
-func (p Policy) Gain(pos Position) float64 {
-	p = p.WithDefaults()
-	switch pos {
-	case Start:
-		return p.StartGain
-	case Middle:
-		return p.MiddleGain
-	case End:
-		return p.EndGain
-	}
-	return 0
-}
-
-// Bounds returns the range the policy keeps trust in.
-func (p Policy) Bounds() (floor, ceiling float64) {
-	p = p.WithDefaults()
-	return p.Floor, p.Ceiling
 }

@@ -17,8 +17,9 @@ import (
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/feedback"
-	"github.com/contextasm/contextasm/feedback/redisstore"
 	"github.com/contextasm/contextasm/internal/redistest"
+	"github.com/contextasm/contextasm/learned"
+	"github.com/contextasm/contextasm/learned/redisstore"
 	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/template"
 )
@@ -90,12 +91,12 @@ func trustOf(res *contextasm.Result, id string) float64 {
 
 // expected replays n start citations of each block under policy onto the
 // declared trusts, as the stores apply them.
-func expected(trusts map[string]float64, n int, p feedback.Policy) *feedback.State {
-	st := feedback.NewState()
+func expected(trusts map[string]float64, n int, p feedback.Policy) *learned.State {
+	st := learned.NewState()
 	floor, ceiling := p.Bounds()
 	for id, base := range trusts {
 		for range n {
-			st.Apply(&feedback.Batch{Trust: []feedback.TrustDelta{{ID: id, Base: base, Add: p.Gain(feedback.Start), Floor: floor, Ceiling: ceiling}}})
+			st.Apply(&learned.Batch{Trust: []learned.TrustDelta{{ID: id, Base: base, Add: p.Gain(feedback.Start), Floor: floor, Ceiling: ceiling}}})
 		}
 	}
 	return st
@@ -154,7 +155,7 @@ func TestNoLostUpdateThreeEngines(t *testing.T) {
 	}
 	store, _ := redisstore.Open(srv.URL("prefix=nolost"))
 	defer store.Close()
-	u, err := store.Changes(context.Background(), feedback.Version{}, "")
+	u, err := store.Changes(context.Background(), learned.Version{}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +254,7 @@ func TestKillAndRestart(t *testing.T) {
 	}
 	store, _ := redisstore.Open(srv.URL("prefix=kill"))
 	defer store.Close()
-	u, err := store.Changes(context.Background(), feedback.Version{}, "")
+	u, err := store.Changes(context.Background(), learned.Version{}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -514,7 +515,7 @@ func TestResendAfterLostReplyAppliedOnce(t *testing.T) {
 	if n := applied(); n != before+1 {
 		t.Errorf("%d batches applied for one feedback", n-before)
 	}
-	u, err := store.Changes(context.Background(), feedback.Version{}, "")
+	u, err := store.Changes(context.Background(), learned.Version{}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package feedback_test
+package learned_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/contextasm/contextasm/feedback"
+	"github.com/contextasm/contextasm/learned"
 )
 
 // A batch of deltas applied to a state file, then resent (its
@@ -14,10 +14,10 @@ import (
 func ExampleFileStore_Apply() {
 	dir, _ := os.MkdirTemp("", "state")
 	defer os.RemoveAll(dir)
-	store := feedback.NewFileStore(filepath.Join(dir, "state.json"))
-	b := &feedback.Batch{Writer: "host-1", Seq: 1,
-		Trust: []feedback.TrustDelta{{ID: "policy-dti-limit", Base: 0.8, Add: 0.05, Ceiling: 0.99}},
-		Heat:  []feedback.HeatDelta{{ID: "policy-dti-limit", Heat: feedback.Heat{Refs: 1, StartRefs: 1}}}}
+	store := learned.NewFileStore(filepath.Join(dir, "state.json"))
+	b := &learned.Batch{Writer: "host-1", Seq: 1,
+		Trust: []learned.TrustDelta{{ID: "policy-dti-limit", Base: 0.8, Add: 0.05, Ceiling: 0.99}},
+		Heat:  []learned.HeatDelta{{ID: "policy-dti-limit", Heat: learned.Heat{Refs: 1, StartRefs: 1}}}}
 	for range 2 {
 		if _, err := store.Apply(context.Background(), b); err != nil {
 			fmt.Println(err)

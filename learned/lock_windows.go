@@ -1,6 +1,6 @@
 //go:build windows
 
-package feedback
+package learned
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package feedback
+package learned
 
 // Heat counts what happened to one block across renders and responses.
 type Heat struct {

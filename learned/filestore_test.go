@@ -1,15 +1,15 @@
-package feedback_test
+package learned_test
 
 import (
 	"path/filepath"
 	"testing"
 
-	"github.com/contextasm/contextasm/feedback"
 	"github.com/contextasm/contextasm/internal/storetest"
+	"github.com/contextasm/contextasm/learned"
 )
 
 func TestFileStoreConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Store {
-		return feedback.NewFileStore(filepath.Join(t.TempDir(), "state.json"))
+		return learned.NewFileStore(filepath.Join(t.TempDir(), "state.json"))
 	})
 }

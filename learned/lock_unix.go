@@ -1,6 +1,6 @@
 //go:build unix
 
-package feedback
+package learned
 
 import (
 	"errors"

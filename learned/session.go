@@ -1,4 +1,4 @@
-package feedback
+package learned
 
 import (
 	"encoding/json"

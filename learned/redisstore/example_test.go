@@ -4,7 +4,7 @@ import (
 	"log"
 
 	"github.com/contextasm/contextasm/contextasm"
-	"github.com/contextasm/contextasm/feedback/redisstore"
+	"github.com/contextasm/contextasm/learned/redisstore"
 )
 
 // Every replica of an agent service opens the same store: they learn

@@ -15,9 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/contextasm/contextasm/learned"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/contextasm/contextasm/feedback"
 )
 
 // DefaultPrefix is the key prefix when Config.Prefix is empty.
@@ -39,7 +38,7 @@ type Config struct {
 	// (DefaultLogLength).
 	LogLength int64
 	// DedupWindow is how long a writer's last batch is remembered, so that
-	// a resend within it is not applied twice (feedback.DedupWindow).
+	// a resend within it is not applied twice (learned.DedupWindow).
 	DedupWindow time.Duration
 	// GlobalCheck is how often a host watching global blocks checks that
 	// it missed no announcement (a pub/sub message can be lost while a
@@ -91,7 +90,7 @@ func New(client redis.UniversalClient, cfg Config) (*Store, error) {
 		cfg.LogLength = DefaultLogLength
 	}
 	if cfg.DedupWindow == 0 {
-		cfg.DedupWindow = feedback.DedupWindow
+		cfg.DedupWindow = learned.DedupWindow
 	}
 	if cfg.DedupWindow < time.Second {
 		return nil, fmt.Errorf("%w: DedupWindow %v is under a second", ErrConfig, cfg.DedupWindow)
@@ -170,10 +169,10 @@ func (s *Store) String() string {
 }
 
 // wrap names the operation and marks errors that mean the server could
-// not be reached (or is not serving yet) with feedback.ErrUnavailable.
+// not be reached (or is not serving yet) with learned.ErrUnavailable.
 func wrap(op string, err error) error {
 	if unavailable(err) {
-		return fmt.Errorf("redisstore: %s: %w: %w", op, feedback.ErrUnavailable, err)
+		return fmt.Errorf("redisstore: %s: %w: %w", op, learned.ErrUnavailable, err)
 	}
 	return fmt.Errorf("redisstore: %s: %w", op, err)
 }
@@ -192,17 +191,17 @@ func unavailable(err error) bool {
 }
 
 // Apply applies b by one script on the server: nothing of it, or all of it.
-func (s *Store) Apply(ctx context.Context, b *feedback.Batch) (feedback.Version, error) {
+func (s *Store) Apply(ctx context.Context, b *learned.Batch) (learned.Version, error) {
 	if err := b.Validate(); err != nil {
-		return feedback.Version{}, err
+		return learned.Version{}, err
 	}
 	args := make([]any, 0, 9+5*b.Len())
 	args = append(args, b.Writer, b.Seq, int64(s.cfg.DedupWindow/time.Second), s.cfg.LogLength, newEpoch(), s.k.changed,
 		len(b.Trust), len(b.Heat), len(b.Sessions))
 	for _, d := range b.Trust {
-		lo := max(feedback.TrustUnits(d.Floor), 0)
-		hi := min(feedback.TrustUnits(d.Ceiling), feedback.TrustUnits(feedback.MaxTrust))
-		args = append(args, d.ID, feedback.TrustUnits(d.Base), feedback.TrustUnits(d.Add), lo, hi)
+		lo := max(learned.TrustUnits(d.Floor), 0)
+		hi := min(learned.TrustUnits(d.Ceiling), learned.TrustUnits(learned.MaxTrust))
+		args = append(args, d.ID, learned.TrustUnits(d.Base), learned.TrustUnits(d.Add), lo, hi)
 	}
 	for _, d := range b.Heat {
 		h := d.Heat
@@ -219,16 +218,16 @@ func (s *Store) Apply(ctx context.Context, b *feedback.Batch) (feedback.Version,
 	ks := []string{k.v, k.epoch, k.trust, k.heat[0], k.heat[1], k.heat[2], k.heat[3], k.heat[4], k.sess, k.writer + b.Writer, k.log}
 	res, err := applyScript.Run(ctx, s.client, ks, args...).Slice()
 	if err != nil {
-		return feedback.Version{}, wrap("apply", err)
+		return learned.Version{}, wrap("apply", err)
 	}
 	status, n, epoch, ok := reply(res)
 	switch {
 	case !ok:
-		return feedback.Version{}, fmt.Errorf("redisstore: apply: unexpected reply %v", res)
+		return learned.Version{}, fmt.Errorf("redisstore: apply: unexpected reply %v", res)
 	case status == -1:
-		return feedback.Version{}, &feedback.GapError{Writer: b.Writer, Last: uint64(n), Seq: b.Seq}
+		return learned.Version{}, &learned.GapError{Writer: b.Writer, Last: uint64(n), Seq: b.Seq}
 	}
-	return feedback.Version{Epoch: epoch, N: uint64(n)}, nil
+	return learned.Version{Epoch: epoch, N: uint64(n)}, nil
 }
 
 // reply reads the apply script's {status, number, epoch}.
@@ -263,14 +262,14 @@ func newEpoch() string {
 // Changes reads the version (one MGET); when it moved, the changes since
 // from the log, or the whole state when the log does not reach back that
 // far or the store started over (another epoch).
-func (s *Store) Changes(ctx context.Context, since feedback.Version, writer string) (*feedback.Update, error) {
+func (s *Store) Changes(ctx context.Context, since learned.Version, writer string) (*learned.Update, error) {
 	vals, err := s.client.MGet(ctx, s.k.v, s.k.epoch).Result()
 	if err != nil {
 		return nil, wrap("changes", err)
 	}
 	n, _ := vals[0].(string)
 	epoch, _ := vals[1].(string)
-	cur := feedback.Version{Epoch: epoch}
+	cur := learned.Version{Epoch: epoch}
 	if n != "" {
 		if cur.N, err = strconv.ParseUint(n, 10, 64); err != nil {
 			return nil, fmt.Errorf("redisstore: changes: version %q: %w", n, err)
@@ -278,11 +277,11 @@ func (s *Store) Changes(ctx context.Context, since feedback.Version, writer stri
 	}
 	switch {
 	case cur == since:
-		return &feedback.Update{Version: since}, nil
+		return &learned.Update{Version: since}, nil
 	case since.N == 0 || since.Epoch != cur.Epoch || since.N > cur.N:
 		return s.full(ctx, writer)
 	}
-	u := &feedback.Update{Version: since}
+	u := &learned.Update{Version: since}
 	for u.Version.N < cur.N {
 		msgs, err := s.client.XRangeN(ctx, s.k.log, "("+strconv.FormatUint(u.Version.N, 10)+"-0", "+", 512).Result()
 		if err != nil {
@@ -307,7 +306,7 @@ func (s *Store) Changes(ctx context.Context, since feedback.Version, writer stri
 }
 
 // full reads the whole state in one transaction.
-func (s *Store) full(ctx context.Context, writer string) (*feedback.Update, error) {
+func (s *Store) full(ctx context.Context, writer string) (*learned.Update, error) {
 	k := s.k
 	var (
 		v, epoch, acked *redis.StringCmd
@@ -326,7 +325,7 @@ func (s *Store) full(ctx context.Context, writer string) (*feedback.Update, erro
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, wrap("reading the state", err)
 	}
-	u := &feedback.Update{Full: feedback.NewState()}
+	u := &learned.Update{Full: learned.NewState()}
 	u.Version.Epoch = epoch.Val()
 	if u.Version.N, err = parseUint(v.Val()); err != nil {
 		return nil, fmt.Errorf("redisstore: version %q: %w", v.Val(), err)
@@ -339,7 +338,7 @@ func (s *Store) full(ctx context.Context, writer string) (*feedback.Update, erro
 		if err != nil {
 			return nil, fmt.Errorf("redisstore: trust of %q is %q: %w", id, val, err)
 		}
-		u.Full.Trust[id] = feedback.TrustFromUnits(units)
+		u.Full.Trust[id] = learned.TrustFromUnits(units)
 	}
 	for i, cmd := range heat {
 		for id, val := range cmd.Val() {
@@ -358,7 +357,7 @@ func (s *Store) full(ctx context.Context, writer string) (*feedback.Update, erro
 			return nil, fmt.Errorf("redisstore: session %q: %w", key, err)
 		}
 		if u.Full.Sessions == nil {
-			u.Full.Sessions = make(map[string]*feedback.SessionState)
+			u.Full.Sessions = make(map[string]*learned.SessionState)
 		}
 		u.Full.Sessions[key] = ss
 	}
@@ -373,7 +372,7 @@ func parseUint(s string) (uint64, error) {
 }
 
 // parseSession reads a session's stored value: "VERSION UPDATED DATA".
-func parseSession(val string) (*feedback.SessionState, error) {
+func parseSession(val string) (*learned.SessionState, error) {
 	ver, rest, ok1 := strings.Cut(val, " ")
 	updated, data, ok2 := strings.Cut(rest, " ")
 	if !ok1 || !ok2 {
@@ -387,7 +386,7 @@ func parseSession(val string) (*feedback.SessionState, error) {
 	if err != nil {
 		return nil, err
 	}
-	ss := &feedback.SessionState{Version: n, Updated: t}
+	ss := &learned.SessionState{Version: n, Updated: t}
 	if data != "" {
 		ss.Data = json.RawMessage(data)
 	}
@@ -396,8 +395,8 @@ func parseSession(val string) (*feedback.SessionState, error) {
 
 // parseChange reads one log entry: its version (the entry's id), writer,
 // sequence number and records (see the apply script).
-func parseChange(m redis.XMessage) (feedback.Change, error) {
-	var c feedback.Change
+func parseChange(m redis.XMessage) (learned.Change, error) {
+	var c learned.Change
 	ms, _, _ := strings.Cut(m.ID, "-")
 	var err error
 	if c.Version, err = strconv.ParseUint(ms, 10, 64); err != nil {
@@ -429,10 +428,10 @@ func parseChange(m redis.XMessage) (feedback.Change, error) {
 			if c.Trust == nil {
 				c.Trust = make(map[string]float64)
 			}
-			c.Trust[key] = feedback.TrustFromUnits(units)
+			c.Trust[key] = learned.TrustFromUnits(units)
 		case 's', 'd':
 			if c.Sessions == nil {
-				c.Sessions = make(map[string]*feedback.SessionState)
+				c.Sessions = make(map[string]*learned.SessionState)
 			}
 			if kind == 'd' {
 				c.Sessions[key] = nil

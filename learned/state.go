@@ -1,4 +1,4 @@
-package feedback
+package learned
 
 import (
 	"bytes"
@@ -19,11 +19,11 @@ const StateVersion = 2
 
 // ErrStateVersion means a state file has a version this release does not
 // know; it is never silently reset.
-var ErrStateVersion = errors.New("feedback: unsupported state version")
+var ErrStateVersion = errors.New("learned: unsupported state version")
 
 // ErrInvalidState means a state file is not valid JSON of the state's
 // shape; like ErrStateVersion, it is never silently reset.
-var ErrInvalidState = errors.New("feedback: not a state file")
+var ErrInvalidState = errors.New("learned: not a state file")
 
 // State is what an Engine has learned: trust per block and heat per block,
 // keyed by request_id.

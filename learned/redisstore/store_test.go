@@ -14,10 +14,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/contextasm/contextasm/feedback"
-	"github.com/contextasm/contextasm/feedback/redisstore"
 	"github.com/contextasm/contextasm/internal/redistest"
 	"github.com/contextasm/contextasm/internal/storetest"
+	"github.com/contextasm/contextasm/learned"
+	"github.com/contextasm/contextasm/learned/redisstore"
 )
 
 var prefixes atomic.Int64
@@ -52,8 +52,8 @@ func TestChangesFallBackToTheWholeState(t *testing.T) {
 	}
 	defer s.Close()
 	ctx := context.Background()
-	batch := func(seq uint64) *feedback.Batch {
-		return &feedback.Batch{Writer: "w", Seq: seq, Trust: []feedback.TrustDelta{{ID: "a", Base: 0.1, Add: 0.001, Ceiling: 0.99}}}
+	batch := func(seq uint64) *learned.Batch {
+		return &learned.Batch{Writer: "w", Seq: seq, Trust: []learned.TrustDelta{{ID: "a", Base: 0.1, Add: 0.001, Ceiling: 0.99}}}
 	}
 	v1, err := s.Apply(ctx, batch(1))
 	if err != nil {
@@ -81,7 +81,7 @@ func TestChangesFallBackToTheWholeState(t *testing.T) {
 		t.Fatal(err)
 	}
 	for seq := uint64(1); seq <= 5; seq++ {
-		if _, err := s.Apply(ctx, &feedback.Batch{Writer: "w2", Seq: seq, Heat: []feedback.HeatDelta{{ID: "b", Heat: feedback.Heat{Refs: 1}}}}); err != nil {
+		if _, err := s.Apply(ctx, &learned.Batch{Writer: "w2", Seq: seq, Heat: []learned.HeatDelta{{ID: "b", Heat: learned.Heat{Refs: 1}}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -91,13 +91,13 @@ func TestChangesFallBackToTheWholeState(t *testing.T) {
 	}
 }
 
-// A server out of reach is feedback.ErrUnavailable, within the context's
+// A server out of reach is learned.ErrUnavailable, within the context's
 // deadline; a wrong password is not (it is a mistake to report, not to
 // wait out).
 func TestUnavailableAndMisconfigured(t *testing.T) {
 	srv := redistest.Start(t, redistest.Options{Args: []string{"--requirepass", "s3cret"}})
 	ctx := context.Background()
-	b := &feedback.Batch{Writer: "w", Seq: 1, Heat: []feedback.HeatDelta{{ID: "a", Heat: feedback.Heat{Refs: 1}}}}
+	b := &learned.Batch{Writer: "w", Seq: 1, Heat: []learned.HeatDelta{{ID: "a", Heat: learned.Heat{Refs: 1}}}}
 
 	good, _ := redisstore.Open("redis://:s3cret@" + srv.Addr + "/0")
 	defer good.Close()
@@ -107,7 +107,7 @@ func TestUnavailableAndMisconfigured(t *testing.T) {
 	bad, _ := redisstore.Open("redis://:wrong@" + srv.Addr + "/0")
 	defer bad.Close()
 	_, err := bad.Apply(ctx, b)
-	if err == nil || errors.Is(err, feedback.ErrUnavailable) || strings.Contains(err.Error(), "wrong@") {
+	if err == nil || errors.Is(err, learned.ErrUnavailable) || strings.Contains(err.Error(), "wrong@") {
 		t.Errorf("wrong password: %v; want an error that is not ErrUnavailable", err)
 	}
 	srv.Kill()
@@ -116,7 +116,7 @@ func TestUnavailableAndMisconfigured(t *testing.T) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	start := time.Now()
-	if _, err := down.Changes(ctx, feedback.Version{}, "w"); !errors.Is(err, feedback.ErrUnavailable) {
+	if _, err := down.Changes(ctx, learned.Version{}, "w"); !errors.Is(err, learned.ErrUnavailable) {
 		t.Errorf("server down: %v; want ErrUnavailable", err)
 	}
 	if time.Since(start) > 30*time.Second {
@@ -138,12 +138,12 @@ func TestACLUser(t *testing.T) {
 	}
 	defer s.Close()
 	storetest.Full(t, s)
-	if _, err := s.Apply(context.Background(), &feedback.Batch{Writer: "w", Seq: 1, Heat: []feedback.HeatDelta{{ID: "a", Heat: feedback.Heat{Refs: 1}}}}); err != nil {
+	if _, err := s.Apply(context.Background(), &learned.Batch{Writer: "w", Seq: 1, Heat: []learned.HeatDelta{{ID: "a", Heat: learned.Heat{Refs: 1}}}}); err != nil {
 		t.Fatalf("ACL user on its own keys: %v", err)
 	}
 	other, _ := redisstore.Open("redis://agent:pw@" + srv.Addr + "/0?prefix=other")
 	defer other.Close()
-	if _, err := other.Apply(context.Background(), &feedback.Batch{Writer: "w", Seq: 1, Heat: []feedback.HeatDelta{{ID: "a", Heat: feedback.Heat{Refs: 1}}}}); err == nil {
+	if _, err := other.Apply(context.Background(), &learned.Batch{Writer: "w", Seq: 1, Heat: []learned.HeatDelta{{ID: "a", Heat: learned.Heat{Refs: 1}}}}); err == nil {
 		t.Error("the ACL user wrote keys outside its pattern")
 	}
 }
@@ -154,7 +154,7 @@ func TestACLUser(t *testing.T) {
 // trusts nothing of it fails, and not as an outage.
 func TestTLS(t *testing.T) {
 	srv := redistest.Start(t, redistest.Options{TLS: true})
-	b := &feedback.Batch{Writer: "w", Seq: 1, Heat: []feedback.HeatDelta{{ID: "a", Heat: feedback.Heat{Refs: 1}}}}
+	b := &learned.Batch{Writer: "w", Seq: 1, Heat: []learned.HeatDelta{{ID: "a", Heat: learned.Heat{Refs: 1}}}}
 	client := redis.NewClient(&redis.Options{Addr: srv.TLSAddr, TLSConfig: &tls.Config{RootCAs: srv.CAs, MinVersion: tls.VersionTLS12}, ContextTimeoutEnabled: true})
 	defer client.Close()
 	s, err := redisstore.New(client, redisstore.Config{Prefix: "tls"})
@@ -176,7 +176,7 @@ func TestTLS(t *testing.T) {
 	defer plain.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	if _, err := plain.Changes(ctx, feedback.Version{}, ""); err == nil {
+	if _, err := plain.Changes(ctx, learned.Version{}, ""); err == nil {
 		t.Error("a plain connection to the TLS port worked")
 	}
 	untrusting, _ := redisstore.Open("rediss://" + srv.TLSAddr + "/0?prefix=tls")
@@ -185,7 +185,7 @@ func TestTLS(t *testing.T) {
 	// because the plain attempt used up the time.
 	ctx, cancel = context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if _, err := untrusting.Changes(ctx, feedback.Version{}, ""); err == nil || errors.Is(err, feedback.ErrUnavailable) {
+	if _, err := untrusting.Changes(ctx, learned.Version{}, ""); err == nil || errors.Is(err, learned.ErrUnavailable) {
 		t.Errorf("a server certificate of an unknown CA: %v; want an error that is not an outage", err)
 	}
 }

@@ -1,4 +1,4 @@
-package feedback
+package learned
 
 import (
 	"fmt"
@@ -32,7 +32,7 @@ type Usage struct {
 // tokens for the call. l must not be nil.
 func (l UsageLog) Observe(family string, counted, reported int) error {
 	if counted <= 0 || reported <= 0 {
-		return fmt.Errorf("feedback: usage of %s: want positive counts (o200k_base %d, reported %d)", family, counted, reported)
+		return fmt.Errorf("learned: usage of %s: want positive counts (o200k_base %d, reported %d)", family, counted, reported)
 	}
 	ratios := append(slices.Clone(l[family].Ratios), float64(reported)/float64(counted))
 	if len(ratios) > UsageWindow {

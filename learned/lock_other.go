@@ -1,6 +1,6 @@
 //go:build !unix && !windows
 
-package feedback
+package learned
 
 import (
 	"io/fs"
