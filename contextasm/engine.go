@@ -20,11 +20,11 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/contextasm/contextasm/chat"
+	"github.com/contextasm/contextasm/contextasm/internal/replica"
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/feedback"
 	"github.com/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/internal/bpe"
-	"github.com/contextasm/contextasm/internal/replica"
 	"github.com/contextasm/contextasm/learned"
 	"github.com/contextasm/contextasm/template"
 	"github.com/contextasm/contextasm/truncate"
@@ -86,7 +86,7 @@ type Config struct {
 	// in others' (see StateOptions; Close stops it). Nil keeps learned
 	// state in memory only. learned.FileStore is the embedded default:
 	// one JSON file, locked and replaced atomically.
-	State StateStore
+	State learned.Store
 	// StateOptions tunes the sharing of learned state through State.
 	StateOptions StateOptions
 	// Policy moves trust on feedback; each zero field takes its value from
@@ -130,10 +130,8 @@ type Engine struct {
 	// tests hold incremental assembly to.
 	fullOnly bool
 	indexed  atomic.Int64 // assemblies served from an index, for the tests
-	// cells holds every block's render counters (heat) by request_id, also
-	// for blocks forgotten since; guarded by mu.
-	cells map[string]*heatCell
-	last  outputMemo
+	heat     heatCells    // every block's render counters, not yet in rep
+	last     outputMemo
 
 	counts     *lru.Cache[countKey, int]
 	plans      *lru.Cache[countKey, bpe.CutPlan]
@@ -147,12 +145,9 @@ type Engine struct {
 	sources sourceEvents
 	inputs  inputSet
 
-	learnMu sync.Mutex       // guards learned and rep
 	usageMu sync.Mutex       // guards usage
 	usage   learned.UsageLog // reported usage of approximate encodings
-	learned *learned.State   // trust, heat and sessions: rep's view
 	rep     *replica.Replica // the learned state, and the deltas not yet stored
-	sync    *stateSync       // nil without Config.State
 	// declTrust keeps the declared trust of blocks whose trust the learned
 	// state overrides; guarded by mu.
 	declTrust map[string]float64
@@ -213,7 +208,6 @@ func New(cfg Config) (*Engine, error) {
 		limits:     declare.Config{MaxContentBytes: cfg.MaxContentBytes},
 		counts:     counts,
 		tokenizers: make(map[string]Counter, 2),
-		cells:      make(map[string]*heatCell),
 		declTrust:  make(map[string]float64),
 		decoded:    make(map[string]decoded),
 		lastUse:    make(map[string]time.Time),
@@ -233,10 +227,8 @@ func New(cfg Config) (*Engine, error) {
 			return nil, err
 		}
 	}
-	if cfg.State == nil {
-		e.rep = replica.New("local", false)
-		e.learned = e.rep.View()
-	} else if err := e.startState(opts); err != nil {
+	e.rep = e.newReplica(opts)
+	if err := e.rep.Start(); err != nil {
 		return nil, err
 	}
 	return e, nil
@@ -266,7 +258,7 @@ func (e *Engine) tokenizer(encoding string) (Counter, error) {
 // *declare.ValidationError listing every problem, each naming the
 // declaration's request_id and field.
 //
-// With a Config.State that shares global blocks (GlobalAnnouncer), the
+// With a Config.State that shares global blocks (learned.GlobalAnnouncer), the
 // global-scoped declarations are announced to the other Engines; it fails
 // with ErrStateQueueFull, applying nothing, when the queue is full.
 func (e *Engine) Declare(decls ...declare.Declaration) error { return e.declare(decls, true) }
@@ -308,22 +300,21 @@ func (e *Engine) declare(decls []declare.Declaration, announce bool) error {
 		return err
 	}
 	var global []declare.Declaration
-	if announce && e.sync != nil && e.sync.ann != nil {
-		if global = globals(decls); len(global) > 0 {
-			e.learnMu.Lock()
-			ok := e.sync.room(len(global))
-			e.learnMu.Unlock()
-			if !ok {
-				return fmt.Errorf("%w: %d global blocks not announced", ErrStateQueueFull, len(global))
-			}
+	if announce && e.rep.Announces() {
+		if global = globals(decls); len(global) > 0 && !e.rep.Room(len(global)) {
+			return fmt.Errorf("%w: %d global blocks not announced", ErrStateQueueFull, len(global))
 		}
 	}
+	ids := make([]string, len(decls))
+	for i := range decls {
+		ids[i] = decls[i].RequestID
+	}
+	trust := e.rep.TrustOf(ids)
 	incoming := make([]*assemble.Block, len(decls))
-	e.learnMu.Lock()
 	for i := range decls {
 		incoming[i] = toBlock(&decls[i])
 		// Learned trust outlives re-declaration: it is what feedback taught.
-		if t, ok := e.learned.Trust[decls[i].RequestID]; ok {
+		if t, ok := trust[decls[i].RequestID]; ok {
 			e.declTrust[decls[i].RequestID] = incoming[i].Trust
 			incoming[i].Trust = t
 		} else {
@@ -334,7 +325,6 @@ func (e *Engine) declare(decls []declare.Declaration, announce bool) error {
 		// their old number below; the gaps they leave are harmless.
 		incoming[i].Seq = e.seq + int64(i) + 1
 	}
-	e.learnMu.Unlock()
 	e.seq += int64(len(decls))
 	slices.SortFunc(incoming, func(a, b *assemble.Block) int { return cmp.Compare(a.ID, b.ID) })
 	// A new set of chunks: readers keep the one they hold. A replaced
@@ -353,11 +343,7 @@ func (e *Engine) declare(decls []declare.Declaration, announce bool) error {
 	}
 	set, changes := set.put(incoming)
 	e.publish(set, changes)
-	if len(global) > 0 {
-		e.learnMu.Lock()
-		e.sync.queueAnnouncement(global, nil)
-		e.learnMu.Unlock()
-	}
+	e.rep.Announce(global, nil)
 	return nil
 }
 
@@ -391,10 +377,8 @@ func (e *Engine) forget(ids []string, announce, onlyGlobal bool) int {
 	if len(changes) > 0 {
 		e.publish(set, changes)
 	}
-	if announce && e.sync != nil && len(global) > 0 {
-		e.learnMu.Lock()
-		e.sync.queueAnnouncement(nil, global)
-		e.learnMu.Unlock()
+	if announce {
+		e.rep.Announce(nil, global)
 	}
 	return len(changes)
 }
@@ -612,7 +596,7 @@ func (e *Engine) Assemble(ctx context.Context, req Request) (*Result, error) {
 	if !counted && (memo.heat == nil || !memo.heat.again()) {
 		recordHeat(memo.explained().Sections, snap.blocks())
 	}
-	e.markHeat()
+	e.rep.MarkHeat()
 	res := newResult(tpl, req, memo, e.stateEvents(e.sources.current()))
 	res.told.inputs = e.inputs.current()
 	res.StateVersion = snap.state

@@ -17,30 +17,6 @@ import (
 	"github.com/contextasm/contextasm/template"
 )
 
-// heatCell counts one block's renders (the cell every version of the
-// block points at). Assemblies add to it without a lock; State reads it
-// into the learned state.
-type heatCell = assemble.Heat
-
-// recordHeat counts, per block, the renders that kept, cut or dropped it:
-// sections are an assembly of blocks.
-func recordHeat(sections []SectionResult, blocks []*assemble.Block) {
-	for si := range sections {
-		for i := range sections[si].Blocks {
-			b := &sections[si].Blocks[i]
-			c := blocks[b.Index].Heat
-			switch b.Status {
-			case outcome.StatusKept:
-				c.Included.Add(1)
-			case outcome.StatusCut:
-				c.Cut.Add(1)
-			default:
-				c.Dropped.Add(1)
-			}
-		}
-	}
-}
-
 // outputKey identifies an assembly's inputs: the same key means the same
 // output, so the last output is reused (a warm re-assembly).
 type outputKey struct {
@@ -170,44 +146,34 @@ func (e *Engine) feedbackCited(ctx context.Context, res *Result, response string
 	}
 	blocks := e.blocks()
 	sections := res.Sections()
-	// The learned trust of the result's blocks, copied under the lock:
-	// reading the response (patterns, references) runs outside it, so that
-	// it holds up neither assemblies nor the state's goroutine.
-	learned := learned.NewState()
-	e.learnMu.Lock()
+	// The learned trust of the result's blocks, copied: reading the
+	// response (patterns, references) holds up neither assemblies nor the
+	// state's goroutine.
+	var ids []string
 	for si := range sections {
 		for _, b := range sections[si].Blocks {
-			if t, ok := e.learned.Trust[b.RequestID]; ok {
-				learned.Trust[b.RequestID] = t
-			}
+			ids = append(ids, b.RequestID)
 		}
 	}
-	e.learnMu.Unlock()
-	fb, batch, err := learn(learned, sections, response, cited, e.cfg.Policy, e.cfg.FeedbackLimits, func(id string) (*assemble.Block, bool) {
+	fb, batch, err := learn(e.rep.TrustOf(ids), sections, response, cited, e.cfg.Policy, e.cfg.FeedbackLimits, func(id string) (*assemble.Block, bool) {
 		i, ok := slices.BinarySearchFunc(blocks, id, func(b *assemble.Block, id string) int { return strings.Compare(b.ID, id) })
 		if !ok {
 			return nil, false
 		}
 		return blocks[i], true
 	})
-	var ids []string
-	e.learnMu.Lock()
+	var moved []string
 	if err == nil {
-		if s := e.sync; s != nil && !s.room(batch.Len()) {
+		var ok bool
+		if moved, ok = e.rep.Add(*batch); !ok {
 			err = fmt.Errorf("%w: %d deltas of this response not learned", ErrStateQueueFull, batch.Len())
-		} else {
-			ids = e.rep.Add(*batch)
 		}
 	}
-	e.learnMu.Unlock()
 	if fb == nil {
 		return nil, err
 	}
-	if len(ids) > 0 {
-		e.refreshTrust(ids)
-	}
-	if e.sync != nil {
-		e.sync.wake()
+	if len(moved) > 0 {
+		e.refreshTrust(moved)
 	}
 	if e.cfg.Audit != nil {
 		// The record after feedback: the assembly's, with the response's
@@ -227,26 +193,14 @@ func (e *Engine) feedbackCited(ctx context.Context, res *Result, response string
 // with the heat of assemblies not yet sent to the store.
 func (e *Engine) State() *learned.State {
 	e.settleHeat()
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.learnMu.Lock()
-	defer e.learnMu.Unlock()
-	st := e.learned.Clone()
-	for id, c := range e.cells {
-		h, seen := st.Heat[id]
-		h.Add(learned.Heat{Included: c.Included.Load(), Dropped: c.Dropped.Load(), Cut: c.Cut.Load()})
-		if seen || h != (learned.Heat{}) {
-			st.Heat[id] = h
-		}
-	}
-	return st
+	return e.rep.Copy(e.heat.addTo)
 }
 
 // SaveState is Flush with StateOptions.Timeout: it sends the heat counted
 // so far and waits for the store to acknowledge everything queued (a
 // no-op without Config.State).
 func (e *Engine) SaveState() error {
-	if e.sync == nil {
+	if e.cfg.State == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.StateOptions.Timeout)
@@ -271,7 +225,7 @@ func FeedbackDump(st *learned.State, d *Dump, response string, p feedback.Policy
 // FeedbackDeltas is FeedbackDump without applying: it returns the batch of
 // deltas (Writer and Seq unset) a store is to apply, and leaves st alone.
 func FeedbackDeltas(st *learned.State, d *Dump, response string, p feedback.Policy) (*feedback.Result, *learned.Batch, error) {
-	fb, b, err := learn(st, d.Sections, response, nil, p, feedback.Limits{}, nil)
+	fb, b, err := learn(st.Trust, d.Sections, response, nil, p, feedback.Limits{}, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -279,12 +233,12 @@ func FeedbackDeltas(st *learned.State, d *Dump, response string, p feedback.Poli
 }
 
 // learn evaluates response and the citations cited against the blocks
-// sections put in the text, with the trust st holds, and returns the deltas to apply: for each block
+// sections put in the text, with the learned trust (when the block is not found), and returns the deltas to apply: for each block
 // cited, its policy gain and a citation in its heat, checking violation
 // patterns within limits. lookup, when set,
 // finds a block's current trust and compiled patterns; otherwise they come
 // from the sections.
-func learn(st *learned.State, sections []SectionResult, response string, cited []feedback.Tag, p feedback.Policy,
+func learn(learnedTrust map[string]float64, sections []SectionResult, response string, cited []feedback.Tag, p feedback.Policy,
 	limits feedback.Limits, lookup func(id string) (*assemble.Block, bool)) (*feedback.Result, *learned.Batch, error) {
 	var in []feedback.Block
 	for si := range sections {
@@ -293,7 +247,7 @@ func learn(st *learned.State, sections []SectionResult, response string, cited [
 				continue
 			}
 			fbb := feedback.Block{RequestID: b.RequestID, Trust: b.Trust}
-			if t, ok := st.Trust[b.RequestID]; ok {
+			if t, ok := learnedTrust[b.RequestID]; ok {
 				fbb.Trust = t
 			}
 			if cur, ok := lookupBlock(lookup, b.RequestID); ok {

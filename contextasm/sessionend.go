@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/contextasm/contextasm/declare"
@@ -143,14 +142,7 @@ func (e *Engine) lastUseOf(session string) time.Time {
 	if t, ok := e.lastUse[session]; ok {
 		return t
 	}
-	var last time.Time
-	e.learnMu.Lock()
-	for k, ss := range e.learned.Sessions {
-		if s, ok := sessionOfKey(k); ok && s == session && ss.Updated.After(last) {
-			last = ss.Updated
-		}
-	}
-	e.learnMu.Unlock()
+	_, last := e.rep.SessionKeys(session)
 	e.lastUse[session] = last
 	return last
 }
@@ -210,14 +202,7 @@ func (e *Engine) releaseBlocks(release func(*assemble.Block) bool) []*assemble.B
 // releaseDecisions deletes the decisions of every conversation of session
 // (one per user and template) and returns how many there were.
 func (e *Engine) releaseDecisions(session string) (int, error) {
-	var keys []string
-	e.learnMu.Lock()
-	for k := range e.learned.Sessions {
-		if s, ok := sessionOfKey(k); ok && s == session {
-			keys = append(keys, k)
-		}
-	}
-	e.learnMu.Unlock()
+	keys, _ := e.rep.SessionKeys(session)
 	slices.Sort(keys)
 	e.decMu.Lock()
 	for _, k := range keys {
@@ -236,20 +221,4 @@ func (e *Engine) releaseDecisions(session string) (int, error) {
 		}
 	}
 	return len(keys), nil
-}
-
-// sessionOfKey returns the session of a learned.SessionKey: its first
-// length-prefixed part.
-func sessionOfKey(key string) (string, bool) {
-	for i := 0; i < len(key) && i < 20; i++ {
-		if key[i] != ':' {
-			continue
-		}
-		n, err := strconv.Atoi(key[:i])
-		if err != nil || n < 0 || i+1+n > len(key) {
-			return "", false
-		}
-		return key[i+1 : i+1+n], true
-	}
-	return "", false
 }

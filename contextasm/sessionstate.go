@@ -15,11 +15,7 @@ import (
 
 // session returns the state of session key, nil if there is none. The
 // value is shared: read it, never change it.
-func (e *Engine) session(key string) *learned.SessionState {
-	e.learnMu.Lock()
-	defer e.learnMu.Unlock()
-	return e.learned.Sessions[key]
-}
+func (e *Engine) session(key string) *learned.SessionState { return e.rep.Session(key) }
 
 // putSession replaces the state of session key, read at version base (0:
 // there was none), with data as of now: at once in the Engine's state, and
@@ -41,14 +37,8 @@ func (e *Engine) addSessionDelta(d learned.SessionDelta) error {
 	if err := check.Validate(); err != nil {
 		return fmt.Errorf("%w: session state: %v", ErrInvalid, err)
 	}
-	e.learnMu.Lock()
-	defer e.learnMu.Unlock()
-	if s := e.sync; s != nil {
-		if !s.room(1) {
-			return fmt.Errorf("%w: the session's state was not kept", ErrStateQueueFull)
-		}
-		defer s.wake()
+	if _, ok := e.rep.Add(b); !ok {
+		return fmt.Errorf("%w: the session's state was not kept", ErrStateQueueFull)
 	}
-	e.rep.Add(b)
 	return nil
 }

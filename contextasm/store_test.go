@@ -6,9 +6,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -243,5 +245,57 @@ func TestCloseLeavesNoGoroutine(t *testing.T) {
 func TestStateOptionsValidated(t *testing.T) {
 	if _, err := contextasm.New(contextasm.Config{StateOptions: contextasm.StateOptions{Poll: -1}}); err == nil {
 		t.Error("a negative StateOptions.Poll was accepted")
+	}
+}
+
+// heldChanges is a file store that, once it applied a batch of render
+// heat, holds every later Changes until release is closed: a store that
+// acknowledged a batch the Engine has not yet read back.
+type heldChanges struct {
+	*learned.FileStore
+	armed   atomic.Bool
+	release chan struct{}
+}
+
+func (s *heldChanges) Apply(ctx context.Context, b *learned.Batch) (learned.Version, error) {
+	v, err := s.FileStore.Apply(ctx, b)
+	if err == nil && slices.ContainsFunc(b.Heat, func(d learned.HeatDelta) bool { return d.Heat.Included > 0 }) {
+		s.armed.Store(true)
+	}
+	return v, err
+}
+
+func (s *heldChanges) Changes(ctx context.Context, since learned.Version, writer string) (*learned.Update, error) {
+	if s.armed.Load() {
+		select {
+		case <-s.release:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w: %w", learned.ErrUnavailable, ctx.Err())
+		}
+	}
+	return s.FileStore.Changes(ctx, since, writer)
+}
+
+// After a successful Flush nothing is queued: StateStatus counts the
+// deltas the store has not acknowledged, not those it acknowledged and
+// the Engine has not yet seen in its changes.
+func TestFlushLeavesNothingQueued(t *testing.T) {
+	store := &heldChanges{FileStore: learned.NewFileStore(filepath.Join(t.TempDir(), "state.json")), release: make(chan struct{})}
+	// Render heat is sent by Flush only: the store holds its changes from then on.
+	opts := contextasm.StateOptions{Poll: 5 * time.Millisecond, Timeout: time.Minute, HeatEvery: time.Hour}
+	eng := newEngine(t, contextasm.Config{State: store, StateOptions: opts}, learnDecls()[1:]...)
+	defer close(store.release)
+	res := assemble(t, eng, contextasm.Request{Template: parseTemplate(t, learnTemplate), Now: demoNow})
+	if _, err := eng.Feedback(t.Context(), res, `<memory_ref id="fact-b"/>`); err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if !store.armed.Load() {
+		t.Fatal("fixture: Flush stored no render heat")
+	}
+	if st := eng.StateStatus(); st.Queued != 0 || st.Err != nil {
+		t.Errorf("right after a successful Flush: %+v; want nothing queued, no error", st)
 	}
 }

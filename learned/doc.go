@@ -2,8 +2,9 @@
 // trust and heat per block and each conversation's previous decisions
 // ([State]), the deltas that change them ([Batch] of [TrustDelta],
 // [HeatDelta] and [SessionDelta]), the protocol by which writers share
-// one state through a store, the interface such a store implements
-// ([Store], and [Watcher] for one that notifies), and the embedded store,
+// one state through a store, the interfaces such a store implements
+// ([Store]; [Watcher] for one that notifies, [GlobalAnnouncer] for one
+// that shares global blocks too), and the embedded store,
 // [FileStore]: one file, locked across processes and replaced atomically,
 // so that a crash never leaves a torn or lost state file. Package
 // learned/redisstore shares the state through Redis. It also holds the

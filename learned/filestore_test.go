@@ -9,7 +9,7 @@ import (
 )
 
 func TestFileStoreConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) storetest.Store {
+	storetest.Run(t, func(t *testing.T) learned.Store {
 		return learned.NewFileStore(filepath.Join(t.TempDir(), "state.json"))
 	})
 }

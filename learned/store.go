@@ -1,6 +1,10 @@
 package learned
 
-import "context"
+import (
+	"context"
+
+	"github.com/contextasm/contextasm/declare"
+)
 
 // Store holds a learned state that many Engines may share
 // (contextasm.Config.State). It applies batches of commutative deltas,
@@ -33,4 +37,20 @@ type Watcher interface {
 	// writer may have changed the state, until ctx is done. Missed calls
 	// are harmless: the Engine polls as well.
 	WatchState(ctx context.Context, changed func()) error
+}
+
+// GlobalAnnouncer is implemented by stores that share global-scoped blocks
+// between Engines: when one Engine declares, replaces or forgets a global
+// block, the others apply the change to their own blocks. Blocks are not
+// learned state; the interface stands beside Store and Watcher because the
+// stores that share state are the ones that can share blocks too.
+type GlobalAnnouncer interface {
+	// AnnounceGlobal publishes declared (all of scope global) and forgotten
+	// global blocks to every Engine watching, this one included.
+	AnnounceGlobal(ctx context.Context, declared []declare.Declaration, forgotten []string) error
+	// WatchGlobal calls apply with the announced global blocks, first with
+	// all of them (and forgotten ones the watcher had but the store no
+	// longer has), then with each announcement in the order the store
+	// took them, until ctx is done. apply is called from one goroutine.
+	WatchGlobal(ctx context.Context, apply func(declared []declare.Declaration, forgotten []string)) error
 }

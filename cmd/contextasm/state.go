@@ -11,7 +11,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/learned"
 	"github.com/contextasm/contextasm/learned/redisstore"
 )
@@ -21,7 +20,7 @@ const stateTimeout = 2 * time.Second
 
 // stateStore is a store named by --state.
 type stateStore interface {
-	contextasm.StateStore
+	learned.Store
 	Close() error
 }
 

@@ -13,17 +13,11 @@ import (
 	"github.com/contextasm/contextasm/learned"
 )
 
-// Store is what the suite tests: contextasm.StateStore's methods.
-type Store interface {
-	Apply(ctx context.Context, b *learned.Batch) (learned.Version, error)
-	Changes(ctx context.Context, since learned.Version, writer string) (*learned.Update, error)
-}
-
 // Run runs the suite; open returns a new, empty store for each test.
-func Run(t *testing.T, open func(t *testing.T) Store) {
+func Run(t *testing.T, open func(t *testing.T) learned.Store) {
 	tests := []struct {
 		name string
-		fn   func(*testing.T, Store)
+		fn   func(*testing.T, learned.Store)
 	}{
 		{"Empty", testEmpty},
 		{"TrustAddsAndClamps", testTrust},
@@ -43,7 +37,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 
 // Full returns the store's whole state and version, as a reader that has
 // nothing yet gets it.
-func Full(t testing.TB, s Store) (*learned.State, learned.Version) {
+func Full(t testing.TB, s learned.Store) (*learned.State, learned.Version) {
 	t.Helper()
 	u, err := s.Changes(context.Background(), learned.Version{}, "reader")
 	if err != nil {
@@ -61,7 +55,7 @@ func Full(t testing.TB, s Store) (*learned.State, learned.Version) {
 	return u.Full, u.Version
 }
 
-func apply(t testing.TB, s Store, b *learned.Batch) learned.Version {
+func apply(t testing.TB, s learned.Store, b *learned.Batch) learned.Version {
 	t.Helper()
 	v, err := s.Apply(context.Background(), b)
 	if err != nil {
@@ -97,7 +91,7 @@ func SameState(t testing.TB, what string, got, want *learned.State, heat bool) b
 	return same
 }
 
-func testEmpty(t *testing.T, s Store) {
+func testEmpty(t *testing.T, s learned.Store) {
 	st, v := Full(t, s)
 	if v.N != 0 || len(st.Trust)+len(st.Heat)+len(st.Sessions) != 0 {
 		t.Errorf("empty store: version %+v, state %+v", v, st)
@@ -108,7 +102,7 @@ func testEmpty(t *testing.T, s Store) {
 	}
 }
 
-func testTrust(t *testing.T, s Store) {
+func testTrust(t *testing.T, s learned.Store) {
 	b := &learned.Batch{Writer: "w1", Seq: 1, Trust: []learned.TrustDelta{
 		{ID: "a", Base: 0.5, Add: 0.05, Ceiling: 0.99},
 		{ID: "ceiling", Base: 0.98, Add: 0.05, Ceiling: 0.99},
@@ -137,7 +131,7 @@ func testTrust(t *testing.T, s Store) {
 	}
 }
 
-func testHeat(t *testing.T, s Store) {
+func testHeat(t *testing.T, s learned.Store) {
 	apply(t, s, &learned.Batch{Writer: "w", Seq: 1, Heat: []learned.HeatDelta{
 		{ID: "a", Heat: learned.Heat{Included: 2, Refs: 1, StartRefs: 1}},
 		{ID: "b", Heat: learned.Heat{Dropped: 3}},
@@ -155,7 +149,7 @@ func testHeat(t *testing.T, s Store) {
 	}
 }
 
-func testOnce(t *testing.T, s Store) {
+func testOnce(t *testing.T, s learned.Store) {
 	b := &learned.Batch{Writer: "w", Seq: 1, Trust: []learned.TrustDelta{{ID: "a", Base: 0.5, Add: 0.05, Ceiling: 0.99}},
 		Heat: []learned.HeatDelta{{ID: "a", Heat: learned.Heat{Refs: 1}}}}
 	v1 := apply(t, s, b)
@@ -185,7 +179,7 @@ func testOnce(t *testing.T, s Store) {
 	}
 }
 
-func testGap(t *testing.T, s Store) {
+func testGap(t *testing.T, s learned.Store) {
 	apply(t, s, &learned.Batch{Writer: "w", Seq: 1, Heat: []learned.HeatDelta{{ID: "a", Heat: learned.Heat{Refs: 1}}}})
 	_, err := s.Apply(context.Background(), &learned.Batch{Writer: "w", Seq: 3, Heat: []learned.HeatDelta{{ID: "a", Heat: learned.Heat{Refs: 1}}}})
 	var gap *learned.GapError
@@ -206,7 +200,7 @@ var (
 	t1 = t0.Add(3 * time.Minute)
 )
 
-func testSessions(t *testing.T, s Store) {
+func testSessions(t *testing.T, s learned.Store) {
 	data1 := json.RawMessage(`{"kept":["a","b"],"n":1}`)
 	data2 := json.RawMessage(`{"kept":["a"], "n":2}`)
 	apply(t, s, &learned.Batch{Writer: "w", Seq: 1, Sessions: []learned.SessionDelta{{Key: "k", Base: 0, Updated: t0, Data: data1}}})
@@ -240,7 +234,7 @@ func testSessions(t *testing.T, s Store) {
 
 // A reader that replays the changes since its version ends where a full
 // reader does, and each batch is listed with its writer and Seq.
-func testChanges(t *testing.T, s Store) {
+func testChanges(t *testing.T, s learned.Store) {
 	apply(t, s, &learned.Batch{Writer: "w1", Seq: 1, Trust: []learned.TrustDelta{{ID: "a", Base: 0.5, Add: 0.05, Ceiling: 0.99}}})
 	reader, v := Full(t, s)
 	batches := []*learned.Batch{
@@ -282,7 +276,7 @@ func testChanges(t *testing.T, s Store) {
 	}
 }
 
-func testInvalid(t *testing.T, s Store) {
+func testInvalid(t *testing.T, s learned.Store) {
 	v0 := apply(t, s, &learned.Batch{Writer: "w", Seq: 1, Heat: []learned.HeatDelta{{ID: "a", Heat: learned.Heat{Refs: 1}}}})
 	bad := []*learned.Batch{
 		{Writer: "w", Seq: 2, Heat: []learned.HeatDelta{{ID: "a", Heat: learned.Heat{Refs: 1}}}, Trust: []learned.TrustDelta{{ID: "a", Add: nan()}}},
@@ -307,7 +301,7 @@ func nan() float64 { var z float64; return z / z }
 
 // Writers apply batches at once; the store ends at exactly the state that
 // replaying every batch gives, and every batch moved the version by one.
-func testConcurrent(t *testing.T, s Store) {
+func testConcurrent(t *testing.T, s learned.Store) {
 	const writers, each = 6, 40
 	want := learned.NewState()
 	var mu sync.Mutex
@@ -346,7 +340,7 @@ func testConcurrent(t *testing.T, s Store) {
 	}
 }
 
-func testKeys(t *testing.T, s Store) {
+func testKeys(t *testing.T, s learned.Store) {
 	ids := []string{"mcp:srv:file:///x y.md", "é-ünïcödé-日本", "a\"quote\\back", "1:2:3", "tab\tid"}
 	key := learned.SessionKey("sess:1", "user 2", "sha256:0123456789abcdef")
 	b := &learned.Batch{Writer: "w:1 é", Seq: 1, Sessions: []learned.SessionDelta{{Key: key, Updated: t0, Data: json.RawMessage(`"x"`)}}}

@@ -1,8 +1,8 @@
 // Package redisstore keeps an Engine's learned state in Redis, so that
-// many agent hosts learn together: it implements contextasm.StateStore
-// (batches of deltas, each applied once, every key atomically, by a script
-// that runs on the server), contextasm.StateWatcher (a pub/sub message
-// wakes other hosts when the state changed) and contextasm.GlobalAnnouncer
+// many agent hosts learn together: it implements learned.Store (batches
+// of deltas, each applied once, every key atomically, by a script that
+// runs on the server), learned.Watcher (a pub/sub message wakes other
+// hosts when the state changed) and learned.GlobalAnnouncer
 // (a host that declares, replaces or forgets a global-scoped block tells
 // the others, who apply it before their next assembly).
 //

@@ -39,7 +39,7 @@ func open(t testing.TB, srv *redistest.Server, query ...string) *redisstore.Stor
 
 func TestConformance(t *testing.T) {
 	srv := redistest.Start(t, redistest.Options{})
-	storetest.Run(t, func(t *testing.T) storetest.Store { return open(t, srv) })
+	storetest.Run(t, func(t *testing.T) learned.Store { return open(t, srv) })
 }
 
 // A reader further behind than the log reads the whole state; one in

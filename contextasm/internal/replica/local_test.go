@@ -67,7 +67,7 @@ func (s *store) at(n uint64) *learned.State {
 func (s *store) heatOf(w string) int64 { return s.st.Heat["by-"+w].Refs }
 
 // countPending counts the writer's pending "by-" refs.
-func countPending(r *Replica) int {
+func countPending(r *local) int {
 	n := 0
 	for _, e := range r.pending {
 		for _, d := range e.b.Heat {
@@ -115,7 +115,7 @@ func randomBatch(rng *rand.Rand, view *learned.State, now time.Time) learned.Bat
 
 // replayed is base with the replica's pending batches applied in order:
 // what the view must be.
-func replayed(r *Replica) *learned.State {
+func replayed(r *local) *learned.State {
 	st := r.Base()
 	for _, e := range r.pending {
 		st.Apply(&e.b)
@@ -141,7 +141,7 @@ func TestReplicasConverge(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 7))
 			s := newStore()
 			now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
-			reps := []*Replica{New("w0", true), New("w1", true), New("w2", true)}
+			reps := []*local{newLocal("w0", true), newLocal("w1", true), newLocal("w2", true)}
 			wiped := false
 			added := map[string]int64{}
 			for step := range 200 {
@@ -223,7 +223,7 @@ func TestReplicasConverge(t *testing.T) {
 
 // Without a store, Add applies at once and nothing is pending.
 func TestLocalReplica(t *testing.T) {
-	r := New("w", false)
+	r := newLocal("w", false)
 	r.Add(learned.Batch{Trust: []learned.TrustDelta{{ID: "a", Base: 0.5, Add: 0.05, Ceiling: 0.99}}})
 	if r.View().Trust["a"] != 0.55 || r.Pending() != 0 || r.Next(10) != nil {
 		t.Errorf("local replica: %+v, %d pending", r.View(), r.Pending())
@@ -233,7 +233,7 @@ func TestLocalReplica(t *testing.T) {
 // A batch is resent as it was, under the same Seq, until acknowledged;
 // waiting batches are merged up to the limit.
 func TestNextResendsAndMerges(t *testing.T) {
-	r := New("w", true)
+	r := newLocal("w", true)
 	one := func(id string) learned.Batch {
 		return learned.Batch{Heat: []learned.HeatDelta{{ID: id, Heat: learned.Heat{Refs: 1}}}}
 	}
@@ -265,7 +265,7 @@ func TestNextResendsAndMerges(t *testing.T) {
 // After a gap, the batches the store lost are sent again from the number
 // after its last, the acknowledged ones first.
 func TestRenumberResendsLostBatches(t *testing.T) {
-	r := New("w", true)
+	r := newLocal("w", true)
 	r.Add(learned.Batch{Heat: []learned.HeatDelta{{ID: "a", Heat: learned.Heat{Refs: 1}}}})
 	a := r.Next(1)
 	r.Acked(a.Seq)

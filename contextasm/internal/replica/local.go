@@ -2,8 +2,15 @@ package replica
 
 import "github.com/contextasm/contextasm/learned"
 
-// Replica is a writer's local copy of a shared learned state.
-type Replica struct {
+// local is a writer's local copy of a shared learned state: the store's
+// state as of a version (the base), with this writer's batches the store
+// has not yet included played on top of it (the view). The view of a key
+// with no pending delta is the base's value; the view of a key with
+// pending deltas is its base value with those deltas replayed by
+// learned.State.Apply, so the view is always what the store will hold once
+// it has applied them, given the changes the replica has seen. A local is
+// not safe for concurrent use: its Replica locks around it.
+type local struct {
 	writer  string
 	shared  bool
 	view    *learned.State
@@ -38,10 +45,10 @@ type sessKey struct {
 	deltas []learned.SessionDelta
 }
 
-// New returns an empty replica for writer. A replica that is not shared
+// newLocal returns an empty copy for writer. A copy that is not shared
 // has no store: Add applies batches to the base at once.
-func New(writer string, shared bool) *Replica {
-	return &Replica{
+func newLocal(writer string, shared bool) *local {
+	return &local{
 		writer: writer, shared: shared, view: learned.NewState(),
 		trust: map[string]*trustKey{}, heat: map[string]learned.Heat{}, sess: map[string]*sessKey{},
 	}
@@ -49,23 +56,35 @@ func New(writer string, shared bool) *Replica {
 
 // View returns the view. It stays the same *State for the replica's life,
 // changed in place; callers must not change it.
-func (r *Replica) View() *learned.State { return r.view }
+func (r *local) View() *learned.State { return r.view }
 
 // Version returns the store's version the base is at.
-func (r *Replica) Version() learned.Version { return r.version }
+func (r *local) Version() learned.Version { return r.version }
 
 // Writer returns the writer's name.
-func (r *Replica) Writer() string { return r.writer }
+func (r *local) Writer() string { return r.writer }
 
 // Pending returns the number of deltas not yet in the base.
-func (r *Replica) Pending() int { return r.deltas }
+func (r *local) Pending() int { return r.deltas }
+
+// Unacked returns the number of deltas the store has not acknowledged:
+// Pending less those of batches acknowledged but not yet in the base.
+func (r *local) Unacked() int {
+	n := 0
+	for _, e := range r.pending {
+		if !e.acked {
+			n += e.b.Len()
+		}
+	}
+	return n
+}
 
 // Serial returns the serial of the last Add.
-func (r *Replica) Serial() uint64 { return r.serial }
+func (r *local) Serial() uint64 { return r.serial }
 
 // Stored reports whether every batch added up to serial was acknowledged
 // by the store (or is in the base).
-func (r *Replica) Stored(serial uint64) bool {
+func (r *local) Stored(serial uint64) bool {
 	for _, e := range r.pending {
 		if e.serial > serial {
 			break
@@ -79,7 +98,7 @@ func (r *Replica) Stored(serial uint64) bool {
 
 // Add plays b (Writer and Seq unset) onto the view and queues it for the
 // store. It returns the trust ids it moved.
-func (r *Replica) Add(b learned.Batch) []string {
+func (r *local) Add(b learned.Batch) []string {
 	if b.Len() == 0 {
 		return nil
 	}
@@ -120,7 +139,7 @@ func (r *Replica) Add(b learned.Batch) []string {
 // as it was sent before if it was; otherwise the oldest waiting batches,
 // merged up to max deltas, under the next Seq. Nil means nothing to send.
 // The batch must not be changed.
-func (r *Replica) Next(max int) *learned.Batch {
+func (r *local) Next(max int) *learned.Batch {
 	i := 0
 	for i < len(r.pending) && r.pending[i].acked {
 		i++
@@ -150,7 +169,7 @@ func (r *Replica) Next(max int) *learned.Batch {
 }
 
 // Acked records that the store acknowledged the batch seq.
-func (r *Replica) Acked(seq uint64) {
+func (r *local) Acked(seq uint64) {
 	for _, e := range r.pending {
 		if e.b.Seq == seq {
 			e.acked = true
@@ -160,7 +179,7 @@ func (r *Replica) Acked(seq uint64) {
 
 // Update brings the base to the store's update and returns the trust ids
 // whose view changed.
-func (r *Replica) Update(u *learned.Update) []string {
+func (r *local) Update(u *learned.Update) []string {
 	if u.Full != nil {
 		return r.reset(u)
 	}
@@ -195,7 +214,7 @@ func (r *Replica) Update(u *learned.Update) []string {
 // drop removes the pending batch seq, which the base now includes: its
 // deltas leave the pending lists of their keys (they are the oldest there,
 // as batches are applied in order), and its heat moves into the base.
-func (r *Replica) drop(seq uint64) {
+func (r *local) drop(seq uint64) {
 	i := 0
 	for i < len(r.pending) && r.pending[i].b.Seq != seq {
 		i++
@@ -235,7 +254,7 @@ func (r *Replica) drop(seq uint64) {
 
 // reset takes a whole state as the base: the batches it includes leave,
 // the rest are played on top again.
-func (r *Replica) reset(u *learned.Update) []string {
+func (r *local) reset(u *learned.Update) []string {
 	old := r.view.Trust
 	kept := r.pending[:0]
 	for _, e := range r.pending {
@@ -277,7 +296,7 @@ func (r *Replica) reset(u *learned.Update) []string {
 // again: the store lost them, or forgot the writer. A batch in flight
 // cannot cross such a loss (the store's connections went with its data),
 // so no old number is applied later under a new meaning.
-func (r *Replica) Renumber(last uint64) {
+func (r *local) Renumber(last uint64) {
 	r.nextSeq = max(r.nextSeq, last)
 	next := last
 	for _, e := range r.pending {
@@ -348,7 +367,7 @@ func ids(ds []learned.TrustDelta) []string {
 
 // Base returns a copy of the base: the view without the pending batches.
 // For tests.
-func (r *Replica) Base() *learned.State {
+func (r *local) Base() *learned.State {
 	st := r.view.Clone()
 	for id, k := range r.trust {
 		if k.has {
