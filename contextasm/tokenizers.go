@@ -10,7 +10,7 @@ import (
 	"github.com/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/internal/bpe"
 	"github.com/contextasm/contextasm/internal/tokfile"
-	"github.com/contextasm/contextasm/internal/tokload"
+	"github.com/contextasm/contextasm/contextasm/internal/tokload"
 	"github.com/contextasm/contextasm/learned"
 	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/template"

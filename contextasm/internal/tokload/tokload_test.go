@@ -17,12 +17,16 @@ import (
 	"github.com/contextasm/contextasm/internal/tokfile"
 )
 
+// hftokRef is internal/hftok's reference data, from this package's
+// directory.
+var hftokRef = filepath.Join("..", "..", "..", "internal", "hftok", "testdata", "ref")
+
 // refDir is where internal/hftok's reference packages are installed.
 func refDir() string {
 	if d := os.Getenv("CONTEXTASM_HF_MODULES"); d != "" {
 		return d
 	}
-	return filepath.Join("..", "hftok", "testdata", "ref", "node_modules")
+	return filepath.Join(hftokRef, "node_modules")
 }
 
 func llama3File(t *testing.T) string {
@@ -166,7 +170,7 @@ func TestRankFileMatchesReference(t *testing.T) {
 	}
 	checked := 0
 	for _, set := range []string{"ids.json", "sample.json"} {
-		data, err := os.ReadFile(filepath.Join("..", "hftok", "testdata", "ref", set))
+		data, err := os.ReadFile(filepath.Join(hftokRef, set))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,7 +188,7 @@ func TestRankFileMatchesReference(t *testing.T) {
 		}
 		texts := doc.Texts
 		if texts == nil {
-			data, err := os.ReadFile(filepath.Join("..", "hftok", "testdata", "ref", "corpus.json"))
+			data, err := os.ReadFile(filepath.Join(hftokRef, "corpus.json"))
 			if err != nil {
 				t.Fatal(err)
 			}
