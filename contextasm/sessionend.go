@@ -1,7 +1,6 @@
 package contextasm
 
 import (
-	"crypto/sha256"
 	"fmt"
 	"slices"
 	"time"
@@ -169,11 +168,10 @@ func (e *Engine) releaseBlocks(release func(*assemble.Block) bool) []*assemble.B
 	}
 	e.last.forget()
 	keys := make(map[[16]byte]bool, len(gone))
-	contents := make(map[[16]byte]bool, len(gone))
-	for _, b := range gone {
+	contents := make([]string, len(gone))
+	for i, b := range gone {
 		keys[b.Key] = true
-		sum := sha256.Sum256([]byte(b.Content))
-		contents[[16]byte(sum[:16])] = true
+		contents[i] = b.Content
 	}
 	for _, k := range e.memo.cache.Keys() {
 		if keys[k.Block] {
@@ -186,16 +184,7 @@ func (e *Engine) releaseBlocks(release func(*assemble.Block) bool) []*assemble.B
 		}
 	}
 	// A partial block's cut plan and cuts are cached by its content's hash.
-	for _, k := range e.plans.Keys() {
-		if contents[k.hash] {
-			e.plans.Remove(k)
-		}
-	}
-	for _, k := range e.counts.Keys() {
-		if k.cut > 0 && contents[k.hash] {
-			e.counts.Remove(k)
-		}
-	}
+	e.tokens.ForgetCuts(contents)
 	return gone
 }
 
@@ -204,11 +193,7 @@ func (e *Engine) releaseBlocks(release func(*assemble.Block) bool) []*assemble.B
 func (e *Engine) releaseDecisions(session string) (int, error) {
 	keys, _ := e.rep.SessionKeys(session)
 	slices.Sort(keys)
-	e.decMu.Lock()
-	for _, k := range keys {
-		delete(e.decoded, k)
-	}
-	e.decMu.Unlock()
+	e.convs.forget(keys)
 	e.idleMu.Lock()
 	delete(e.lastUse, session)
 	e.idleMu.Unlock()
