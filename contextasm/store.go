@@ -13,7 +13,7 @@ import (
 var ErrStateQueueFull = errors.New("contextasm: learned-state queue full")
 
 // StateEventID is the request_id of the event an assembly carries when
-// its Engine could not reach its StateStore lately (reason
+// its Engine could not reach its Config.State lately (reason
 // outcome.ReasonStateUnavailable): the assembly ranked with the Engine's
 // last snapshot of the learned state.
 const StateEventID = "learned-state"
@@ -35,7 +35,7 @@ const (
 // background goroutine, in order, retried until the store acknowledges
 // them; other writers' changes reach the snapshot within Poll plus one
 // store round trip after they were applied (sooner with a store that
-// notifies, see StateWatcher). The Engine's goroutines stop on Close.
+// notifies, see learned.Watcher). The Engine's goroutines stop on Close.
 type StateOptions struct {
 	// Poll is how often the Engine asks the store for other writers'
 	// changes (DefaultStatePoll). Asking costs one small read when
