@@ -14,8 +14,8 @@ import (
 	"github.com/contextasm/contextasm/bench"
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
-	"github.com/contextasm/contextasm/feedback"
 	"github.com/contextasm/contextasm/internal/bpe"
+	"github.com/contextasm/contextasm/learned"
 )
 
 // workload writes the generated workload (bench/genworkload) of n blocks
@@ -287,7 +287,7 @@ func TestEndSessionCommand(t *testing.T) {
 	if code != exitOK || out != "session s-9 ended: 1 conversation(s) released\n" {
 		t.Fatalf("end-session: exit %d, %q, %s", code, out, stderr)
 	}
-	st, err := feedback.NewFileStore(state).Load()
+	st, err := learned.NewFileStore(state).Load()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/feedback"
+	"github.com/contextasm/contextasm/learned"
 	"github.com/contextasm/contextasm/template"
 )
 
@@ -132,7 +133,7 @@ func TestDocsDumpFields(t *testing.T) {
 }
 
 func TestDocsFeedbackFields(t *testing.T) {
-	checkFields(t, "docs/feedback.md", "feedback or heat output", reflect.TypeFor[feedback.Result](), reflect.TypeFor[feedback.Heat]())
+	checkFields(t, "docs/feedback.md", "feedback or heat output", reflect.TypeFor[feedback.Result](), reflect.TypeFor[learned.Heat]())
 }
 
 // TestDocsReasons checks that every event reason and kind the code

@@ -27,8 +27,9 @@ import (
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/feedback"
-	"github.com/contextasm/contextasm/feedback/redisstore"
 	"github.com/contextasm/contextasm/fingerprint"
+	"github.com/contextasm/contextasm/learned"
+	"github.com/contextasm/contextasm/learned/redisstore"
 	"github.com/contextasm/contextasm/template"
 	"github.com/contextasm/contextasm/view"
 )
@@ -173,7 +174,7 @@ func report(err error, stderr io.Writer) int {
 		return exitBudget
 	case errors.Is(err, feedback.ErrConstraintViolation):
 		return exitViolation
-	case errors.Is(err, feedback.ErrStateVersion), errors.Is(err, feedback.ErrInvalidState), errors.Is(err, feedback.ErrResponseTooLarge),
+	case errors.Is(err, learned.ErrStateVersion), errors.Is(err, learned.ErrInvalidState), errors.Is(err, feedback.ErrResponseTooLarge),
 		errors.Is(err, redisstore.ErrConfig):
 		return exitUsage
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
-	"github.com/contextasm/contextasm/feedback"
+	"github.com/contextasm/contextasm/learned"
 	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/template"
 )
@@ -204,7 +204,7 @@ func assemble(ctx context.Context, cfg contextasm.Config, in *inputs, req contex
 	// heat (a no-op without --state). A store out of reach does not stop
 	// the render: the result says state_unavailable.
 	if err := eng.Close(); err != nil {
-		if !errors.Is(err, feedback.ErrUnavailable) || in.warn == nil {
+		if !errors.Is(err, learned.ErrUnavailable) || in.warn == nil {
 			return nil, err
 		}
 		fmt.Fprintf(in.warn, "render: warning: this render's heat was not stored: %v\n", err)

@@ -1,7 +1,7 @@
 // Package tokfile names tokenizer files: it tells a Hugging Face
 // tokenizer.json from a tiktoken spec, reads the spec, and computes the
 // identity a template's fingerprint covers. It reads files but builds no
-// tokenizer (package internal/tokload does), so a template can name a
+// tokenizer (package contextasm/internal/tokload does), so a template can name a
 // tokenizer without loading one.
 //
 // A tiktoken spec is a small JSON file that pairs a tiktoken-format rank
