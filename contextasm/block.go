@@ -15,6 +15,7 @@ import (
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/internal/bpe"
+	"github.com/contextasm/contextasm/internal/lexical"
 )
 
 // toBlock makes the assembler's block of a validated declaration.
@@ -74,6 +75,8 @@ func toBlock(d *declare.Declaration) *assemble.Block {
 	}
 	b.SetRare(r)
 	b.Key = blockKey(b)
+	doc := lexical.Analyze(d.Content) // once: every query reads it
+	b.Doc = &doc
 	// The bound holds for the content wherever it stands, so for its
 	// rendering too: literals around it, word joiners inserted into it.
 	b.MinTokens = int32(min(bpe.LowerBound(d.Content), math.MaxInt32))

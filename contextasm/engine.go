@@ -326,7 +326,7 @@ func (e *Engine) Assemble(ctx context.Context, req Request) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := req.check(); err != nil {
+	if err := req.check(e.limits.MaxContent()); err != nil {
 		return nil, err
 	}
 	tpl := req.Template
@@ -344,15 +344,16 @@ func (e *Engine) Assemble(ctx context.Context, req Request) (*Result, error) {
 	if req.SessionID != "" {
 		conv = e.previousDecision(req.SessionID, req.UserID, conversationTemplate(tpl.Fingerprint(), req.Format))
 	}
+	q := queryOf(&req)
 	key := outputKey{snap: snap, tpl: tpl, now: req.Now.UnixNano(), session: req.SessionID, user: req.UserID, roles: rolesKey(req.Roles), listHidden: req.ListHidden, format: req.Format,
-		previous: conv.digest, fresh: req.Fresh}
+		previous: conv.digest, fresh: req.Fresh, query: q.key, newestTurn: q.newestTurn}
 	memo, ok := e.last.get(key)
 	if !ok && req.SessionID != "" {
 		memo, ok = e.last.repeat(key, conv.digest)
 	}
 	counted := false // the assembly's heat
 	if !ok {
-		if memo, counted, err = e.assembleAnew(req, snap, conv, counter); err != nil {
+		if memo, counted, err = e.assembleAnew(req, snap, conv, q, counter); err != nil {
 			return nil, err
 		}
 		e.last.put(key, memo)
@@ -380,13 +381,14 @@ func (e *Engine) Assemble(ctx context.Context, req Request) (*Result, error) {
 // assembleAnew assembles req from snap, incrementally from its shape's
 // index when it can, else from scratch; counted says whether the
 // assembly's heat was counted (an incremental one counts its own).
-func (e *Engine) assembleAnew(req Request, snap *snapshot, conv convState, counter Counter) (memo *assembled, counted bool, err error) {
+func (e *Engine) assembleAnew(req Request, snap *snapshot, conv convState, q query, counter Counter) (memo *assembled, counted bool, err error) {
 	asm := e.pool.Get().(*assemble.Assembler)
 	if a, ok := counter.(*tokens.Approx); ok {
 		asm.Memo = approxMemo{m: e.memo, ratio: a.Ratio()}
 	}
 	areq := assemble.Request{Now: req.Now, SessionID: req.SessionID, UserID: req.UserID, Roles: req.Roles, ListHidden: req.ListHidden,
-		Chat: e.cfg.ChatOverhead.cost(req.Format), Previous: conv.previous, Fresh: req.Fresh, Record: req.SessionID != ""}
+		Chat: e.cfg.ChatOverhead.cost(req.Format), Previous: conv.previous, Fresh: req.Fresh, Record: req.SessionID != "",
+		Query: q.q, Relevance: req.Relevance, QueryKey: q.key, NewestTurnQuery: q.newestTurn}
 	out, heat, why, fast, err := e.assembleIndexed(req, areq, snap, asm, counter)
 	if !fast {
 		out, err = asm.AssembleRefs(req.Template, snap.blocks(), areq, counter)
@@ -396,7 +398,10 @@ func (e *Engine) assembleAnew(req Request, snap *snapshot, conv convState, count
 	if err != nil {
 		return nil, false, fmt.Errorf("contextasm: %w", err)
 	}
-	memo = &assembled{out: out, format: req.Format, why: why, heat: heat}
+	memo = &assembled{out: out, format: req.Format, why: why, heat: heat, query: &queried{q: q, counter: counter}}
+	if q.text != "" {
+		memo.queryInfo() // the request's own query is counted now, once
+	}
 	if memo.renderHash, err = renderHashOf(memo); err != nil {
 		return nil, false, err
 	}

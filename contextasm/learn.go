@@ -28,6 +28,8 @@ type outputKey struct {
 	format               chat.Format
 	previous             [16]byte // digest of the conversation's previous decision
 	fresh                bool
+	query                string // what relevance came from (query.key)
+	newestTurn           bool   // it comes from the session's newest user turn
 }
 
 // assembled is a memoised assembly: its output and render hash, computed
@@ -38,6 +40,7 @@ type assembled struct {
 	decision       []byte // out.Decision as JSON, for the learned state
 	renderHash     string
 	format         chat.Format
+	query          *queried // what relevance came from
 	// why, when set, has the sections and events out leaves out (an
 	// incremental assembly's): see explained. Copies of a memo share it.
 	why *explanation

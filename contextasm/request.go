@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/template"
@@ -43,18 +44,51 @@ type Request struct {
 	// previous assembly of the same session, user, template and format (see
 	// Config.Stickiness), and Result.Prefix compares the two texts.
 	Fresh bool
+	// Query is what the call is about, as text: each eligible block's
+	// relevance to it enters its score (docs/relevance.md). Empty means,
+	// for a request with a SessionID, the session's newest user turn the
+	// request may see (NoQuery turns that off), and no query otherwise.
+	Query string
+	// NoQuery assembles without relevance, whatever the session holds.
+	NoQuery bool
+	// Relevance, when not nil, is the host's own relevance of blocks, by
+	// request_id, each from 0 to 1 (a retriever's, an embedding index's),
+	// in place of the built-in scorer's: a block it does not name has
+	// relevance 0, since two scorers' numbers are not on one scale
+	// (docs/relevance.md). Query is then not read.
+	Relevance map[string]float64
 }
 
 // check refuses a request without a template or a now, and one whose
 // session, user or roles hold a control character.
-func (req *Request) check() error {
+func (req *Request) check(maxQuery int) error {
 	if req.Template == nil {
 		return fmt.Errorf("%w: Request.Template is nil", ErrInvalid)
 	}
 	if req.Now.IsZero() {
 		return fmt.Errorf("%w: Request.Now is zero (the engine never reads the clock)", ErrInvalid)
 	}
+	if err := req.checkQuery(maxQuery); err != nil {
+		return err
+	}
 	return req.checkIdentity()
+}
+
+// checkQuery refuses a query that is not UTF-8 or longer than a block's
+// content may be, and host relevance outside [0, 1] (NaN included).
+func (req *Request) checkQuery(maxQuery int) error {
+	switch {
+	case !utf8.ValidString(req.Query):
+		return fmt.Errorf("%w: Request.Query is not valid UTF-8", ErrInvalid)
+	case len(req.Query) > maxQuery:
+		return fmt.Errorf("%w: Request.Query has %d bytes, more than a block's content may (%d)", ErrInvalid, len(req.Query), maxQuery)
+	}
+	for id, v := range req.Relevance {
+		if !(v >= 0 && v <= 1) {
+			return fmt.Errorf("%w: Request.Relevance[%q] is %v, want a number from 0 to 1", ErrInvalid, id, v)
+		}
+	}
+	return nil
 }
 
 // checkIdentity refuses control characters in the request's session, user

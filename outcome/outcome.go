@@ -259,7 +259,36 @@ type Dump struct {
 	// Approximate is set when the budget was enforced with an approximate
 	// counter (encoding "approx:..."): how the counts were estimated.
 	Approximate *Approximation `json:"approximate,omitempty"`
+	// Query says what the assembly's relevance came from; absent when
+	// relevance did not count.
+	Query *Query `json:"query,omitempty"`
 }
+
+// Query says what an assembly's relevance came from, without its text: a
+// dump or an audit record names the query by hash only.
+type Query struct {
+	// From is QueryRequest (the request gave its text), QueryNewestUserTurn
+	// (the session's newest user turn, by default) or QueryHost (the
+	// host's own scores, Request.Relevance).
+	From string `json:"from"`
+	// SHA256 is "sha256:" and the hex SHA-256 of the query's text (for
+	// QueryHost, of the scores as canonical JSON).
+	SHA256 string `json:"sha256"`
+	// Tokens is the query text's token count in the template's encoding
+	// (0 for QueryHost).
+	Tokens int `json:"tokens,omitempty"`
+	// Block is, for QueryNewestUserTurn, the request_id of the turn.
+	Block string `json:"block,omitempty"`
+	// Scores is, for QueryHost, how many blocks the host scored.
+	Scores int `json:"scores,omitempty"`
+}
+
+// Where a Query came from.
+const (
+	QueryRequest        = "request"
+	QueryNewestUserTurn = "newest_user_turn"
+	QueryHost           = "host"
+)
 
 // Approximation says how an approximate counter estimated the counts of
 // one assembly, for a model without a local tokenizer. See

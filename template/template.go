@@ -43,10 +43,10 @@ const (
 	// DefaultVersion is the label of a template that gives none. It is
 	// the label every template had to carry before labels were free, so
 	// their fingerprints stay as they were.
-	DefaultVersion          = "1.2"
-	DefaultEncoding         = "o200k_base"
-	DefaultSeparator        = "\n"
-	DefaultFill             = FillStop
+	DefaultVersion   = "1.2"
+	DefaultEncoding  = "o200k_base"
+	DefaultSeparator = "\n"
+	DefaultFill      = FillStop
 	// DefaultHistoryFill is the fill of a section that takes history and
 	// names none: one turn that does not fit must not end the
 	// conversation, so the section goes on with older turns.

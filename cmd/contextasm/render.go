@@ -33,6 +33,7 @@ type renderOptions struct {
 	tokenizer string
 	usage     string
 	fresh     bool
+	query     queryFlags
 	sources   sourceOptions
 }
 
@@ -43,6 +44,7 @@ func (o *renderOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.audit, "audit", "", "append the assembly's audit record to this JSONL file")
 	fs.StringVar(&o.state, "state", "", "learned state (trust, heat, conversations' decisions): a file, or redis://[user:pass@]host:port/db?prefix=NAME; read for ranking, updated with this render's heat and decisions")
 	fs.BoolVar(&o.fresh, "fresh", false, "decide from scratch, not following the previous render of this session, user and template (with --state)")
+	o.query.register(fs)
 	fs.StringVar(&o.format, "format", "text", "output format: text, json, report (why each block is in or out), html (the same as one page), or openai or anthropic (a chat API's request body)")
 	fs.StringVar(&o.output, "o", "", "write the output to this file instead of stdout")
 	fs.StringVar(&o.usage, "usage", "", "usage file (feedback --usage): what an approx: encoding learned from reported usage")
@@ -107,6 +109,9 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	req := o.request(in.tpl, now)
 	req.Format = chatFormat(o.format)
 	req.Fresh = o.fresh
+	if err := o.query.apply(&req, "render"); err != nil {
+		return err
+	}
 	res, err := assemble(ctx, cfg, in, req)
 	if err != nil {
 		return err

@@ -63,10 +63,20 @@ type candidate struct {
 	status   outcome.Status
 	rendered bool // text is set: counts from the memo skip rendering
 	escaped  bool
-	msg      bool  // a message of its own (a history block, in a chat format)
-	done     bool  // decided already, with its unit
-	inc      bool  // an incumbent: the previous decision wrote it
-	news     bool  // not an incumbent, and modified since the previous decision
+	msg      bool // a message of its own (a history block, in a chat format)
+	done     bool // decided already, with its unit
+	inc      bool // an incumbent: the previous decision wrote it
+	news     bool // not an incumbent, and modified since the previous decision
+	recall   bool // not an incumbent, made news by the query (relevanceNews): passes a shed section's floor
+	// prevRecall marks an incumbent the previous decision recalled
+	// (WrittenBlock.Recalled): it leaves without making the section shed.
+	prevRecall bool
+	// soft puts cd after the stable part of a sticky fill (tier): the
+	// query recalls it, or another query did.
+	soft bool
+	// late marks what the query recalled, written after the rest of a
+	// section in time order (markRecalled).
+	late     bool
 	notice   bool  // it has a sticky notice
 	form     int8  // the form written: 0 its content, k its variants[k-1]
 	prevForm int8  // the form the previous decision wrote it in

@@ -75,7 +75,7 @@ func (k *cutter) next() bool {
 	}
 	before := a.sectionTokens(tpl, si) // while the block still counts
 	sec := tpl.Section(si)
-	if a.secs[si].sticky.on && a.secs[si].cands[j].inc && !a.secs[si].sticky.shed && a.hasEntrants(si) {
+	if cd := &a.secs[si].cands[j]; a.secs[si].sticky.on && cd.inc && !cd.prevRecall && !a.secs[si].sticky.shed && a.hasEntrants(si) {
 		a.secs[si].sticky.shed, a.secs[si].sticky.budget = true, true
 	}
 	if u := a.unitOfCand(&a.secs[si].cands[j]); u != nil {

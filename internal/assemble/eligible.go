@@ -76,22 +76,31 @@ func hiddenIndex(r outcome.Reason) int {
 // access_denied even when it has also expired, so that no event about it
 // (which lists ids) tells the request it exists.
 func eligibility(b *Block, tpl *template.Template, req *Request) (int, outcome.Reason) {
-	switch {
-	case b.Scope == "session" && b.SessionID != req.SessionID,
-		b.Scope == "user" && b.UserID != req.UserID:
-		return -1, outcome.ReasonOutOfScope
-	case len(b.Roles()) > 0 && !anyShared(b.Roles(), req.Roles):
-		return -1, outcome.ReasonAccessDenied
-	case !b.ForAssistant:
-		return -1, outcome.ReasonAudience
-	case !b.ValidUntil.IsZero() && !req.Now.Before(b.ValidUntil):
-		return -1, outcome.ReasonExpired
+	if reason := seen(b, req); reason != "" {
+		return -1, reason
 	}
 	si, ok := tpl.SectionFor(b.Type)
 	if !ok {
 		return -1, outcome.ReasonNoSection
 	}
 	return si, ""
+}
+
+// seen returns why the request may not see b, whatever the template, or
+// "": out of scope, access denied, not for the assistant, expired.
+func seen(b *Block, req *Request) outcome.Reason {
+	switch {
+	case b.Scope == "session" && b.SessionID != req.SessionID,
+		b.Scope == "user" && b.UserID != req.UserID:
+		return outcome.ReasonOutOfScope
+	case len(b.Roles()) > 0 && !anyShared(b.Roles(), req.Roles):
+		return outcome.ReasonAccessDenied
+	case !b.ForAssistant:
+		return outcome.ReasonAudience
+	case !b.ValidUntil.IsZero() && !req.Now.Before(b.ValidUntil):
+		return outcome.ReasonExpired
+	}
+	return ""
 }
 
 func anyShared(have, want []string) bool {
@@ -233,3 +242,8 @@ func (r *run) hides(id string) bool {
 	_, reason := eligibility(b, r.tpl, r.req)
 	return hiddenIndex(reason) >= 0
 }
+
+// Sees reports whether the request may see b at its Now, whatever the
+// template: b is in its scope, needs no role the request lacks, is meant
+// for the assistant and has not expired.
+func (r *Request) Sees(b *Block) bool { return seen(b, r) == "" }

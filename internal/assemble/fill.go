@@ -177,7 +177,7 @@ func (f *filler) takeIncumbent(cd *candidate) {
 	case cd.tokens <= room, f.a.degrade(f.sec, b, cd, room, f.c):
 		f.keep(cd, outcome.StatusKept)
 		return
-	case f.entrants > 0:
+	case f.entrants > 0 && !cd.prevRecall:
 		f.a.secs[f.si].sticky.shed = true
 		f.drop(cd, outcome.ReasonSectionCap)
 	default:
@@ -226,7 +226,7 @@ func (f *filler) cut(cd *candidate, b *Block, room int) bool {
 // scores no higher than the best block the shed let go, and is not new.
 func (f *filler) belowFloor(cd *candidate) bool {
 	ss := &f.a.secs[f.si].sticky
-	return ss.hasFloor && cd.Score <= ss.floor && !cd.news
+	return ss.hasFloor && cd.Score <= ss.floor && !cd.news && !cd.recall
 }
 
 // takeUnit decides a unit when its best-ranked member comes up: it keeps
@@ -284,7 +284,7 @@ func (f *filler) shedFor(u *unit) {
 		return
 	}
 	for _, j := range u.cands {
-		if f.cands()[j].inc {
+		if m := &f.cands()[j]; m.inc && !m.prevRecall {
 			f.a.secs[f.si].sticky.shed = true
 			return
 		}

@@ -437,6 +437,9 @@ func newestKey(t time.Time) uint64 {
 	return ^(uint64(n) ^ 1<<63)
 }
 
+// CompareNewest orders blocks newest first, as compareNewest does.
+func CompareNewest(a, b *Block) int { return compareNewest(a, b) }
+
 // compareNewest orders blocks newest first: last_modified, then
 // declaration, then request_id descending (the reverse of the order
 // summarizeCandidates reads history in).

@@ -149,7 +149,7 @@ func TestIndexedEqualsFull(t *testing.T) {
 	if testing.Short() {
 		runs = 30
 	}
-	var served, fallback, failed, skippedSome, rebuilt, warm, floors, prefixes, queried int
+	var served, fallback, failed, skippedSome, rebuilt, warm, floors, prefixes, queried, turnQueries int
 	for run := range runs {
 		rng := rand.New(rand.NewPCG(uint64(run), 77))
 		tpl := randomWorkload(t, rng).tpl
@@ -229,7 +229,9 @@ func TestIndexedEqualsFull(t *testing.T) {
 				t.Fatalf("run %d step %d: the index is not the one built from the store: %v", run, step, err)
 			}
 			req := assemble.Request{Now: at, SessionID: "s1", UserID: "u1", Roles: []string{"analyst"}}
-			switch qrng.IntN(4) {
+			switch qrng.IntN(5) {
+			case 4:
+				req.NewestTurnQuery = true
 			case 0:
 				text := randomContent(qrng, 1+qrng.IntN(3))
 				req.Query, req.QueryKey = lexical.NewQuery(text), text
@@ -240,7 +242,7 @@ func TestIndexedEqualsFull(t *testing.T) {
 					req.Relevance[id] = []float64{0, 0.1, 0.5, 1, 2, -1}[qrng.IntN(6)]
 				}
 			}
-			if req.Query != nil || req.Relevance != nil {
+			if req.Query != nil || req.Relevance != nil || req.NewestTurnQuery {
 				queried++
 			}
 			switch rng.IntN(5) {
@@ -275,6 +277,12 @@ func TestIndexedEqualsFull(t *testing.T) {
 			}
 			served++
 			compareOutputs(t, describe, full, fast)
+			if (full.QueryTurn == nil) != (fast.QueryTurn == nil) || full.QueryTurn != nil && full.QueryTurn.ID != fast.QueryTurn.ID {
+				t.Fatalf("%s: the query turns differ: full %v, incremental %v", describe, full.QueryTurn, fast.QueryTurn)
+			}
+			if full.QueryTurn != nil {
+				turnQueries++
+			}
 			if fast.Sections != nil || fast.Events != nil {
 				t.Fatalf("%s: the incremental Output lists sections or events", describe)
 			}
@@ -308,7 +316,7 @@ func TestIndexedEqualsFull(t *testing.T) {
 	}
 	t.Logf("%d assemblies served incrementally (%d failed alike; %d with a prefix, %d with a floor), %d by the full assembly only, %d refreshed sections, %d warm, %d with a query",
 		served, failed, prefixes, floors, fallback, rebuilt, warm, queried)
-	if served < runs*steps/2 || fallback == 0 || failed == 0 || rebuilt == 0 || warm == 0 || skippedSome == 0 || floors == 0 || prefixes == 0 || queried < runs*steps/4 {
+	if served < runs*steps/2 || fallback == 0 || failed == 0 || rebuilt == 0 || warm == 0 || skippedSome == 0 || floors == 0 || prefixes == 0 || queried < runs*steps/4 || turnQueries == 0 {
 		t.Errorf("the runs do not cover enough: %d served, %d fallback, %d failed, %d refreshed, %d warm, %d with blocks passed over, %d floors, %d prefixes",
 			served, fallback, failed, rebuilt, warm, skippedSome, floors, prefixes)
 	}

@@ -79,7 +79,7 @@ func (a *Assembler) decision(tpl *template.Template, blocks []*Block, spans []sp
 	}
 	for _, sp := range spans {
 		cd := &a.secs[sp.si].cands[sp.ci]
-		w := WrittenBlock{ID: cd.ID, Key: hexKey(keyOf(blocks[cd.Index])), Span: sp.hash, Variant: int(cd.form)}
+		w := WrittenBlock{ID: cd.ID, Key: hexKey(keyOf(blocks[cd.Index])), Span: sp.hash, Variant: int(cd.form), Recalled: cd.late}
 		if cd.status == outcome.StatusCut {
 			w.Cut = cd.cutLen
 		}
@@ -88,7 +88,7 @@ func (a *Assembler) decision(tpl *template.Template, blocks []*Block, spans []sp
 	// The messages, in reading order: what the next call keeps too.
 	for _, r := range a.messageOrder(blocks) {
 		cd := &a.secs[r.si].cands[r.j]
-		w := WrittenBlock{ID: cd.ID, Key: hexKey(keyOf(blocks[cd.Index])), Message: true, Variant: int(cd.form)}
+		w := WrittenBlock{ID: cd.ID, Key: hexKey(keyOf(blocks[cd.Index])), Message: true, Variant: int(cd.form), Recalled: cd.late}
 		if cd.status == outcome.StatusCut {
 			w.Cut = cd.cutLen
 		}
@@ -273,4 +273,30 @@ func (a *Assembler) sameSpans(si int, spans []span, prev *SectionDecision) bool 
 		n++
 	}
 	return n == len(spans)
+}
+
+// markRecalled marks the candidates that are what the query recalled
+// (candidate.late, WrittenBlock.Recalled): following the previous
+// decision, a block that entered after the stable part (tier 1: what the
+// query recalled, and what fills the room after it) or that was so
+// written before and stays; deciding afresh, a block whose relevance adds
+// more than the margin to its score, but the query's own turn.
+func (a *Assembler) markRecalled(r *run) {
+	if !r.req.queried() {
+		return
+	}
+	margin := r.stick.Margin
+	blocks := a.view(r.blocks)
+	for si := range a.secs {
+		_, share := sectionScoring(a.Scoring, r.tpl.Section(si))
+		sticky := a.secs[si].sticky.on
+		for i := range a.secs[si].cands {
+			cd := &a.secs[si].cands[i]
+			if sticky {
+				cd.late = cd.soft || cd.prevRecall
+			} else {
+				cd.late = share*cd.Relevance > margin && blocks[cd.Index] != r.out.QueryTurn
+			}
+		}
+	}
 }

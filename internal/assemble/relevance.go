@@ -1,13 +1,22 @@
 package assemble
 
-import "github.com/contextasm/contextasm/internal/lexical"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+
+	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/internal/lexical"
+)
 
 // The relevance pass: each eligible block's relevance to the request's
 // query, in [0, 1]. The host's (Request.Relevance) when it gives any;
 // else the built-in lexical scorer's (package lexical), whose statistics
-// are those of the request's eligible blocks and only those: another
-// tenant's blocks never move them.
+// are those of the request's eligible blocks (summaries aside) and only
+// those: another tenant's blocks never move them.
 func (a *Assembler) relevance(r *run) {
+	if r.req.NewestTurnQuery && r.req.Query == nil && r.req.Relevance == nil {
+		a.queryTurn(r, a.newestTurn(r))
+	}
 	if !r.req.queried() {
 		return
 	}
@@ -39,10 +48,19 @@ func (a *Assembler) relevance(r *run) {
 		}
 	}
 	rs.scan.Reset(r.req.Query)
-	for _, d := range rs.docs {
-		rs.scan.Count(d)
-	}
 	i := 0
+	for si := range a.secs {
+		for _, e := range a.secs[si].ranked {
+			// A summary repeats the words of the turns it stands for:
+			// counted too, it would count them twice, and the assembly
+			// without it (degrade.go) would rank them otherwise.
+			if b := r.blocks[e.Index]; len(b.Replaces()) == 0 || b.Type != declare.History {
+				rs.scan.Count(rs.docs[i])
+			}
+			i++
+		}
+	}
+	i = 0
 	for si := range a.secs {
 		for j := range a.secs[si].ranked {
 			a.secs[si].ranked[j].Relevance = rs.scan.Relevance(rs.docs[i])
@@ -54,6 +72,7 @@ func (a *Assembler) relevance(r *run) {
 
 // relevanceState is the relevance pass's scratch.
 type relevanceState struct {
+	q    lexical.Query // the newest user turn's, reused
 	scan lexical.Scan
 	docs []*lexical.Doc // the eligible blocks' docs, in pass order
 	own  []lexical.Doc  // the docs it analysed itself
@@ -65,4 +84,37 @@ func clampUnit(v float64) float64 {
 		return 0
 	}
 	return min(v, 1)
+}
+
+// newestTurn returns the session's newest user turn among the eligible
+// blocks (see Request.NewestTurnQuery), or nil.
+func (a *Assembler) newestTurn(r *run) *Block {
+	var best *Block
+	for si := range a.secs {
+		for _, e := range a.secs[si].ranked {
+			if b := r.blocks[e.Index]; queryTurn(b, r.req) && (best == nil || compareNewest(b, best) < 0) {
+				best = b
+			}
+		}
+	}
+	return best
+}
+
+// queryTurn reports whether b may be the query of a request that takes
+// the newest user turn: a history block of the request's session, of the
+// user's (a history block that names no role is), not a summary.
+func queryTurn(b *Block, req *Request) bool {
+	return b.Type == declare.History && req.SessionID != "" && b.SessionID == req.SessionID &&
+		(b.Role == declare.RoleUser || b.Role == "") && len(b.Replaces()) == 0
+}
+
+// queryTurn makes b, when not nil, the request's query.
+func (a *Assembler) queryTurn(r *run, b *Block) {
+	if b == nil {
+		return
+	}
+	a.rel.q.Set(b.Content)
+	sum := sha256.Sum256([]byte(b.Content))
+	r.req.Query, r.req.QueryKey = &a.rel.q, "sha256:"+hex.EncodeToString(sum[:])
+	r.out.QueryTurn = b
 }

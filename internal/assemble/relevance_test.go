@@ -149,38 +149,47 @@ func TestRelevanceProperties(t *testing.T) {
 }
 
 // TestRelevanceIsNewsToASticky: a conversation that follows its previous
-// decision takes in an old turn made relevant by a new query: relevance
-// that adds more than the margin to a block's score is news, weighed as
-// an incumbent is, so the old turn needs only to outscore the weakest
-// incumbent, not by the margin. Asked the same again, the text stays.
+// decision takes in the old turns a new query recalls, in the room its
+// stable part leaves and the previous query's recalls take, and writes
+// them after the rest of its history (time order otherwise), so the text
+// before them stays byte for byte; asked the same again, the text stays.
 func TestRelevanceIsNewsToASticky(t *testing.T) {
 	tok := realTokenizer(t)
-	tpl := mustParse(t, fmt.Sprintf(relevanceTemplate, 400, 120))
+	tpl := mustParse(t, fmt.Sprintf(relevanceTemplate, 400, 160))
 	blocks := conversationBlocks(rand.New(rand.NewPCG(5, 6)), 40, 3)
+	// A second old turn for the second query.
+	blocks[10] = sessionTurn(blocks[10].ID, declare.RoleUser, "USER: the dentist appointment is on Friday at nine", blocks[10].LastModified)
 	var asm assemble.Assembler
-	call := func(host map[string]float64, key string, prev *assemble.Decision) *assemble.Output {
+	call := func(query string, prev *assemble.Decision) *assemble.Output {
 		t.Helper()
-		out, err := asm.Assemble(tpl, blocks, assemble.Request{Now: now, SessionID: "s1", Previous: prev, Record: true, Relevance: host, QueryKey: key}, tok)
+		req := assemble.Request{Now: now, SessionID: "s1", Previous: prev, Record: true}
+		if query != "" {
+			req.Query, req.QueryKey = lexical.NewQuery(query), query
+		}
+		out, err := asm.Assemble(tpl, blocks, req, tok)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return out
 	}
-	first := call(nil, "", nil)
-	if strings.Contains(first.Text, "passport") {
-		t.Fatal("the first call already holds the passport turn")
+	first := call("When does my passport expire?", nil)
+	if !strings.Contains(first.Text, "passport") || !strings.HasSuffix(strings.TrimSpace(first.Text), "Lisbon trip") {
+		t.Fatalf("the recalled turn is not written last:\n%s", first.Text)
 	}
-	// 0.12 of relevance adds 0.06 to the old turn's score (share 0.5):
-	// past the margin (0.05), and within it of the weakest incumbent.
-	host := map[string]float64{"t003": 0.12}
-	second := call(host, "k1", first.Decision)
-	if !strings.Contains(second.Text, "passport") {
-		t.Errorf("following the previous decision, the relevant turn stays out:\n%s", second.Text)
+	second := call("When is the dentist appointment?", first.Decision)
+	if !strings.Contains(second.Text, "dentist") {
+		t.Errorf("following the previous decision, the newly recalled turn stays out:\n%s", second.Text)
 	}
-	if second.Decision.Query != "k1" {
+	if strings.Contains(second.Text, "passport") {
+		t.Errorf("the turn the previous query recalled stays:\n%s", second.Text)
+	}
+	if p := second.Prefix; p == nil || p.StableBytes < strings.Index(first.Text, "USER: my passport") {
+		t.Errorf("the prefix %+v breaks before the recalled turn (at byte %d)", p, strings.Index(first.Text, "USER: my passport"))
+	}
+	if second.Decision.Query != "When is the dentist appointment?" {
 		t.Errorf("the decision records the query as %q", second.Decision.Query)
 	}
-	third := call(host, "k1", second.Decision)
+	third := call("When is the dentist appointment?", second.Decision)
 	if third.Text != second.Text {
 		t.Errorf("the same question again changes the text:\n%s\nthen\n%s", second.Text, third.Text)
 	}

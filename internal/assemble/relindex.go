@@ -117,18 +117,24 @@ func (a *Assembler) findHits(x *Index, req *Request, lookup func(string) (*Block
 
 // relevanceLane makes section si's lane of the entries the query touches
 // that are not prior items already, in rank order with their relevance,
-// and marks them, so the base and extra lanes pass over them.
-func (a *Assembler) relevanceLane(si int) {
+// and marks them, so the base and extra lanes pass over them. In a
+// section that follows its previous decision under another query, an
+// entry whose relevance adds more than the margin is recalled
+// (relevanceNews).
+func (a *Assembler) relevanceLane(r *run, si int) {
 	w := &a.inc.w
+	recalling := r.follow && r.req.QueryKey != r.prev.Query
 	for _, h := range a.inc.hits {
 		if h.si != int32(si) || h.e.mark != 0 {
 			continue
 		}
 		h.e.mark |= markRel
 		a.inc.priorAll = append(a.inc.priorAll, h.e) // unmarked by endWalk
-		w.rel = append(w.rel, relItem{e: h.e, eff: withRelevance(h.e.score, w.share, a.inc.relOf[h.e])})
+		rel := a.inc.relOf[h.e]
+		w.rel = append(w.rel, relItem{e: h.e, eff: withRelevance(h.e.score, w.share, rel), recall: recalling && w.share*rel > r.stick.Margin && h.e.b != r.out.QueryTurn,
+			tier: w.tierOf(h.e)})
 	}
-	slices.SortFunc(w.rel, func(p, q relItem) int { return compareHeads(p.e, p.eff, false, q.e, q.eff, false) })
+	slices.SortFunc(w.rel, func(p, q relItem) int { return compareHeads(p.e, p.eff, false, p.tier, q.e, q.eff, false, q.tier) })
 }
 
 // effOf returns the score entry e ranks with in the walk's section: with
@@ -139,4 +145,28 @@ func (a *Assembler) effOf(e *ixEntry) float64 {
 		return e.score
 	}
 	return withRelevance(e.score, w.share, a.inc.relOf[e])
+}
+
+// newestTurn returns the newest user turn of req's session among the
+// index's entries (see Request.NewestTurnQuery), or nil: from each
+// section's history newest first, and its extra entries.
+func (x *Index) newestTurn(req *Request) *Block {
+	var best *Block
+	for si := range x.secs {
+		s := &x.secs[si]
+		for _, i := range s.history {
+			if e := &s.base[i]; !e.dead && queryTurn(e.b, req) {
+				if best == nil || compareNewest(e.b, best) < 0 {
+					best = e.b
+				}
+				break // newest first: the first is the section's newest
+			}
+		}
+		for i := range s.extra {
+			if b := s.extra[i].b; queryTurn(b, req) && (best == nil || compareNewest(b, best) < 0) {
+				best = b
+			}
+		}
+	}
+	return best
 }

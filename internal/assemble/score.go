@@ -1,6 +1,7 @@
 package assemble
 
 import (
+	"slices"
 	"time"
 
 	"github.com/contextasm/contextasm/declare"
@@ -32,7 +33,10 @@ func (a *Assembler) scoring(r *run) {
 
 // sectionScoring returns the weights section sec ranks with: s, each zero
 // field defaulted, with the section's recency weight and half-age when
-// its template sets them, and its relevance share.
+// its template sets them, and its relevance share: the template's, else
+// s.Relevance for a section that takes history and 0 for one that does
+// not (a query then moves only the history, and the sections before it
+// keep the prompt cache's prefix; docs/relevance.md).
 func sectionScoring(s truncate.Scoring, sec *template.Section) (truncate.Scoring, float64) {
 	s = s.WithDefaults()
 	if v, ok := sec.Recency(); ok {
@@ -41,11 +45,13 @@ func sectionScoring(s truncate.Scoring, sec *template.Section) (truncate.Scoring
 	if v, ok := sec.RecencyHalfAge(); ok {
 		s.RecencyHalfAge = v
 	}
-	share := min(max(s.Relevance, 0), 1)
 	if v, ok := sec.Relevance(); ok {
-		share = v
+		return s, v
 	}
-	return s, share
+	if !slices.Contains(sec.MemoryTypes(), declare.History) {
+		return s, 0
+	}
+	return s, min(max(s.Relevance, 0), 1)
 }
 
 // withRelevance returns a score with relevance rel taking share of it.

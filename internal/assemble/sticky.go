@@ -73,6 +73,11 @@ type WrittenBlock struct {
 	// Variant is the variant the block was written as, counting from 1;
 	// 0 for its content.
 	Variant int `json:"variant,omitempty"`
+	// Recalled marks a block the query brought in: its relevance added
+	// more than the margin to its score. When it no longer fits, the
+	// section lets it go without shedding (it was never the history's
+	// stable part).
+	Recalled bool `json:"recalled,omitempty"`
 }
 
 // usable reports whether d can guide an assembly under tpl: this release's
@@ -126,36 +131,44 @@ func blockKeyOf(b *Block) [16]byte {
 // place only by outscoring it by more than the margin.
 //
 // A block the previous decision did not write is news, and weighed as an
-// incumbent is, when it was modified since, or when the query changed and
-// its relevance adds more than the margin to its score.
+// incumbent is, when it was modified since. One the query recalls (the
+// query changed, and its relevance adds more than the margin to its
+// score) passes the floor of a section that shed, as news does, and comes
+// after the stable part, with the blocks the previous query recalled
+// (tier).
 func (a *Assembler) prepareSticky(r *run, si int) {
 	blocks, prev, prevNow, margin := r.blocks, &r.prev.Sections[si], r.prev.Now, r.stick.Margin
 	_, share := sectionScoring(a.Scoring, r.tpl.Section(si))
 	queryChanged := r.req.queried() && r.req.QueryKey != r.prev.Query
+	tiered := r.req.queried() && share > 0
 	a.secs[si].sticky.on = true
 	if prev.Floor != nil {
 		a.secs[si].sticky.hasFloor, a.secs[si].sticky.floor = true, *prev.Floor
 	}
 	type was struct {
-		pos  int
-		key  string
-		cut  int
-		form int
+		pos      int
+		key      string
+		cut      int
+		form     int
+		recalled bool
 	}
 	written := make(map[string]was, len(prev.Blocks))
 	for i, w := range prev.Blocks {
-		written[w.ID] = was{i, w.Key, w.Cut, w.Variant}
+		written[w.ID] = was{i, w.Key, w.Cut, w.Variant, w.Recalled}
 	}
 	cands := a.secs[si].cands
 	for i := range cands {
 		cd := &cands[i]
 		w, ok := written[cd.ID]
 		if !ok {
-			cd.news = blocks[cd.Index].LastModified.After(prevNow) || relevanceNews(cd, share, margin, queryChanged)
+			cd.news = blocks[cd.Index].LastModified.After(prevNow)
+			cd.recall = !cd.news && relevanceNews(cd, share, margin, queryChanged) && blocks[cd.Index] != r.out.QueryTurn
+			cd.soft = tiered && !cd.news && !cd.Required && blocks[cd.Index] != r.out.QueryTurn
 			continue
 		}
 		b := blocks[cd.Index]
-		cd.inc, cd.prevPos = true, int32(w.pos)
+		cd.inc, cd.prevPos, cd.prevRecall = true, int32(w.pos), w.recalled
+		cd.soft = tiered && w.recalled && queryChanged // recalled for another question
 		same := w.key == hexKey(keyOf(b))
 		if same && w.form > 0 && w.form <= len(b.Variants()) && !a.deg.plain {
 			cd.prevForm = int8(w.form) // written in a variant: written so again
@@ -172,6 +185,9 @@ func (a *Assembler) prepareSticky(r *run, si int) {
 				return -1
 			}
 			return 1
+		}
+		if tx, ty := x.tier(), y.tier(); tx != ty {
+			return tx - ty
 		}
 		ex, ey := x.Score, y.Score
 		if x.inc || x.news {
@@ -211,7 +227,7 @@ func (a *Assembler) belowFloor(si int, u *unit) bool {
 		return false
 	}
 	for _, j := range u.cands {
-		if m := &a.secs[si].cands[j]; m.inc || m.news || m.Score > ss.floor {
+		if m := &a.secs[si].cands[j]; m.inc || m.news || m.recall || m.Score > ss.floor {
 			return false
 		}
 	}
@@ -341,7 +357,23 @@ func (a *Assembler) stickyReasons(tpl *template.Template, out *Output, margin fl
 	}
 }
 
-// relevanceNews reports whether cd's relevance makes it news to a section
+// tier is cd's place in a sticky fill before its score. In a section
+// where relevance counts, with a query: 0 for the text's stable part (its
+// incumbents, news, the query's own turn, required blocks), 1 for every
+// other block, the ones the query recalls (relevanceNews) and the ones
+// another query recalled (WrittenBlock.Recalled; asked the same again,
+// they are incumbents like any) among them. What a query recalls thus
+// takes the room the stable part leaves, and another query's recalls,
+// never the stable part's: a conversation's questions move the end of
+// its history, not its prefix. Elsewhere every block is tier 0.
+func (cd *candidate) tier() int {
+	if cd.soft {
+		return 1
+	}
+	return 0
+}
+
+// relevanceNews reports whether cd's relevance recalls it into a section
 // that follows its previous decision: the query changed, and relevance
 // adds more than the margin to cd's score.
 func relevanceNews(cd *candidate, share, margin float64, queryChanged bool) bool {

@@ -381,6 +381,9 @@ func (f *filler) replTurns(r *repl) bool {
 		f.keep(&cands[j], outcome.StatusKept)
 	}
 	r.state = replTurns
+	// The summary waits, out of the text: settleRepls gives it its
+	// reason, unless the budget lets it stand in first.
+	s.done, s.status = true, outcome.StatusDropped
 	return true
 }
 

@@ -61,12 +61,29 @@ type walk struct {
 	share   float64
 	rel     []relItem
 	ri      int
+	relGap  []*relItem // items passed over for their lower bound
+	// tiered: the section follows its previous decision with a query and
+	// relevance counts in it (candidate.tier); queryTurn is the query's
+	// own turn; took is the tier of what next returned last.
+	tiered    bool
+	queryTurn *Block
+	took      int8
 }
 
 // relItem is an entry the query touches, in a section's relevance lane.
 type relItem struct {
-	e   *ixEntry
-	eff float64 // its score with its relevance
+	e      *ixEntry
+	eff    float64 // its score with its relevance
+	recall bool    // the query recalls it (relevanceNews)
+	tier   int8    // candidate.tier
+}
+
+// tier is the item's candidate.tier.
+func (p *priorItem) tier() int8 {
+	if p.soft {
+		return 1
+	}
+	return 0
 }
 
 // eff returns the score an entry outside the relevance lane ranks with.
@@ -84,6 +101,7 @@ type priorItem struct {
 	e                *ixEntry
 	eff              float64 // the score the sticky order weighs: raised by the margin
 	inc, news        bool
+	prevRecall, soft bool
 	prevPos, prevCut int32
 }
 
@@ -171,6 +189,9 @@ func (a *Assembler) AssembleIndexed(x *Index, req Request, c truncate.Counter, l
 	a.inc.on, a.inc.pulled, a.inc.pulledE, a.inc.looked = true, a.inc.pulled[:0], a.inc.pulledE[:0], 0
 	a.inc.priorAll = a.inc.priorAll[:0]
 	defer a.endWalk()
+	if req.NewestTurnQuery && req.Query == nil && req.Relevance == nil {
+		a.queryTurn(r, x.newestTurn(&req))
+	}
 	if req.queried() {
 		a.findHits(x, &req, lookup)
 	}
@@ -199,12 +220,13 @@ func (a *Assembler) AssembleIndexed(x *Index, req Request, c truncate.Counter, l
 func (a *Assembler) startWalk(r *run, si int) {
 	x := r.x
 	a.inc.w = walk{looked: &a.inc.looked, s: &x.secs[si], gapB: len(x.secs[si].base), gapX: len(x.secs[si].extra), prior: a.inc.w.prior[:0],
-		queried: r.req.queried(), share: x.secs[si].share, rel: a.inc.w.rel[:0]}
+		queried: r.req.queried(), share: x.secs[si].share, rel: a.inc.w.rel[:0], relGap: a.inc.w.relGap[:0],
+		tiered: r.follow && r.req.queried() && x.secs[si].share > 0, queryTurn: r.out.QueryTurn}
 	if r.follow {
 		a.priorItems(r, si)
 	}
 	if a.inc.w.queried {
-		a.relevanceLane(si)
+		a.relevanceLane(r, si)
 	}
 }
 
@@ -300,7 +322,8 @@ func (a *Assembler) endWalk() {
 	clear(a.inc.hits)
 	a.inc.hits = a.inc.hits[:0]
 	clear(a.inc.w.rel)
-	a.inc.w = walk{prior: a.inc.w.prior[:0], rel: a.inc.w.rel[:0]}
+	clear(a.inc.w.relGap)
+	a.inc.w = walk{prior: a.inc.w.prior[:0], rel: a.inc.w.rel[:0], relGap: a.inc.w.relGap[:0]}
 }
 
 // more reports whether section si has a candidate at i: made up front by
@@ -326,8 +349,7 @@ func (a *Assembler) view(blocks []*Block) []*Block {
 // the order the margin gives them.
 func (a *Assembler) priorItems(r *run, si int) {
 	x, prev, prevNow, margin, lookup := r.x, &r.prev.Sections[si], r.prev.Now, r.stick.Margin, r.lookup
-	w := &a.inc.w
-	queryChanged := w.queried && r.req.QueryKey != r.prev.Query
+	queryChanged := r.req.queried() && r.req.QueryKey != r.prev.Query
 	a.secs[si].sticky.on = true
 	if prev.Floor != nil {
 		a.secs[si].sticky.hasFloor, a.secs[si].sticky.floor = true, *prev.Floor
@@ -335,13 +357,14 @@ func (a *Assembler) priorItems(r *run, si int) {
 	}
 	s := &x.secs[si]
 	type was struct {
-		pos int
-		key string
-		cut int
+		pos      int
+		key      string
+		cut      int
+		recalled bool
 	}
 	written := make(map[string]was, len(prev.Blocks))
 	for i, w := range prev.Blocks {
-		written[w.ID] = was{i, w.Key, w.Cut}
+		written[w.ID] = was{i, w.Key, w.Cut, w.Recalled}
 	}
 	add := func(e *ixEntry, p priorItem) {
 		p.e, p.eff = e, a.effOf(e)+margin
@@ -364,7 +387,7 @@ func (a *Assembler) priorItems(r *run, si int) {
 		if e == nil {
 			continue
 		}
-		p := priorItem{inc: true, prevPos: int32(w.pos)}
+		p := priorItem{inc: true, prevPos: int32(w.pos), prevRecall: w.recalled, soft: a.inc.w.tiered && w.recalled && queryChanged}
 		if w.cut > 0 && w.cut < len(b.Content) && utf8.RuneStart(b.Content[w.cut]) && w.key == hexKey(keyOf(b)) {
 			p.prevCut = int32(w.cut)
 		}
@@ -384,14 +407,9 @@ func (a *Assembler) priorItems(r *run, si int) {
 	for i := range s.extra {
 		news(&s.extra[i])
 	}
-	if queryChanged {
-		for _, h := range a.inc.hits {
-			if h.si == int32(si) && h.e.mark == 0 && w.share*a.inc.relOf[h.e] > margin {
-				add(h.e, priorItem{news: true}) // relevance past the margin is news (relevanceNews)
-			}
-		}
-	}
-	slices.SortFunc(a.inc.w.prior, func(p, q priorItem) int { return compareHeads(p.e, p.eff, p.inc, q.e, q.eff, q.inc) })
+	slices.SortFunc(a.inc.w.prior, func(p, q priorItem) int {
+		return compareHeads(p.e, p.eff, p.inc, p.tier(), q.e, q.eff, q.inc, q.tier())
+	})
 }
 
 // entryOf returns the live entry ranked as e, or nil.
@@ -406,14 +424,17 @@ func (s *ixSection) entryOf(e ixEntry) *ixEntry {
 }
 
 // compareHeads is the order of a sticky fill (prepareSticky): required
-// first, then the score weighed (eff), incumbents first on a tie, then
-// rank order.
-func compareHeads(a *ixEntry, effA float64, incA bool, b *ixEntry, effB float64, incB bool) int {
+// first, then the tier (candidate.tier), then the score weighed (eff),
+// incumbents first on a tie, then rank order.
+func compareHeads(a *ixEntry, effA float64, incA bool, tierA int8, b *ixEntry, effB float64, incB bool, tierB int8) int {
 	if a.req != b.req {
 		if a.req {
 			return -1
 		}
 		return 1
+	}
+	if tierA != tierB {
+		return int(tierA) - int(tierB)
 	}
 	switch {
 	case effA > effB:
@@ -456,21 +477,23 @@ func (a *Assembler) pull(sec *template.Section, st *fillState, bounded bool) boo
 		}
 		skip = !(sec.Partial() && !st.cutDone && !a.secs[si].sticky.shed && room >= sec.MinPartialTokens())
 	}
-	e, p := w.next(skip, room)
+	e, p, rel := w.next(skip, room)
 	if e == nil {
 		a.finishWalk(si)
 		return false
 	}
 	cd := a.take(si, e)
 	if p != nil {
-		cd.inc, cd.news, cd.prevPos, cd.prevCut = p.inc, p.news, p.prevPos, p.prevCut
+		cd.inc, cd.news, cd.prevPos, cd.prevCut, cd.prevRecall, cd.soft = p.inc, p.news, p.prevPos, p.prevCut, p.prevRecall, p.soft
 	}
+	cd.recall = rel != nil && rel.recall
+	cd.soft = w.took == 1
 	return true
 }
 
 // next returns the next entry in fill order, passing over what skip and
 // room allow (see pull), and its prior item when it is one.
-func (w *walk) next(skip bool, room int) (*ixEntry, *priorItem) {
+func (w *walk) next(skip bool, room int) (*ixEntry, *priorItem, *relItem) {
 	m := int32(max(min(room, math.MaxInt32-1), math.MinInt32))
 	be := w.head(w.s.base, &w.bi, &w.gapB, &w.s.tree, skip, m)
 	xe := w.head(w.s.extra, &w.xi, &w.gapX, nil, skip, m)
@@ -479,38 +502,56 @@ func (w *walk) next(skip bool, room int) (*ixEntry, *priorItem) {
 	if w.pi < len(w.prior) {
 		p = &w.prior[w.pi]
 	}
-	best, from := be, &w.bi
-	if xe != nil && (best == nil || compareEntries(*xe, *best) < 0) {
-		best, from = xe, &w.xi
+	best, bestTier, from := be, w.tierOf(be), &w.bi
+	if xt := w.tierOf(xe); xe != nil && (best == nil || xt < bestTier || xt == bestTier && compareEntries(*xe, *best) < 0) {
+		best, bestTier, from = xe, xt, &w.xi
 	}
 	var bestEff float64
 	if best != nil {
 		bestEff = w.eff(best)
 	}
-	if r := w.relHead(); r != nil && (best == nil || compareHeads(r.e, r.eff, false, best, bestEff, false) < 0) {
-		best, bestEff, from = r.e, r.eff, &w.ri
+	var rel *relItem
+	if r := w.relHead(skip, m); r != nil && (best == nil || compareHeads(r.e, r.eff, false, r.tier, best, bestEff, false, bestTier) < 0) {
+		best, bestEff, bestTier, from, rel = r.e, r.eff, r.tier, &w.ri, r
 	}
-	if p != nil && (best == nil || compareHeads(p.e, p.eff, p.inc, best, bestEff, false) < 0) {
+	if p != nil && (best == nil || compareHeads(p.e, p.eff, p.inc, p.tier(), best, bestEff, false, bestTier) < 0) {
 		w.pi++
-		return p.e, p
+		w.took = p.tier()
+		return p.e, p, nil
 	}
 	if best != nil {
 		*from++
 	}
-	return best, nil
+	w.took = bestTier
+	return best, nil, rel
 }
 
-// relHead returns the relevance lane's next item the walk may pull; nil
-// when none is left, or the rest score under a shed section's floor (the
-// lane is in rank order: required first, then by score).
-func (w *walk) relHead() *relItem {
+// tierOf returns the tier (candidate.tier) an entry of the base, extra or
+// relevance lane has in the walk's section: 1 for any but a required
+// block and the query's own turn, where tiers count.
+func (w *walk) tierOf(e *ixEntry) int8 {
+	if e == nil || !w.tiered || e.req || e.b == w.queryTurn {
+		return 0
+	}
+	return 1
+}
+
+// relHead returns the relevance lane's next item the walk may pull,
+// passing over what skip and room allow (see pull: room only shrinks, so
+// an item passed over stays so) and, in a section that shed, what scores
+// under its floor and the query does not recall; nil when none is left.
+func (w *walk) relHead(skip bool, m int32) *relItem {
 	for w.ri < len(w.rel) {
 		r := &w.rel[w.ri]
 		switch {
 		case r.e.mark&markVisited != 0:
 			w.ri++
-		case !r.e.req && w.hasFloor && r.eff <= w.floor:
-			return nil
+		case !r.e.req && !r.recall && w.hasFloor && r.eff <= w.floor:
+			w.relGap = append(w.relGap, r) // under the floor; one the query recalls may come after it
+			w.ri++
+		case skip && !r.e.req && r.e.min > m:
+			w.relGap = append(w.relGap, r) // for finishWalk's tail
+			w.ri++
 		default:
 			return r
 		}
@@ -576,6 +617,9 @@ func (a *Assembler) finishWalk(si int) {
 		if r.e.mark&markVisited == 0 {
 			note(r.e)
 		}
+	}
+	for _, r := range w.relGap {
+		note(r.e)
 	}
 	a.secs[si].tail = t
 }

@@ -281,6 +281,11 @@ type Request struct {
 	// follows its previous decision takes relevance as news only when the
 	// key changed (Decision.Query).
 	QueryKey string
+	// NewestTurnQuery, without a Query or Relevance, makes the query the
+	// newest user turn of the request's session among the eligible blocks
+	// (a history block of the session whose role is user, not a summary),
+	// when there is one; its key is its content's SHA-256.
+	NewestTurnQuery bool
 }
 
 // queried reports whether relevance enters the request's scores.
@@ -323,6 +328,9 @@ type Output struct {
 	// SummarizeCandidates are the runs of history dropped for room that
 	// nothing in the text represents (degrade.go).
 	SummarizeCandidates []outcome.SummarizeCandidate
+	// QueryTurn is the block whose content was the query, when
+	// Request.NewestTurnQuery found one; nil otherwise.
+	QueryTurn *Block
 
 	represented int // blocks in the text, or stood for by a summary in it
 }

@@ -38,6 +38,7 @@ type writer struct {
 // can: joinDelta), and blocks keep going until that count fits.
 func (a *Assembler) write(r *run, k *cutter) error {
 	tpl, c, out := r.tpl, r.c, r.out
+	a.markRecalled(r)
 	exact := a.linesAdd(tpl, a.view(r.blocks), c)
 	for {
 		a.writeText(tpl, a.view(r.blocks))
@@ -108,7 +109,17 @@ func (a *Assembler) writeText(tpl *template.Template, blocks []*Block) {
 				return cmp.Compare(sx, sy)
 			})
 		case template.OrderTime:
+			// By time, but the blocks a query recalled (candidate.late)
+			// last: a conversation's questions then move the end of its
+			// history, and the text before stays the prompt cache's
+			// prefix.
 			slices.SortStableFunc(a.wr.order, func(x, y int) int {
+				if lx, ly := cands[x].late, cands[y].late; lx != ly {
+					if ly {
+						return -1
+					}
+					return 1
+				}
 				tx, _ := a.placeOf(&cands[x], blocks[cands[x].Index])
 				ty, _ := a.placeOf(&cands[y], blocks[cands[y].Index])
 				return tx.Compare(ty)

@@ -48,6 +48,20 @@ func newWeights(p Params, docs int, length uint64) weights {
 // idf is BM25's inverse document frequency, in Lucene's form, which is
 // positive however common the term: a term in every document still counts
 // a little.
+// scored reports whether a term in df of docs documents counts: it
+// occurs at all, and in at most half of them or in no more than
+// commonFloor. A term more than half of many documents hold tells them
+// apart by little (its idf is under ln 2) and costs a posting for most
+// of them, so it is read as a stop word of this set of documents: it
+// neither scores nor counts toward the most a document could score.
+func scored(docs int, df int32) bool {
+	return df > 0 && (2*int(df) <= docs || df <= commonFloor)
+}
+
+// commonFloor is the most documents a term may be in and count whatever
+// their share: in a small set, every term tells.
+const commonFloor = 64
+
 func idf(docs int, df int32) float64 {
 	return math.Log(1 + (float64(docs)-float64(df)+0.5)/(float64(df)+0.5))
 }
@@ -135,7 +149,7 @@ func (s *Scan) Relevance(d *Doc) float64 {
 		s.idf, s.max = s.idf[:0], 0
 		for _, df := range s.df {
 			v := 0.0
-			if df > 0 {
+			if scored(s.docs, df) {
 				v = idf(s.docs, df)
 				s.max += s.w.bound(v)
 			}
@@ -148,7 +162,7 @@ func (s *Scan) Relevance(d *Doc) float64 {
 	}
 	sum := 0.0
 	for i, k := range s.q.keys {
-		if tf := d.tf(k); tf > 0 && s.df[i] > 0 {
+		if tf := d.tf(k); tf > 0 && scored(s.docs, s.df[i]) {
 			sum += s.w.term(s.idf[i], tf, d.length)
 		}
 	}

@@ -35,11 +35,14 @@
 //
 //	BM25(d, q) = Σ_t idf(t) · tf·(k1+1) / (tf + k1·(1 − b + b·len(d)/avglen))
 //	idf(t)     = ln(1 + (N − df(t) + 0.5) / (df(t) + 0.5))
-//	relevance  = BM25(d, q) / Σ_{t: df(t) > 0} idf(t)·(k1+1)
+//	relevance  = BM25(d, q) / Σ_{t scored} idf(t)·(k1+1)
 //
 // with k1 = 1.2 and b = 0.75 ([DefaultParams]): BM25 divided by the most
-// a document could score for the query's terms that occur at all, so it
-// lies in [0, 1), 0 for a document with none of them.
+// a document could score for the query's scored terms, so it lies in
+// [0, 1), 0 for a document with none of them. A term is scored when it
+// occurs, in at most half of the documents or in no more than 64 of them:
+// a term most of many documents hold is a stop word of that set (its idf
+// is under ln 2), and reading its postings would cost a query the set.
 //
 // # Performance
 //

@@ -167,7 +167,7 @@ func (x *Index) Score(q *Query, dst []Hit) []Hit {
 	max := 0.0
 	for _, k := range q.keys {
 		li, ok := x.lists[k]
-		if !ok {
+		if !ok || !scored(x.docs, x.plists[li].df) {
 			continue
 		}
 		v := idf(x.docs, x.plists[li].df)
