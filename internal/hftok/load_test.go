@@ -61,7 +61,7 @@ func TestTinyByteLevel(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Pieces "ab", " a", " b"; only "a b" merges.
-	if got, want := tok.AppendIDs(nil, "ab a b"), []int{2, 3, 0, 3, 1}; !slices.Equal(got, want) {
+	if got, want := appendIDs(t, tok, "ab a b"), []int{2, 3, 0, 3, 1}; !slices.Equal(got, want) {
 		t.Errorf("ids %v, want %v", got, want)
 	}
 }
