@@ -17,7 +17,6 @@
 // The identity of a tokenizer.json is the SHA-256 of the file; that of a
 // spec is the SHA-256 of "tiktoken", the pattern and the rank file's
 // SHA-256, each ended by a newline. Where the files lie never enters it.
-
 //
 // Every file is bounded: a regular file of at most MaxFileBytes, refused
 // before it is read otherwise (a device, a FIFO, a file too large).
