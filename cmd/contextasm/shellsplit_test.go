@@ -51,7 +51,7 @@ func TestSplitCommand(t *testing.T) {
 	}
 }
 
-// quoteWords quotes each word in single quotes (a quote as '\'') and joins
+// quoteWords quotes each word in single quotes (a quote as '\”) and joins
 // them with spaces: a line splitCommand must split back into the words.
 func quoteWords(words []string) string {
 	q := make([]string, len(words))
@@ -69,7 +69,7 @@ func FuzzSplitCommand(f *testing.F) {
 	for _, s := range []string{
 		"npx -y @modelcontextprotocol/server-everything", `python3 "my server.py" --flag='a b'`, `a\ b c\\d`, "x \\\ny",
 		`"a\"b" 'c'"d"`, `echo $HOME`, `a | b`, `"unterminated`, `'unterminated`, `trailing\`, "", "   ", `"$x"`, "tab\tsep\nline",
-		`'it'\''s'`, `"\$\`+"`"+`"`, "ünï cödé 中文",
+		`'it'\''s'`, `"\$\` + "`" + `"`, "ünï cödé 中文",
 	} {
 		f.Add(s)
 	}
