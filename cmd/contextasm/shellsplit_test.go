@@ -51,7 +51,8 @@ func TestSplitCommand(t *testing.T) {
 	}
 }
 
-// quoteWords quotes each word in single quotes (a quote as '\”) and joins
+// quoteWords quotes each word in single quotes (a quote in it closes them,
+// is escaped and opens them again) and joins
 // them with spaces: a line splitCommand must split back into the words.
 func quoteWords(words []string) string {
 	q := make([]string, len(words))
