@@ -37,6 +37,7 @@ var reasonHelp = map[outcome.Reason]string{
 	outcome.ReasonBinary:            "binary content and no decoder: skipped",
 	outcome.ReasonSourceUnavailable: "its source could not be read",
 	outcome.ReasonOutsideRoot:       "outside its source's root directory: refused",
+	outcome.ReasonSourceCut:         "the source listed more than a bound takes: the rest is not collected",
 	outcome.ReasonStateUnavailable:  "the learned state could not be reached: ranked with the last snapshot of it",
 	outcome.ReasonOrphan:            "a tool call without its result, or a result without its call: never sent alone",
 	outcome.ReasonGroup:             "left out with its group (a tool call travels with its results), kept or dropped whole",
@@ -75,7 +76,7 @@ var reasonOrder = []outcome.Reason{
 	outcome.ReasonDegraded, outcome.ReasonClipped,
 	outcome.ReasonStale, outcome.ReasonEscaped,
 	outcome.ReasonBinary, outcome.ReasonSourceUnavailable, outcome.ReasonOutsideRoot,
-	outcome.ReasonStateUnavailable,
+	outcome.ReasonSourceCut, outcome.ReasonStateUnavailable,
 }
 
 // compareReasons orders reasons as reasonOrder does, unknown ones last by
