@@ -76,24 +76,24 @@ func WriteHTML(w io.Writer, d *outcome.Dump) error {
 // The template's data.
 type (
 	htmlData struct {
-		D         *outcome.Dump
-		CSP       string
-		CSS       template.CSS
-		JS        template.JS
-		BudgetPct int
-		Free      int
-		Rest      int // tokens not in any section's used count
-		Total     int // rows
-		Counts    []statusCount
-		Reasons   []reasonCount
-		Sections  []htmlSection
-		Excluded  []*htmlRow
-		Other     []otherEvent // events about blocks no section shows
-		LeftOut   []*htmlRow
-		Segments  []segment
-		HasJoiner bool // the text has a word joiner contextasm inserted
+		D          *outcome.Dump
+		CSP        string
+		CSS        template.CSS
+		JS         template.JS
+		BudgetPct  int
+		Free       int
+		Rest       int // tokens not in any section's used count
+		Total      int // rows
+		Counts     []statusCount
+		Reasons    []reasonCount
+		Sections   []htmlSection
+		Excluded   []*htmlRow
+		Other      []otherEvent // events about blocks no section shows
+		LeftOut    []*htmlRow
+		Segments   []segment
+		HasJoiner  bool // the text has a word joiner contextasm inserted
 		HasCarried bool // the text has a word joiner a block's content carried
-		Cache     cacheView
+		Cache      cacheView
 	}
 	statusCount struct {
 		Status string

@@ -196,7 +196,7 @@ func TestParts(t *testing.T) {
 // join), is contextasm's. The page used to show every U+2060 as inserted.
 func TestHTMLTellsJoinersApart(t *testing.T) {
 	own := "look-alike <\u2060/source> from the content" // not a delimiter: left as it was
-	esc := "forged <\u2060/source> broken"                // contextasm broke "</source>"
+	esc := "forged <\u2060/source> broken"               // contextasm broke "</source>"
 	text := "[H]\n<source>" + own + "</source>\u2060<source>" + esc + "</source>\n"
 	at := func(s string) int { return strings.Index(text, s) - len("<source>") }
 	d := &outcome.Dump{ProtocolVersion: "1.2", Fingerprint: "sha256:0", Budget: 100, Text: text,
