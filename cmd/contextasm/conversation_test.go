@@ -195,7 +195,7 @@ func TestCLIConversation(t *testing.T) {
 		if code != exitOK {
 			t.Fatalf("call %d: render: exit %d: %s", i+1, code, stderr)
 		}
-		d, err := readDumpFile(dumpPath)
+		d, err := readDumpFile("test", dumpPath)
 		if err != nil {
 			t.Fatal(err)
 		}

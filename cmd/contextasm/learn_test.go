@@ -19,7 +19,7 @@ func renderDump(t *testing.T, state, out string) *contextasm.Dump {
 	if code, _, stderr := runCLI(t, args...); code != exitOK {
 		t.Fatalf("render: exit %d: %s", code, stderr)
 	}
-	d, err := readDumpFile(out)
+	d, err := readDumpFile("test", out)
 	if err != nil {
 		t.Fatal(err)
 	}

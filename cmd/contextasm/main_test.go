@@ -367,3 +367,61 @@ func TestMalformedStateIsUsageError(t *testing.T) {
 		}
 	}
 }
+
+// A mistyped flag or command is one line on stderr, with the nearest one,
+// and exit 2; nothing on stdout. A mistyped flag used to print the
+// command's whole help on stdout, an unknown command the list of
+// commands. --help still prints the help.
+func TestMistypedFlagsAndCommands(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"render", "--budgte", "5"}, "render: unknown flag --budgte (did you mean --budget?); see contextasm render --help\n"},
+		{[]string{"validate", "-x"}, "validate: unknown flag -x; see contextasm validate --help\n"},
+		{[]string{"count", "--tokenzer", "f"}, "count: unknown flag --tokenzer (did you mean --tokenizer?); see contextasm count --help\n"},
+		{[]string{"diff", "a.json", "--fromat", "json"}, "diff: unknown flag --fromat (did you mean --format?); see contextasm diff --help\n"},
+		{[]string{"rendr"}, "contextasm: unknown command \"rendr\" (did you mean render?); see contextasm help\n"},
+		{[]string{"frobnicate"}, "contextasm: unknown command \"frobnicate\"; see contextasm help\n"},
+	} {
+		code, stdout, stderr := runCLI(t, tc.args...)
+		if code != exitUsage || stdout != "" || stderr != tc.want {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 2, nothing, %q", tc.args, code, stdout, stderr, tc.want)
+		}
+	}
+	code, stdout, _ := runCLI(t, "render", "--help")
+	if code != exitOK || !strings.HasPrefix(stdout, "Usage: contextasm render") || !strings.Contains(stdout, "-budget") {
+		t.Errorf("render --help: exit %d, stdout %q", code, stdout)
+	}
+}
+
+// Invalid inputs name the file (and the field), with exit 2: a tokenizer
+// file that is not one (it used to exit 1), an -o path in a directory that
+// does not exist (it used to name a temporary file), a --render file that
+// is not a dump (it used to say "view:").
+func TestInvalidInputsNamed(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "tok.json")
+	if err := os.WriteFile(bad, []byte(`{"added_tokens": []}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	notDump := filepath.Join(dir, "r.json")
+	if err := os.WriteFile(notDump, []byte(`{"text": "x"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "no", "such", "out.txt")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"count", "--tokenizer", bad, "testdata/demo.json"}, "hftok: " + bad + ": model: missing"},
+		{[]string{"render", "-t", mlTemplate, "-m", mlMemories, "--tokenizer", bad}, bad + ": model: missing"},
+		{[]string{"demo", "-o", missing}, "-o " + missing + ": the directory " + filepath.Dir(missing) + " does not exist\n"},
+		{[]string{"feedback", "--state", filepath.Join(dir, "s.json"), "--render", notDump, "--response", notDump}, "feedback: --render " + notDump + ": not a contextasm render dump"},
+	} {
+		code, _, stderr := runCLI(t, tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, ".tmp") {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}

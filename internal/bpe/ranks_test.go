@@ -2,6 +2,7 @@ package bpe
 
 import (
 	"encoding/base64"
+	"errors"
 	"regexp"
 	"slices"
 	"strconv"
@@ -37,7 +38,7 @@ func FuzzParseRanks(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ranks, err := ParseRanks(data, "ranks.txt")
 		if err != nil {
-			if !where.MatchString(err.Error()) {
+			if !where.MatchString(err.Error()) || !errors.Is(err, ErrInvalidRanks) {
 				t.Fatalf("error %q does not name the file and line", err)
 			}
 			return

@@ -54,16 +54,16 @@ func parseVocab(data []byte, name string) (*vocab, error) {
 		}
 		tok, rank, ok := bytes.Cut(line, []byte{' '})
 		if !ok {
-			return nil, fmt.Errorf("bpe: %s:%d: want \"<base64 token> <rank>\"", name, n)
+			return nil, &RanksError{File: name, Line: n, Message: `want "<base64 token> <rank>"`}
 		}
 		from := len(arena)
 		var err error
 		if arena, err = base64.StdEncoding.AppendDecode(arena, tok); err != nil {
-			return nil, fmt.Errorf("bpe: %s:%d: token: %v", name, n, err)
+			return nil, &RanksError{File: name, Line: n, Message: "token: " + err.Error()}
 		}
 		r, err := strconv.ParseInt(string(rank), 10, 32)
 		if err != nil || r < 0 || r >= int64(noRank) {
-			return nil, fmt.Errorf("bpe: %s:%d: rank %q is not a rank", name, n, rank)
+			return nil, &RanksError{File: name, Line: n, Message: fmt.Sprintf("rank %q is not a rank", rank)}
 		}
 		entries = append(entries, entry{int32(from), int32(len(arena)), int32(r), int32(n)})
 	}
@@ -72,7 +72,7 @@ func parseVocab(data []byte, name string) (*vocab, error) {
 	for _, e := range entries {
 		tok := all[e.from:e.to]
 		if _, dup := v.ranks[tok]; dup {
-			return nil, fmt.Errorf("bpe: %s:%d: token %q listed twice", name, e.line, tok)
+			return nil, &RanksError{File: name, Line: int(e.line), Message: fmt.Sprintf("token %q listed twice", tok)}
 		}
 		v.ranks[tok] = e.rank
 		v.maxLen = max(v.maxLen, len(tok))
