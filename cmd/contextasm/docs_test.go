@@ -355,7 +355,8 @@ func headingAnchors(md string) []string {
 
 // TestREADME checks the README's promises: the two first-run commands, a
 // size a newcomer reads in minutes, a worked example whose output is the
-// demo's, and a library snippet that is contextFor below, compiled and run.
+// demo's, and a library snippet that is setup and contextFor below,
+// compiled and run.
 func TestREADME(t *testing.T) {
 	const doc = "README.md"
 	text := readDoc(t, doc)
@@ -393,15 +394,25 @@ func TestREADME(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var want string
+	// From setup's doc comment to the end of contextFor.
+	from, to := -1, -1
 	for _, decl := range f.Decls {
-		if fd, ok := decl.(*ast.FuncDecl); ok && fd.Name.Name == "contextFor" {
-			want = string(src[fset.Position(fd.Doc.Pos()).Offset:fset.Position(fd.End()).Offset])
+		if fd, ok := decl.(*ast.FuncDecl); ok {
+			switch fd.Name.Name {
+			case "setup":
+				from = fset.Position(fd.Doc.Pos()).Offset
+			case "contextFor":
+				to = fset.Position(fd.End()).Offset
+			}
 		}
 	}
+	if from < 0 || to < from {
+		t.Fatal("docs_test.go lost setup or contextFor")
+	}
+	want := string(src[from:to])
 	got := codeBlockAfter(t, text, "func contextFor(")
 	if strings.TrimSpace(got) != strings.TrimSpace(want) {
-		t.Errorf("%s's library snippet differs from contextFor in cmd/contextasm/docs_test.go; change both together.\nREADME:\n%s\ntest:\n%s", doc, got, want)
+		t.Errorf("%s's library snippet differs from setup and contextFor in cmd/contextasm/docs_test.go; change both together.\nREADME:\n%s\ntest:\n%s", doc, got, want)
 	}
 	// And it runs, on the demo's files.
 	dir := t.TempDir()
@@ -415,7 +426,11 @@ func TestREADME(t *testing.T) {
 		}
 	}
 	t.Chdir(dir)
-	res, err := contextFor(context.Background(), time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))
+	eng, tpl, err := setup()
+	if err != nil {
+		t.Fatalf("the README's library snippet fails: %v", err)
+	}
+	res, err := contextFor(context.Background(), eng, tpl, time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))
 	if err != nil {
 		t.Fatalf("the README's library snippet fails: %v", err)
 	}
@@ -437,23 +452,25 @@ func codeBlockAfter(t *testing.T, md, marker string) string {
 	return md[start:end]
 }
 
+// setup runs once per process: one Engine (safe for concurrent use).
+func setup() (*contextasm.Engine, *template.Template, error) {
+	eng, err := contextasm.New(contextasm.Config{})
+	if err != nil {
+		return nil, nil, err
+	}
+	decls, err := declare.LoadFile("memories.jsonl") // all or nothing
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := eng.Declare(decls...); err != nil { // same request_id: replaced
+		return nil, nil, err
+	}
+	tpl, err := template.LoadFile("template.json") // immutable
+	return eng, tpl, err
+}
+
 // contextFor assembles the context of one model call.
-func contextFor(ctx context.Context, now time.Time) (*contextasm.Result, error) {
-	eng, err := contextasm.New(contextasm.Config{}) // keep one per process: safe for concurrent use
-	if err != nil {
-		return nil, err
-	}
-	decls, err := declare.LoadFile("memories.jsonl") // every problem of the file, or nothing
-	if err != nil {
-		return nil, err
-	}
-	if err := eng.Declare(decls...); err != nil { // a known request_id replaces its block
-		return nil, err
-	}
-	tpl, err := template.LoadFile("template.json") // compiled once, immutable
-	if err != nil {
-		return nil, err
-	}
+func contextFor(ctx context.Context, eng *contextasm.Engine, tpl *template.Template, now time.Time) (*contextasm.Result, error) {
 	return eng.Assemble(ctx, contextasm.Request{Template: tpl, Now: now,
 		SessionID: "sess-4711", UserID: "u-ana", Roles: []string{"loan-agent"}})
 }
