@@ -511,3 +511,72 @@ func TestNothingPointsOutside(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestNoDanglingReferences checks that the comments of every .go file and
+// the text of every .md file name no document the repository does not
+// hold (a bare name ending in .md, or one under docs/ or ../, where there
+// is none), no path of the machine they were written on, and no issue of
+// a tracker, by number or as the one at hand: the repository says what it
+// means itself.
+// Example paths (notes/a.md) and URIs are not references.
+func TestNoDanglingReferences(t *testing.T) {
+	mdRef := regexp.MustCompile(`(?:^|[^A-Za-z0-9_./:-])((?:docs/|\.\./)*[A-Za-z0-9_-]+\.md)\b`)
+	bad := []struct {
+		re   *regexp.Regexp
+		what string
+	}{
+		{regexp.MustCompile(`/[w]ork/`), "a path outside the repository"},
+		{regexp.MustCompile(`(?i)\b[i]ssue \d+|\bthe [i]ssue\b|\b[i]ssues show\b`), "an issue of a tracker: say what it asked for"},
+	}
+	have := map[string]bool{} // every file's path from the root, and its name
+	var texts []struct{ path, text string }
+	err := filepath.WalkDir(repoRoot, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != repoRoot && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules" || d.Name() == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		rel, _ := filepath.Rel(repoRoot, path)
+		have[filepath.ToSlash(rel)], have[d.Name()] = true, true
+		switch filepath.Ext(path) {
+		case ".md":
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			texts = append(texts, struct{ path, text string }{filepath.ToSlash(rel), string(b)})
+		case ".go":
+			f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ParseComments)
+			if err != nil {
+				return err
+			}
+			var b strings.Builder
+			for _, g := range f.Comments {
+				b.WriteString(g.Text())
+			}
+			texts = append(texts, struct{ path, text string }{filepath.ToSlash(rel), b.String()})
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range texts {
+		for _, sm := range mdRef.FindAllStringSubmatch(f.text, -1) {
+			m := sm[1]
+			joined := filepath.ToSlash(filepath.Join(filepath.Dir(f.path), m))
+			if !have[m] && !have[joined] && !have[filepath.Base(m)] {
+				t.Errorf("%s names %s, which is not in the repository: say what it says, or point into docs/", f.path, m)
+			}
+		}
+		for _, b := range bad {
+			for _, m := range b.re.FindAllString(f.text, -1) {
+				t.Errorf("%s has %q, %s", f.path, m, b.what)
+			}
+		}
+	}
+}

@@ -64,7 +64,7 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// The demo must show every kind of decision the issue names.
+// The demo must show every kind of decision contextasm makes.
 func TestDemoShowsEveryDecision(t *testing.T) {
 	_, out, _ := runCLI(t, "demo", "--format", "json")
 	var d contextasm.Dump
@@ -243,7 +243,7 @@ func TestErrorsOnePerLine(t *testing.T) {
 }
 
 // TestRenderAuditNamesFiles: render --audit logs each -m file's SHA-256 and
-// each rendered block's hash, and no content (issue 16, item 14).
+// each rendered block's hash, and no content.
 func TestRenderAuditNamesFiles(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	args := append([]string{"render", "--audit", path, "-o", filepath.Join(t.TempDir(), "out.txt")}, demoArgs...)

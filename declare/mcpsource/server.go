@@ -194,8 +194,9 @@ func (m *mcpSource) transport() (mcp.Transport, *exec.Cmd, *tailBuffer, error) {
 		t, err := s.Transport()
 		return t, nil, nil, err
 	case s.URL != "":
-		// Never wrapped in mcp.LoggingTransport: that stops the
-		// notification stream from opening (MCP.md bite #4).
+		// Never wrapped in mcp.LoggingTransport: with the SDK's logging
+		// transport around it, the standalone notification stream never
+		// opens.
 		return &mcp.StreamableClientTransport{Endpoint: s.URL, MaxEventSize: s.MaxResponseBytes,
 			HTTPClient: limitClient(s.HTTPClient, int64(s.MaxResponseBytes), &m.trips)}, nil, nil, nil
 	}
@@ -328,8 +329,10 @@ func (m *mcpSource) list(ctx context.Context, cs *mcp.ClientSession) (_ []*mcp.R
 // Under 2025-11-25 the subscription is registered when Subscribe returns,
 // so the read that follows it (sync always reads a resource after
 // subscribing to it) sees every change that is not notified. Under
-// 2026-07-28 Subscribe returns before the server registers it (MCP.md
-// bite #1): the server's acknowledgement queues a re-read (ackMiddleware).
+// 2026-07-28 Subscribe returns before the server registers it (the
+// subscription is registered when the server acknowledges it on the
+// subscriptions/listen stream): the acknowledgement queues a re-read
+// (ackMiddleware).
 func (m *mcpSource) subscribeTo(ctx context.Context, cs *mcp.ClientSession, e *entry) error {
 	rctx, cancel := bound(ctx, m.cfg.RequestTimeout, m.raw)
 	err := cs.Subscribe(rctx, &mcp.SubscribeParams{URI: e.res.URI})
