@@ -580,3 +580,95 @@ func TestNoDanglingReferences(t *testing.T) {
 		}
 	}
 }
+
+// TestAdaptersFromClone checks what building the adapters from a clone
+// rests on: the committed go.work uses the root and every adapter module,
+// and each adapter's Example needs nothing from the adapter's other test
+// files (a reader copies the example file, not the tests' fakes).
+func TestAdaptersFromClone(t *testing.T) {
+	work := readDoc(t, "go.work")
+	uses := map[string]bool{}
+	for _, line := range strings.Split(work, "\n") {
+		if f := strings.Fields(line); len(f) == 1 && (f[0] == "." || strings.HasPrefix(f[0], "./")) {
+			uses[f[0]] = true
+		}
+	}
+	mods, err := filepath.Glob(filepath.Join(repoRoot, "adapters", "*", "go.mod"))
+	if err != nil || len(mods) == 0 {
+		t.Fatalf("no adapter modules: %v", err)
+	}
+	if !uses["."] {
+		t.Error("go.work does not use the root module")
+	}
+	for _, m := range mods {
+		dir, _ := filepath.Rel(repoRoot, filepath.Dir(m))
+		dir = "./" + filepath.ToSlash(dir)
+		if !uses[dir] {
+			t.Errorf("go.work does not use %s", dir)
+		}
+		checkExampleAlone(t, filepath.Dir(m))
+	}
+}
+
+// checkExampleAlone fails if the example file of dir uses a name that only
+// another test file of the package declares.
+func checkExampleAlone(t *testing.T, dir string) {
+	t.Helper()
+	fset := token.NewFileSet()
+	tests, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	declared := map[string]string{} // name: the other test file declaring it
+	var example *ast.File
+	for _, p := range tests {
+		f, err := parser.ParseFile(fset, p, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if filepath.Base(p) == "example_test.go" {
+			example = f
+			continue
+		}
+		if !strings.HasSuffix(f.Name.Name, "_test") {
+			continue // an internal test file: the example's package cannot see it
+		}
+		for name := range f.Scope.Objects {
+			declared[name] = filepath.Base(p)
+		}
+	}
+	if example == nil {
+		t.Errorf("%s has no example_test.go", dir)
+		return
+	}
+	for _, d := range example.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil {
+			delete(declared, fd.Name.Name)
+		}
+	}
+	for name := range example.Scope.Objects {
+		delete(declared, name)
+	}
+	// Names after a dot and struct keys are fields, not package names.
+	fields := map[*ast.Ident]bool{}
+	ast.Inspect(example, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.SelectorExpr:
+			fields[n.Sel] = true
+		case *ast.KeyValueExpr:
+			if id, ok := n.Key.(*ast.Ident); ok {
+				fields[id] = true
+			}
+		}
+		return true
+	})
+	ast.Inspect(example, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok && !fields[id] {
+			if file, hidden := declared[id.Name]; hidden && id.Obj == nil {
+				t.Errorf("%s/example_test.go uses %s, which only %s declares: the example must run from its own file", filepath.Base(dir), id.Name, file)
+				delete(declared, id.Name)
+			}
+		}
+		return true
+	})
+}
