@@ -253,13 +253,19 @@ func buildHTML(d *outcome.Dump, p *page) *htmlData {
 		}
 	}
 	h.Segments = segments(d.Text, inText)
-	for _, sg := range h.Segments {
+	h.HasJoiner, h.HasCarried = joinerMarks(h.Segments)
+	return h
+}
+
+// joinerMarks reports whether the segments show a joiner contextasm
+// inserted, and one a block's content carried: the legend explains each.
+func joinerMarks(segs []segment) (inserted, carried bool) {
+	for _, sg := range segs {
 		for _, pt := range sg.Parts {
-			h.HasJoiner = h.HasJoiner || pt.Joiner
-			h.HasCarried = h.HasCarried || pt.Carried
+			inserted, carried = inserted || pt.Joiner, carried || pt.Carried
 		}
 	}
-	return h
+	return inserted, carried
 }
 
 // segments splits text into the spans of the rows (located by byte offset
