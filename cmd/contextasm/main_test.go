@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -422,6 +423,29 @@ func TestInvalidInputsNamed(t *testing.T) {
 		code, _, stderr := runCLI(t, tc.args...)
 		if code != exitUsage || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, ".tmp") {
 			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+// A template file may name a tokenizer file only inside its directory: one
+// that names /etc/passwd, or ../ out of it, is refused (exit 2) without
+// the file being read; --tokenizer, the operator's own flag, takes any
+// path.
+func TestTemplateTokenizerConfined(t *testing.T) {
+	dir := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "secret.json")
+	if err := os.WriteFile(outside, []byte(`{"model": {"type": "BPE", "vocab": {}, "merges": []}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, enc := range []string{"/etc/passwd", outside, "../" + filepath.Base(filepath.Dir(outside)) + "/secret.json"} {
+		tpl := filepath.Join(dir, "t.json")
+		src := `{"budget": 100, "encoding": ` + strconv.Quote(enc) + `, "sections": [{"name": "s", "priority": 1, "memory_types": ["context"], "max_tokens": 50, "render": "{content}"}]}`
+		if err := os.WriteFile(tpl, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, stderr := runCLI(t, "validate", "-t", tpl)
+		if code != exitUsage || !strings.Contains(stderr, "only inside its own directory") || strings.Contains(stderr, "root:") {
+			t.Errorf("encoding %q: exit %d, stderr %q", enc, code, stderr)
 		}
 	}
 }
