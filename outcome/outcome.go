@@ -63,6 +63,10 @@ const (
 	ReasonBinary            Reason = "binary"
 	ReasonSourceUnavailable Reason = "source_unavailable"
 	ReasonOutsideRoot       Reason = "outside_root"
+	// ReasonSourceCut: a source's listing or scan stopped at a bound
+	// (MaxResources, MaxPages, a cursor that repeats, MaxFiles): what lies
+	// past it is not collected. Its request_id is the source's key.
+	ReasonSourceCut Reason = "source_cut"
 	// ReasonStateUnavailable: the learned-state store could not be reached
 	// lately; the assembly ranked with the last snapshot of it. Its event
 	// is not about a block: its request_id is "learned-state".
@@ -96,7 +100,7 @@ const (
 	KindDropped  Kind = "dropped"  // eligible but did not fit: section_cap, budget, group, first_message; or held back: sticky, slack; or stood for: summarized, turns_kept
 	KindCut      Kind = "cut"      // kept in part: cut
 	KindNotice   Kind = "notice"   // kept or eligible, with something to know: stale, escaped, sticky, degraded, clipped
-	KindSource   Kind = "source"   // a source's problem: binary, source_unavailable, outside_root, state_unavailable
+	KindSource   Kind = "source"   // a source's problem: binary, source_unavailable, outside_root, source_cut, state_unavailable
 )
 
 // Event reports one decision about one block.

@@ -44,8 +44,9 @@ func (t *Template) finish() {
 			}
 		}
 	}
+	m := delimit.NewMatcher(t.protected) // once: it costs the delimiters' length
 	for i := range t.sections {
-		t.sections[i].protected = t.protected
+		t.sections[i].protected = m
 	}
 }
 
@@ -123,7 +124,7 @@ type Section struct {
 	index     int
 	pieces    []piece
 	separator string
-	protected []string
+	protected *delimit.Matcher // the template's delimiters
 }
 
 // Fields are the values a render string's placeholders are filled with.
@@ -208,7 +209,7 @@ func (s *Section) AppendRender(dst []byte, f Fields) (out []byte, escaped bool) 
 			before = string(dst[start:])
 		}
 		var changed bool
-		dst, changed = delimit.Neutralize(dst, f.value(p.kind), before, s.following(i, f), s.protected)
+		dst, changed = s.protected.Neutralize(dst, f.value(p.kind), before, s.following(i, f))
 		escaped = escaped || changed
 	}
 	return dst, escaped

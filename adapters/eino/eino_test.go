@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/cloudwego/eino/adk"
-	"github.com/cloudwego/eino/components/model"
 	"github.com/cloudwego/eino/components/tool"
 	"github.com/cloudwego/eino/components/tool/utils"
 	"github.com/cloudwego/eino/compose"
@@ -24,31 +22,6 @@ import (
 	"github.com/contextasm/contextasm/feedback"
 	"github.com/contextasm/contextasm/template"
 )
-
-// fakeModel is a model.ToolCallingChatModel that records its inputs and
-// answers with reply(call number, input).
-type fakeModel struct {
-	mu     sync.Mutex
-	inputs [][]*schema.Message
-	reply  func(n int, input []*schema.Message) *schema.Message
-}
-
-func (m *fakeModel) Generate(_ context.Context, input []*schema.Message, _ ...model.Option) (*schema.Message, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.inputs = append(m.inputs, input)
-	return m.reply(len(m.inputs), input), nil
-}
-
-func (m *fakeModel) Stream(ctx context.Context, input []*schema.Message, opts ...model.Option) (*schema.StreamReader[*schema.Message], error) {
-	msg, err := m.Generate(ctx, input, opts...)
-	if err != nil {
-		return nil, err
-	}
-	return schema.StreamReaderFromArray([]*schema.Message{msg}), nil
-}
-
-func (m *fakeModel) WithTools([]*schema.ToolInfo) (model.ToolCallingChatModel, error) { return m, nil }
 
 const tplSrc = `{"budget": %d, "sections": [
     {"name": "RULES", "priority": 1, "memory_types": ["constraint"], "max_tokens": 80, "render": "<rule id=\"{request_id}\">{content}</rule>"},

@@ -37,7 +37,7 @@ func runFeedback(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if *format != "text" && *format != "json" {
 		return usagef("feedback: --format must be text or json (got %q)", *format)
 	}
-	dump, err := readDumpFile(*renderPath)
+	dump, err := readDumpFile("feedback: --render", *renderPath)
 	if err != nil {
 		return err
 	}

@@ -78,7 +78,7 @@ func TestRedisUnreachable(t *testing.T) {
 	if code != exitOK || !strings.Contains(stderr, "not stored") {
 		t.Fatalf("render: exit %d, stderr %q; want 0 and a warning", code, stderr)
 	}
-	d, err := readDumpFile(out)
+	d, err := readDumpFile("test", out)
 	if err != nil {
 		t.Fatal(err)
 	}

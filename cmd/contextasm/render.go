@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -163,16 +162,14 @@ func loadInputs(tplPath string, memPaths []string, budget int) (*inputs, error) 
 		if all, err = (declare.Config{MaxBlocks: contextasm.DefaultMaxBlocks}).LoadFiles(memPaths...); err != nil {
 			errs = append(errs, err)
 		}
-		for _, p := range memPaths {
-			// The audit record names the version of each file: hashed as
-			// read right after loading it.
-			data, err := os.ReadFile(p)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			sum := sha256.Sum256(data)
-			files = append(files, outcome.Input{Name: "file:" + p, SHA256: hex.EncodeToString(sum[:])})
+		// The audit record names the version of each file: hashed as read
+		// right after loading it, streamed.
+		sums, err := hashFiles(memPaths)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		for i, sum := range sums {
+			files = append(files, outcome.Input{Name: "file:" + memPaths[i], SHA256: hex.EncodeToString(sum[:])})
 		}
 	}
 	if len(errs) > 0 {

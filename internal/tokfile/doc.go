@@ -17,4 +17,10 @@
 // The identity of a tokenizer.json is the SHA-256 of the file; that of a
 // spec is the SHA-256 of "tiktoken", the pattern and the rank file's
 // SHA-256, each ended by a newline. Where the files lie never enters it.
+//
+// Every file is bounded: a regular file of at most MaxFileBytes, refused
+// before it is read otherwise (a device, a FIFO, a file too large).
+// IdentityIn confines a name to a directory (the template's, for a
+// template read from a file): a local path, and its rank file too, with
+// symbolic links that leave the directory refused (os.Root).
 package tokfile

@@ -32,7 +32,8 @@ type Config struct {
 	// Prefix starts every key, in braces so that all of them hash to one
 	// slot of a Redis Cluster: {PREFIX}:v, {PREFIX}:trust, … (DefaultPrefix).
 	// Hosts sharing learned state use one prefix; different prefixes in one
-	// database are independent.
+	// database are independent. Braces and the glob characters * ? [ ] \
+	// are refused (ErrConfig): the prefix goes into ACL patterns.
 	Prefix string
 	// LogLength is how many changes the log keeps, at least
 	// (DefaultLogLength).
@@ -75,13 +76,31 @@ func newKeys(prefix string) keys {
 	}
 }
 
+// prefixRefused are the characters a prefix may not hold: braces, which
+// would break the cluster hash tag, and the glob characters of Redis's
+// ACL key and channel patterns, so that ~{PREFIX}:* grants one prefix's
+// keys only (a prefix of "*" would grant every tenant's).
+const prefixRefused = "{}*?[]\\"
+
+func checkPrefix(p string) error {
+	i := strings.IndexAny(p, prefixRefused)
+	if i < 0 {
+		return nil
+	}
+	what := "a glob character: the ACL pattern ~{PREFIX}:* would match other prefixes' keys"
+	if p[i] == '{' || p[i] == '}' {
+		what = "a brace: the keys would not share one cluster slot"
+	}
+	return fmt.Errorf("%w: prefix %q holds %q, %s (refused: %s)", ErrConfig, p, p[i], what, "{ } * ? [ ] \\")
+}
+
 // New returns a store on client, which the caller keeps and closes.
 func New(client redis.UniversalClient, cfg Config) (*Store, error) {
 	if cfg.Prefix == "" {
 		cfg.Prefix = DefaultPrefix
 	}
-	if strings.ContainsAny(cfg.Prefix, "{}") {
-		return nil, fmt.Errorf("%w: prefix %q has a brace", ErrConfig, cfg.Prefix)
+	if err := checkPrefix(cfg.Prefix); err != nil {
+		return nil, err
 	}
 	if cfg.LogLength < 0 || cfg.DedupWindow < 0 || cfg.GlobalCheck < 0 {
 		return nil, fmt.Errorf("%w: a negative Config field", ErrConfig)
@@ -111,8 +130,10 @@ func Open(rawURL string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := New(redis.NewClient(opts), cfg)
+	client := redis.NewClient(opts)
+	s, err := New(client, cfg)
 	if err != nil {
+		client.Close()
 		return nil, err
 	}
 	s.owned = true
@@ -130,6 +151,9 @@ func ParseURL(rawURL string) (*redis.Options, Config, error) {
 	q := u.Query()
 	cfg.Prefix = q.Get("prefix")
 	q.Del("prefix")
+	if err := checkPrefix(cfg.Prefix); err != nil {
+		return nil, Config{}, err
+	}
 	u.RawQuery = q.Encode()
 	opts, err := redis.ParseURL(u.String())
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -210,5 +212,24 @@ func TestParseURL(t *testing.T) {
 	}
 	if _, err := redisstore.New(nil, redisstore.Config{Prefix: "a{b}"}); !errors.Is(err, redisstore.ErrConfig) {
 		t.Errorf("a prefix with braces: %v", err)
+	}
+}
+
+// TestPrefixRefusesGlobs checks that a prefix holding a glob character is
+// refused, by New and through a URL: the ACL recipe ~{PREFIX}:* would
+// otherwise grant more than the prefix's keys (a prefix of "*" granted
+// every tenant's).
+func TestPrefixRefusesGlobs(t *testing.T) {
+	for _, p := range []string{"*", "a*", "t?", "[ab]", "x]", `a\b`, "{x"} {
+		_, err := redisstore.New(nil, redisstore.Config{Prefix: p})
+		if !errors.Is(err, redisstore.ErrConfig) || !strings.Contains(err.Error(), strconv.Quote(p)) {
+			t.Errorf("prefix %q: got %v, want ErrConfig naming it", p, err)
+		}
+	}
+	if _, err := redisstore.Open("redis://127.0.0.1:1/0?prefix=" + url.QueryEscape("*")); !errors.Is(err, redisstore.ErrConfig) || !strings.Contains(err.Error(), "glob") {
+		t.Errorf(`prefix "*" in a URL: got %v`, err)
+	}
+	if _, err := redisstore.New(nil, redisstore.Config{Prefix: "tenant-a.loans_2"}); err != nil {
+		t.Errorf("a plain prefix: %v", err)
 	}
 }

@@ -12,7 +12,6 @@ package tokload
 
 import (
 	"fmt"
-	"os"
 	"sync"
 
 	"github.com/contextasm/contextasm/internal/bpe"
@@ -95,7 +94,7 @@ func LoadAs(path, id string) (*Tokenizer, error) {
 		}
 		t.c = hf
 	case tokfile.KindTiktoken:
-		data, err := os.ReadFile(spec.RanksPath)
+		data, err := tokfile.ReadFile(spec.RanksPath)
 		if err != nil {
 			return nil, fmt.Errorf("tokload: %s: %w", path, err)
 		}
