@@ -150,9 +150,10 @@ func TestMiddleware(t *testing.T) {
 // call but those where history is shed in a batch sends the previous
 // call's messages, then new ones, and the system message never changes.
 // That is what keeps a provider's prompt cache warm through the
-// middleware's rewrites.
+// middleware's rewrites. The user's request is the current turn, which
+// stays (it is required), so the cap holds it and several exchanges.
 func TestStablePrefix(t *testing.T) {
-	eng, tpl := engine(t, 400, 150)
+	eng, tpl := engine(t, 400, 200)
 	const calls = 16
 	m := &fakeModel{reply: func(n int, _ []*schema.Message) *schema.Message {
 		if n < calls {

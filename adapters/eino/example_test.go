@@ -61,7 +61,7 @@ func Example() {
 		fmt.Printf("%s: %s\n", msg.Role, msg.Content)
 	}
 	// Output:
-	// system: [MODEL_CONTEXT_PROTOCOL v1.2 | fp:sha256:ee7df2de3ec08418]
+	// system: [MODEL_CONTEXT_PROTOCOL v1.2 | fp:sha256:cc32c653d70c060a]
 	// <rule>You are a loan agent.</rule>
 	// <rule>Quote rates with their APR.</rule>
 	//

@@ -55,7 +55,7 @@ func Example() {
 	// The following is a friendly conversation between a human and an AI. The AI is talkative and provides lots of specific details from its context. If the AI does not know the answer to a question, it truthfully says it does not know.
 	//
 	// Current conversation:
-	// [MODEL_CONTEXT_PROTOCOL v1.2 | fp:sha256:1fd684d8d650d53c]
+	// [MODEL_CONTEXT_PROTOCOL v1.2 | fp:sha256:d62a8e884431f96f]
 	// <rule id="rule-apr">Quote rates with their APR.</rule>
 	// Human: Today's car-loan rate?
 	// AI: <memory_ref id="rule-apr"/> 6.9% APR.

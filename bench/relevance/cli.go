@@ -242,7 +242,9 @@ func runCLI(bin string, convs []*Conversation, budgets []int, every, sticky int)
 	for ci, c := range convs {
 		dir := filepath.Join(tmp, strconv.Itoa(ci))
 		state := filepath.Join(dir, "state.json")
-		for j := 0; j < min(sticky, len(c.Questions)); j++ {
+		// The questions the fresh arm asks (every every-th), the first
+		// sticky of them, one after another in one session.
+		for n, j := 0, 0; n < sticky && j < len(c.Questions); n, j = n+1, j+max(every, 1) {
 			q, err := writeQuestion(dir, c, j, c.askedAt(j))
 			if err != nil {
 				return nil, err
@@ -278,7 +280,7 @@ func reportCLI(w io.Writer, bin string, convs []*Conversation, budgets []int, ev
 		fmt.Fprintf(w, "\nRenders whose answerability differs from the simulated sliding window: %d of %d.\n", res.disagree, res.renders)
 	}
 	if res.stickyN > 0 {
-		fmt.Fprintf(w, "\nThe CLI, the first %d questions of each conversation one after another with `--state` (no --fresh) at %d tokens: %.2f (%d questions)\n",
+		fmt.Fprintf(w, "\nThe CLI, the first %d of those questions of each conversation one after another with `--state` (no --fresh) at %d tokens: %.2f (%d questions)\n",
 			sticky, stickyBudget, res.sticky, res.stickyN)
 	}
 	return nil

@@ -52,7 +52,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	grid := fs.Bool("grid", false, "also print every formula of the grid")
 	cli := fs.String("cli", "", "a contextasm binary: also run the CLI arm")
 	cliEvery := fs.Int("cli-every", 10, "with -cli: every n-th question")
-	cliSticky := fs.Int("cli-sticky", 20, "with -cli: the first n questions of each conversation asked in one session with --state")
+	cliSticky := fs.Int("cli-sticky", 20, "with -cli: the first n of the -cli-every questions of each conversation asked in one session with --state")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}

@@ -3,6 +3,7 @@ package assemble
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
 
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/internal/lexical"
@@ -66,8 +67,54 @@ func (a *Assembler) relevance(r *run) {
 			a.secs[si].ranked[j].Relevance = rs.scan.Relevance(rs.docs[i])
 			i++
 		}
+		a.neighbours(si, r.blocks, r.out.QueryTurn)
 	}
 	clear(rs.docs)
+}
+
+// NeighbourShare is γ: a history block's relevance is at least γ times
+// the relevance of the turn just before or after it in its section's
+// time order. What a question needs is often said next to the turn that
+// shares its words ("when was that?" answered by the turn after).
+const NeighbourShare = 0.5
+
+// neighbours raises the relevance of section si's history blocks to
+// NeighbourShare times their time neighbours' (as computed before any is
+// raised). The query turn raises none: its words are the query's, and
+// the turn next to it is near by recency already.
+func (a *Assembler) neighbours(si int, blocks []*Block, queryTurn *Block) {
+	hist := a.rel.hist[:0]
+	for i, e := range a.secs[si].ranked {
+		if neighbourly(blocks[e.Index]) {
+			hist = append(hist, int32(i))
+		}
+	}
+	ranked := a.secs[si].ranked
+	slices.SortFunc(hist, func(x, y int32) int { return compareNewest(blocks[ranked[x].Index], blocks[ranked[y].Index]) })
+	own := slices.Grow(a.rel.own2[:0], len(hist))
+	for _, i := range hist {
+		v := ranked[i].Relevance
+		if blocks[ranked[i].Index] == queryTurn {
+			v = 0
+		}
+		own = append(own, v)
+	}
+	for k, i := range hist {
+		if k > 0 {
+			ranked[i].Relevance = max(ranked[i].Relevance, NeighbourShare*own[k-1])
+		}
+		if k+1 < len(hist) {
+			ranked[i].Relevance = max(ranked[i].Relevance, NeighbourShare*own[k+1])
+		}
+	}
+	a.rel.hist, a.rel.own2 = hist, own
+}
+
+// neighbourly reports whether b takes part in neighbour propagation: a
+// history turn, not a summary, so that a turn's relevance is the same
+// whether or not a summary of others was declared.
+func neighbourly(b *Block) bool {
+	return b.Type == declare.History && len(b.Replaces()) == 0
 }
 
 // relevanceState is the relevance pass's scratch.
@@ -76,6 +123,8 @@ type relevanceState struct {
 	scan lexical.Scan
 	docs []*lexical.Doc // the eligible blocks' docs, in pass order
 	own  []lexical.Doc  // the docs it analysed itself
+	hist []int32        // scratch of neighbours
+	own2 []float64
 }
 
 // clampUnit returns v within [0, 1]; NaN is 0.

@@ -2,6 +2,7 @@ package assemble_test
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -76,8 +77,16 @@ func TestRelevanceRecallsAnOldTurn(t *testing.T) {
 		t.Errorf("the passport turn's relevance is %v", rel["t003"])
 	}
 	for id, v := range rel {
-		if id != "t003" && v != 0 {
-			t.Errorf("%s shares no term with the query but has relevance %v", id, v)
+		switch id {
+		case "t003":
+		case "t002", "t004": // its time neighbours: γ of its relevance
+			if math.Abs(v-assemble.NeighbourShare*rel["t003"]) > 1e-4 { // rows round to 4 decimals
+				t.Errorf("%s, next to the passport turn, has relevance %v, want %v", id, v, assemble.NeighbourShare*rel["t003"])
+			}
+		default:
+			if v != 0 {
+				t.Errorf("%s shares no term with the query but has relevance %v", id, v)
+			}
 		}
 	}
 }
@@ -173,7 +182,8 @@ func TestRelevanceIsNewsToASticky(t *testing.T) {
 		return out
 	}
 	first := call("When does my passport expire?", nil)
-	if !strings.Contains(first.Text, "passport") || !strings.HasSuffix(strings.TrimSpace(first.Text), "Lisbon trip") {
+	// The recalled turn, with its neighbours, after the newest turn.
+	if i := strings.Index(first.Text, "turn 39\n"); i < 0 || !strings.Contains(first.Text[i:], "Lisbon trip") {
 		t.Fatalf("the recalled turn is not written last:\n%s", first.Text)
 	}
 	second := call("When is the dentist appointment?", first.Decision)
@@ -183,8 +193,9 @@ func TestRelevanceIsNewsToASticky(t *testing.T) {
 	if strings.Contains(second.Text, "passport") {
 		t.Errorf("the turn the previous query recalled stays:\n%s", second.Text)
 	}
-	if p := second.Prefix; p == nil || p.StableBytes < strings.Index(first.Text, "USER: my passport") {
-		t.Errorf("the prefix %+v breaks before the recalled turn (at byte %d)", p, strings.Index(first.Text, "USER: my passport"))
+	recalled := strings.Index(first.Text, "turn 39\n") + len("turn 39\n") // the recalled turns start after the newest
+	if p := second.Prefix; p == nil || p.StableBytes < recalled {
+		t.Errorf("the prefix %+v breaks before the recalled turns (at byte %d)", p, recalled)
 	}
 	if second.Decision.Query != "When is the dentist appointment?" {
 		t.Errorf("the decision records the query as %q", second.Decision.Query)

@@ -82,7 +82,7 @@ func (x *Index) lexRemove(e *ixEntry) {
 
 // findHits finds the entries req's query touches, with their relevance:
 // the host's (Request.Relevance), or the lexical index's.
-func (a *Assembler) findHits(x *Index, req *Request, lookup func(string) (*Block, bool)) {
+func (a *Assembler) findHits(x *Index, req *Request, lookup func(string) (*Block, bool), queryTurn *Block) {
 	if a.inc.relOf == nil {
 		a.inc.relOf = make(map[*ixEntry]float64)
 	}
@@ -113,6 +113,116 @@ func (a *Assembler) findHits(x *Index, req *Request, lookup func(string) (*Block
 		ref := x.lexOf[h.Doc]
 		add(ref.b, int(ref.si), h.Relevance)
 	}
+	a.neighbourHits(x, queryTurn)
+}
+
+// neighbourHits raises the relevance of the time neighbours of the history
+// hits to NeighbourShare of theirs, as the relevance pass's neighbours
+// does, making hits of those the query does not touch. The query turn
+// raises none: its words are the query's.
+func (a *Assembler) neighbourHits(x *Index, queryTurn *Block) {
+	// The extra history entries of every section, by section then newest
+	// first, so that a hit finds its neighbours among them by search.
+	xh := a.inc.xhist[:0]
+	for si := range x.secs {
+		for i := range x.secs[si].extra {
+			if e := &x.secs[si].extra[i]; neighbourly(e.b) {
+				xh = append(xh, extraRef{si: int32(si), e: e})
+			}
+		}
+	}
+	slices.SortFunc(xh, compareExtraRefs)
+	raises := a.inc.raises[:0]
+	for k := range len(a.inc.hits) {
+		h := a.inc.hits[k]
+		if !neighbourly(h.e.b) || h.e.b == queryTurn {
+			continue
+		}
+		v := NeighbourShare * a.inc.relOf[h.e]
+		for _, nb := range x.secs[h.si].timeNeighbours(h.e.b, extraOf(xh, h.si)) {
+			if nb != nil {
+				raises = append(raises, relRaise{nb, h.si, v})
+			}
+		}
+	}
+	for _, r := range raises {
+		old, hit := a.inc.relOf[r.e]
+		if !hit {
+			a.inc.hits = append(a.inc.hits, relHit{e: r.e, si: r.si})
+		}
+		a.inc.relOf[r.e] = max(old, r.v)
+	}
+	a.inc.raises, a.inc.xhist = raises, xh
+}
+
+// relRaise is a neighbour's raised relevance, applied after every hit's
+// neighbours are found so that raises do not chain.
+type relRaise struct {
+	e  *ixEntry
+	si int32
+	v  float64
+}
+
+// extraRef is an extra history entry of section si.
+type extraRef struct {
+	si int32
+	e  *ixEntry
+}
+
+func compareExtraRefs(p, q extraRef) int {
+	if p.si != q.si {
+		return int(p.si - q.si)
+	}
+	return compareNewest(p.e.b, q.e.b)
+}
+
+// extraOf returns section si's run of xh.
+func extraOf(xh []extraRef, si int32) []extraRef {
+	lo, _ := slices.BinarySearchFunc(xh, si, func(r extraRef, si int32) int { return int(r.si - si) })
+	hi := lo
+	for hi < len(xh) && xh[hi].si == si {
+		hi++
+	}
+	return xh[lo:hi]
+}
+
+// timeNeighbours returns the live history turns (neighbourly) just newer
+// and just older than b in the section's time order (compareNewest), among its
+// base and its extra history entries (newest first), nil where there is
+// none.
+func (s *ixSection) timeNeighbours(b *Block, extra []extraRef) [2]*ixEntry {
+	var out [2]*ixEntry // newer, older
+	better := func(side int, e *ixEntry) {
+		// the one nearest b: the newer side wants the oldest of the newer,
+		// the older side the newest of the older
+		if cur := out[side]; cur == nil || (side == 0) == (compareNewest(e.b, cur.b) > 0) {
+			out[side] = e
+		}
+	}
+	k, _ := slices.BinarySearchFunc(s.history, b, func(pos int32, b *Block) int { return compareNewest(s.base[pos].b, b) })
+	for j := k - 1; j >= 0; j-- {
+		if e := &s.base[s.history[j]]; !e.dead && e.b != b && neighbourly(e.b) {
+			better(0, e)
+			break
+		}
+	}
+	for j := k; j < len(s.history); j++ {
+		if e := &s.base[s.history[j]]; !e.dead && e.b != b && neighbourly(e.b) {
+			better(1, e)
+			break
+		}
+	}
+	k, _ = slices.BinarySearchFunc(extra, b, func(r extraRef, b *Block) int { return compareNewest(r.e.b, b) })
+	if k > 0 {
+		better(0, extra[k-1].e)
+	}
+	if k < len(extra) && extra[k].e.b == b {
+		k++
+	}
+	if k < len(extra) {
+		better(1, extra[k].e)
+	}
+	return out
 }
 
 // relevanceLane makes section si's lane of the entries the query touches

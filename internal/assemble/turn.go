@@ -34,9 +34,11 @@ type incremental struct {
 	pulledBy map[*ixEntry]*candidate // scratch of pullHistory
 	// With a query: each hit's relevance by entry, and the hits (of the
 	// lexical index, or the host's) in the order found.
-	relOf map[*ixEntry]float64
-	hits  []relHit
-	lex   []lexical.Hit // scratch of the lexical index's Score
+	relOf  map[*ixEntry]float64
+	hits   []relHit
+	raises []relRaise // neighbourHits' scratch
+	xhist  []extraRef
+	lex    []lexical.Hit // scratch of the lexical index's Score
 }
 
 // walk is the pull of one section's candidates from an Index: the base
@@ -193,7 +195,7 @@ func (a *Assembler) AssembleIndexed(x *Index, req Request, c truncate.Counter, l
 		a.queryTurn(r, x.newestTurn(&req))
 	}
 	if req.queried() {
-		a.findHits(x, &req, lookup)
+		a.findHits(x, &req, lookup, r.out.QueryTurn)
 	}
 	if err := a.decide(r); err != nil {
 		return nil, nil, true, err
