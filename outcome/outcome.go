@@ -87,7 +87,9 @@ const (
 	// block with it is outscored by a dropped one (kind notice).
 	ReasonSticky Reason = "sticky"
 	// ReasonSlack: dropped ahead of need, in a batch with older blocks,
-	// so that the next calls of the conversation only append.
+	// so that the next calls of the conversation only append; or held
+	// out of the room such a batch freed, which is for new blocks, until
+	// a call brings the section nothing new.
 	ReasonSlack Reason = "slack"
 )
 

@@ -138,7 +138,7 @@ func (f *filler) take(cd *candidate) {
 	case cd.inc:
 		f.takeIncumbent(cd)
 	case f.belowFloor(cd):
-		f.drop(cd, outcome.ReasonSticky) // let go when the section shed
+		f.drop(cd, outcome.ReasonSlack) // let go when the section shed
 	default:
 		f.takeBlock(cd)
 	}
@@ -241,7 +241,7 @@ func (f *filler) takeUnit(u *unit) {
 	}
 	if f.a.belowFloor(f.si, u) {
 		for _, j := range u.cands {
-			f.drop(&cands[j], outcome.ReasonSticky) // let go when the section shed
+			f.drop(&cands[j], outcome.ReasonSlack) // let go when the section shed
 		}
 		return
 	}

@@ -157,11 +157,13 @@ func (a *Assembler) prepareSticky(r *run, si int) {
 		written[w.ID] = was{i, w.Key, w.Cut, w.Variant, w.Recalled}
 	}
 	cands := a.secs[si].cands
+	news := false
 	for i := range cands {
 		cd := &cands[i]
 		w, ok := written[cd.ID]
 		if !ok {
 			cd.news = blocks[cd.Index].LastModified.After(prevNow)
+			news = news || cd.news
 			cd.recall = !cd.news && relevanceNews(cd, share, margin, queryChanged) && blocks[cd.Index] != r.out.QueryTurn
 			cd.soft = tiered && !cd.news && !cd.Required && blocks[cd.Index] != r.out.QueryTurn
 			continue
@@ -178,6 +180,9 @@ func (a *Assembler) prepareSticky(r *run, si int) {
 		if w.cut > 0 && w.cut < len(content) && utf8.RuneStart(content[w.cut]) && same {
 			cd.prevCut = int32(w.cut)
 		}
+	}
+	if !news {
+		a.secs[si].sticky.hasFloor = false // nothing new wants the room: the section refills
 	}
 	slices.SortStableFunc(cands, func(x, y candidate) int {
 		if x.Required != y.Required {
@@ -271,6 +276,23 @@ func (a *Assembler) shed(sec *template.Section, si int, target int, blocks []*Bl
 			continue
 		}
 		a.dropBlock(sec, si, j, outcome.ReasonSlack, blocks, out)
+	}
+	// What the shed leaves out for the room it frees went with the batch:
+	// an incumbent whose room the entrants took, and an older block that
+	// would fit the room now (the slack keeps it for new blocks). One too
+	// big for the room stays out for the cap.
+	free := sec.MaxTokens() - a.secs[si].used - a.secs[si].msgs
+	for j := range cands {
+		cd := &cands[j]
+		if cd.Required || cd.status != outcome.StatusDropped || cd.reason != outcome.ReasonSectionCap || cd.news || cd.recall {
+			continue
+		}
+		if cd.inc || cd.tokens <= free {
+			cd.reason = outcome.ReasonSlack
+			if cd.event > 0 {
+				out.Events[cd.event-1].Reason = outcome.ReasonSlack
+			}
+		}
 	}
 	a.setFloor(si)
 }

@@ -395,9 +395,11 @@ func (a *Assembler) priorItems(r *run, si int) {
 		}
 		add(e, p)
 	}
+	anyNews := false
 	news := func(e *ixEntry) {
 		if !e.dead && e.mark == 0 && e.b.LastModified.After(prevNow) {
 			add(e, priorItem{news: true})
+			anyNews = true
 		}
 	}
 	for _, i := range s.byTime {
@@ -408,6 +410,9 @@ func (a *Assembler) priorItems(r *run, si int) {
 	}
 	for i := range s.extra {
 		news(&s.extra[i])
+	}
+	if !anyNews { // as prepareSticky: nothing new wants the room
+		a.secs[si].sticky.hasFloor, a.inc.w.hasFloor = false, false
 	}
 	slices.SortFunc(a.inc.w.prior, func(p, q priorItem) int {
 		return compareHeads(p.e, p.eff, p.inc, p.tier(), q.e, q.eff, q.inc, q.tier())
