@@ -23,6 +23,11 @@ type ConversationOptions struct {
 	// is a millisecond older, so that time order is the conversation's
 	// order and the newest turns rank first. Required.
 	Now time.Time
+	// ToolResultMaxTokens, when positive, is the max_tokens of every tool
+	// result declared: its content is clipped to that many tokens, with
+	// a marker. Zero leaves them to the template section's
+	// tool_result_max_tokens (by default half the section's cap).
+	ToolResultMaxTokens int
 }
 
 // Conversation returns the declarations of a conversation as an agent
@@ -86,6 +91,10 @@ func Conversation(c chat.Conversation, o ConversationOptions) ([]Declaration, er
 			Scope: ScopeSession, SessionID: o.SessionID, Content: m.Content, LastModified: &at,
 			Role: m.Role, ToolCalls: slices.Clone(m.ToolCalls), ToolCallID: m.ToolCallID,
 			Required: i == len(c.Messages)-1})
+		if m.ToolCallID != "" && o.ToolResultMaxTokens > 0 {
+			n := o.ToolResultMaxTokens
+			decls[len(decls)-1].MaxTokens = &n
+		}
 	}
 	return decls, nil
 }

@@ -56,6 +56,18 @@ func TestConversation(t *testing.T) {
 	if decls[2].ToolCalls[0] != conv.Messages[1].ToolCalls[0] || decls[3].ToolCallID != "c1" {
 		t.Errorf("tool fields lost: %+v %+v", decls[2], decls[3])
 	}
+	if decls[3].MaxTokens != nil {
+		t.Errorf("a tool result declared with max_tokens %d without ToolResultMaxTokens", *decls[3].MaxTokens)
+	}
+	clipped, err := declare.Conversation(conv, declare.ConversationOptions{SessionID: "s1", Now: now, ToolResultMaxTokens: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range clipped {
+		if got, want := d.MaxTokens != nil, i == 3; got != want || got && *d.MaxTokens != 64 {
+			t.Errorf("ToolResultMaxTokens 64: declarations[%d].MaxTokens = %v", i, d.MaxTokens)
+		}
+	}
 	decls[2].ToolCalls[0].ID = "changed"
 	if conv.Messages[1].ToolCalls[0].ID != "c1" {
 		t.Error("the declarations share the conversation's tool calls")

@@ -145,6 +145,7 @@ func TestFingerprintChanges(t *testing.T) {
 		{"order", func(m map[string]any) { sec(m, 0)["order"] = "declared" }},
 		{"partial", func(m map[string]any) { sec(m, 2)["partial"] = false }},
 		{"min_partial_tokens", func(m map[string]any) { sec(m, 2)["min_partial_tokens"] = 33 }},
+		{"tool_result_max_tokens", func(m map[string]any) { sec(m, 2)["tool_result_max_tokens"] = 200 }},
 		{"separator empty", func(m map[string]any) { sec(m, 0)["separator"] = "" }},
 		{"separator space", func(m map[string]any) { sec(m, 0)["separator"] = " " }},
 		{"separator CRLF", func(m map[string]any) { sec(m, 0)["separator"] = "\r\n" }},

@@ -165,6 +165,19 @@ func (s *Section) Partial() bool { return s.def.Partial }
 // MinPartialTokens returns the least room worth cutting a block for.
 func (s *Section) MinPartialTokens() int { return s.def.MinPartialTokens }
 
+// ToolResultMaxTokens returns what a tool result of the section that sets
+// no max_tokens of its own is clipped to, in tokens; 0 when it is not
+// clipped.
+func (s *Section) ToolResultMaxTokens() int {
+	switch n := s.def.ToolResultMaxTokens; {
+	case n == NoToolResultClip:
+		return 0
+	case n > 0:
+		return n
+	}
+	return max(1, int(DefaultToolResultShare*float64(s.def.MaxTokens)))
+}
+
 // DegradeRequired reports whether a required block of the section may be
 // written as one of its variants when it does not fit whole.
 func (s *Section) DegradeRequired() bool { return s.def.DegradeRequired }

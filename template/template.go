@@ -171,7 +171,24 @@ type SectionDefinition struct {
 	Relevance      *float64          `json:"relevance,omitempty"`
 	Recency        *float64          `json:"recency,omitempty"`
 	RecencyHalfAge *declare.Duration `json:"recency_half_age,omitempty"`
+	// ToolResultMaxTokens (tool_result_max_tokens) clips the content of
+	// each tool result in the section that sets no max_tokens of its own
+	// (docs/chat.md): 0 means DefaultToolResultShare of the section's
+	// max_tokens, NoToolResultClip (-1) that tool results are not clipped.
+	// Left out of the canonical JSON when 0, so templates without it keep
+	// their fingerprints.
+	ToolResultMaxTokens int `json:"tool_result_max_tokens,omitempty"`
 }
+
+// DefaultToolResultShare is the share of its section's max_tokens a tool
+// result is clipped to when the section sets no tool_result_max_tokens:
+// one result never takes the whole history.
+const DefaultToolResultShare = 0.5
+
+// NoToolResultClip, as a section's tool_result_max_tokens, writes tool
+// results whole (a result that does not fit is then skipped with its
+// exchange, or fails the assembly when it is the current turn's).
+const NoToolResultClip = -1
 
 // MaxRecencyWeight bounds a section's recency weight: the score's other
 // weights sum to 1 by default, and a weight a thousand times theirs is
@@ -289,6 +306,9 @@ func compile(def Definition, name string, confined bool) (*Template, error) {
 		}
 		if sd.MinPartialTokens < 0 {
 			add(field("min_partial_tokens"), "must not be negative (got %d)", sd.MinPartialTokens)
+		}
+		if sd.ToolResultMaxTokens < NoToolResultClip {
+			add(field("tool_result_max_tokens"), "must be a positive number of tokens, or -1 for no clip (got %d)", sd.ToolResultMaxTokens)
 		}
 		if v := sd.Relevance; v != nil && !(*v >= 0 && *v <= 1) {
 			add(field("relevance"), "must be a share from 0 to 1 (got %v)", *v)

@@ -72,8 +72,14 @@ func clock() func() time.Time {
 // the run's error, if any.
 func run(t *testing.T, eng *contextasm.Engine, tpl *template.Template, m *fakeModel, msgs []*schema.Message) error {
 	t.Helper()
+	return runWith(t, eng, einoadapter.Config{Template: tpl, Clock: clock()}, m, msgs)
+}
+
+// runWith is run with the middleware's Config.
+func runWith(t *testing.T, eng *contextasm.Engine, cfg einoadapter.Config, m *fakeModel, msgs []*schema.Message) error {
+	t.Helper()
 	ctx := context.Background()
-	mw, err := einoadapter.NewMiddleware(eng, einoadapter.Config{Template: tpl, Clock: clock()})
+	mw, err := einoadapter.NewMiddleware(eng, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,5 +324,26 @@ func TestChatTemplate(t *testing.T) {
 		if _, err := ct.Format(ctx, vs); err == nil {
 			t.Errorf("Format(%v): no error", vs)
 		}
+	}
+}
+
+// TestToolResultMaxTokens: the middleware's ToolResultMaxTokens clips each
+// tool result it declares, with the marker, and the model sees the clip.
+func TestToolResultMaxTokens(t *testing.T) {
+	eng, tpl := engine(t, 400, 300)
+	m := &fakeModel{reply: func(n int, _ []*schema.Message) *schema.Message {
+		if n == 1 {
+			return call("call_1", 60)
+		}
+		return schema.AssistantMessage("It is 6.9% APR.", nil)
+	}}
+	user := schema.UserMessage("Today's car-loan rate?")
+	if err := runWith(t, eng, einoadapter.Config{Template: tpl, Clock: clock(), ToolResultMaxTokens: 3}, m, []*schema.Message{user}); err != nil {
+		t.Fatal(err)
+	}
+	second := m.inputs[1]
+	last := second[len(second)-1]
+	if last.Role != schema.Tool || !strings.HasPrefix(last.Content, "6.9") || !strings.Contains(last.Content, "tokens left out]") {
+		t.Errorf("the tool result the model saw: %q, want it clipped with its marker", last.Content)
 	}
 }

@@ -46,6 +46,11 @@ type Config struct {
 	// conversation so far ([]*schema.Message) and the user's new turn (a
 	// string, optional). Empty means "history" and "query".
 	HistoryKey, QueryKey string
+	// ToolResultMaxTokens, when positive, clips the content of each tool
+	// result it declares to that many tokens, with a marker
+	// (declare.ConversationOptions); zero leaves that to the template
+	// section's tool_result_max_tokens (by default half its cap).
+	ToolResultMaxTokens int
 }
 
 // withDefaults returns c with its defaults, or an error for a missing
@@ -90,7 +95,7 @@ func (a *assembler) assemble(ctx context.Context, session string, msgs []*schema
 		return nil, nil, err
 	}
 	now := a.cfg.Clock()
-	decls, err := declare.Conversation(conv, declare.ConversationOptions{SessionID: session, Prefix: prefix(session), Now: now})
+	decls, err := declare.Conversation(conv, declare.ConversationOptions{SessionID: session, Prefix: prefix(session), Now: now, ToolResultMaxTokens: a.cfg.ToolResultMaxTokens})
 	if err != nil {
 		return nil, nil, fmt.Errorf("einoadapter: %w", err)
 	}

@@ -50,6 +50,11 @@ type Config struct {
 	CacheTTL int
 	// Clock is the assembly's now; nil means time.Now.
 	Clock func() time.Time
+	// ToolResultMaxTokens, when positive, clips the content of each tool
+	// result it declares to that many tokens, with a marker
+	// (declare.ConversationOptions); zero leaves that to the template
+	// section's tool_result_max_tokens (by default half its cap).
+	ToolResultMaxTokens int
 }
 
 // Middleware is an ai.Middleware (ai.WithUse) that assembles each model
@@ -121,7 +126,7 @@ func (m *Middleware) assemble(ctx context.Context, req *ai.ModelRequest) (*conte
 	}
 	now := m.cfg.Clock()
 	prefix := m.Prefix()
-	decls, err := declare.Conversation(conv, declare.ConversationOptions{SessionID: m.cfg.SessionID, Prefix: prefix, Now: now})
+	decls, err := declare.Conversation(conv, declare.ConversationOptions{SessionID: m.cfg.SessionID, Prefix: prefix, Now: now, ToolResultMaxTokens: m.cfg.ToolResultMaxTokens})
 	if err != nil {
 		return nil, nil, fmt.Errorf("genkitadapter: %w", err)
 	}

@@ -54,6 +54,11 @@ type Config struct {
 	// ReturnMessages makes the memory variable a []llms.ChatMessage
 	// assembled for a chat format, rather than the rendered text.
 	ReturnMessages bool
+	// ToolResultMaxTokens, when positive, clips the content of each tool
+	// result it declares to that many tokens, with a marker
+	// (declare.ConversationOptions); zero leaves that to the template
+	// section's tool_result_max_tokens (by default half its cap).
+	ToolResultMaxTokens int
 }
 
 // Memory is a schema.Memory backed by a contextasm Engine. It is safe for
@@ -120,7 +125,7 @@ func (m *Memory) LoadMemoryVariables(ctx context.Context, _ map[string]any) (map
 		return nil, err
 	}
 	now := m.cfg.Clock()
-	decls, err := declare.Conversation(conv, declare.ConversationOptions{SessionID: m.cfg.SessionID, Prefix: m.prefix, Now: now})
+	decls, err := declare.Conversation(conv, declare.ConversationOptions{SessionID: m.cfg.SessionID, Prefix: m.prefix, Now: now, ToolResultMaxTokens: m.cfg.ToolResultMaxTokens})
 	if err != nil {
 		return nil, fmt.Errorf("langchaingoadapter: %w", err)
 	}

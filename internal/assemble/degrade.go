@@ -77,7 +77,8 @@ func (a *Assembler) content(sec *template.Section, b *Block, f int8) (string, in
 	if f > 0 {
 		s = b.Variants()[f-1]
 	}
-	if b.MaxTokens() <= 0 {
+	limit := clipOf(sec, b)
+	if limit <= 0 {
 		return s, 0
 	}
 	key := formKey(b, f)
@@ -93,8 +94,8 @@ func (a *Assembler) content(sec *template.Section, b *Block, f int8) (string, in
 	}
 	c := a.deg.ctr
 	n, left := len(s), 0
-	if total := c.Count(s); total > b.MaxTokens() {
-		part := c.Cut(s, b.MaxTokens())
+	if total := c.Count(s); total > limit {
+		part := c.Cut(s, limit)
 		if !strings.HasPrefix(s, part) { // a Counter's contract; never write what it broke
 			part = ""
 		}
@@ -105,6 +106,16 @@ func (a *Assembler) content(sec *template.Section, b *Block, f int8) (string, in
 		a.Memo.Add(kl, left)
 	}
 	return clipped(s, n, left)
+}
+
+// clipOf returns what b's content is clipped to in section sec, in
+// tokens (0: not clipped): its own max_tokens, else, for a tool result,
+// the section's tool_result_max_tokens.
+func clipOf(sec *template.Section, b *Block) int {
+	if n := b.MaxTokens(); n > 0 || b.ToolCallID() == "" {
+		return n
+	}
+	return sec.ToolResultMaxTokens()
 }
 
 // clipped returns s cut to n bytes and marked with how many tokens were
@@ -342,7 +353,7 @@ func (a *Assembler) degradeNotices(sec *template.Section, cd *candidate, b *Bloc
 	if cd.form > 0 {
 		out.Events = append(out.Events, outcome.Event{Kind: outcome.KindNotice, Section: sec.Name(), RequestID: cd.ID, Reason: outcome.ReasonDegraded, Variant: int(cd.form)})
 	}
-	if b.MaxTokens() > 0 {
+	if clipOf(sec, b) > 0 {
 		if _, left := a.content(sec, b, cd.form); left > 0 {
 			out.Events = append(out.Events, outcome.Event{Kind: outcome.KindNotice, Section: sec.Name(), RequestID: cd.ID, Reason: outcome.ReasonClipped, Tokens: left})
 		}

@@ -39,9 +39,11 @@ func answers(id, call string, m int, content string) assemble.Block {
 	return b
 }
 
+// groupTemplate writes tool results whole: its tests are about groups
+// that do not fit, not about clipping.
 const groupTemplate = `{"template_version":"t","budget":%d,"encoding":"o200k_base","sections":[
 	{"name":"RULES","priority":1,"memory_types":["constraint"],"max_tokens":200,"render":"{content}"},
-	{"name":"HISTORY","priority":2,"memory_types":["history"],"max_tokens":%d,"render":"{content}","order":"time","fill":"%s"}]}`
+	{"name":"HISTORY","priority":2,"memory_types":["history"],"max_tokens":%d,"render":"{content}","order":"time","fill":"%s","tool_result_max_tokens":-1}]}`
 
 func tplOf(t *testing.T, budget, hcap int, fill string) string {
 	t.Helper()

@@ -58,7 +58,7 @@ func (a *Assembler) blockTokens(sec *template.Section, b *Block, cd *candidate, 
 // renderKey returns the key of cd's whole rendering in the render memo,
 // when it has one: its content in full (no variant, no max_tokens).
 func (a *Assembler) renderKey(sec *template.Section, b *Block, cd *candidate) (MemoKey, bool) {
-	if a.Renders == nil || b.Key == (MemoKey{}).Block || cd.form != 0 || b.MaxTokens() > 0 {
+	if a.Renders == nil || b.Key == (MemoKey{}).Block || cd.form != 0 || clipOf(sec, b) > 0 {
 		return MemoKey{}, false
 	}
 	return MemoKey{Block: b.Key, Section: sec.Key()}, true
