@@ -1,9 +1,12 @@
 package contextasm
 
 import (
+	"fmt"
+
 	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/internal/assemble"
+	"github.com/contextasm/contextasm/internal/chatcheck"
 )
 
 // checkToolCalls holds the tool calls and results of decls, about to be
@@ -143,4 +146,21 @@ func conversationOf(text string, bps []Breakpoint, msgs []chat.Message) chat.Con
 // chat.OpenAI and chat.Anthropic encode it as a request body.
 func (r *Result) Messages() chat.Conversation {
 	return conversationOf(r.Text, r.CacheBreakpoints, r.messages)
+}
+
+// checkBody holds body, of format f, to its API's documented message rules
+// (Config.CheckBodies); the error wraps chat.ErrInvalid.
+func checkBody(f chat.Format, body []byte) error {
+	check := chatcheck.OpenAI
+	switch f {
+	case chat.FormatOpenAI:
+	case chat.FormatAnthropic:
+		check = chatcheck.Anthropic
+	default:
+		return fmt.Errorf("%w: no checker for the %v format", chat.ErrInvalid, f)
+	}
+	if err := check(body, chatcheck.Options{AllowNoMessages: true}); err != nil {
+		return fmt.Errorf("%w: %w", chat.ErrInvalid, err)
+	}
+	return nil
 }

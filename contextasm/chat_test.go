@@ -1,11 +1,14 @@
 package contextasm_test
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
 )
@@ -97,5 +100,37 @@ func TestDeclareChecksToolCallsAgainstTheStore(t *testing.T) {
 	}
 	if err := eng.Declare(msg("r6", declare.RoleTool, "orphan", "c1")); err == nil {
 		t.Error("a result for a forgotten call is accepted")
+	}
+}
+
+// TestCheckBodies: Config.CheckBodies passes what the writer makes valid
+// and changes nothing of it: the same bodies, by RenderHash, in both chat
+// formats. (checkBody's refusals: TestCheckBodyRefuses.)
+func TestCheckBodies(t *testing.T) {
+	decls := []declare.Declaration{msg("u1", declare.RoleUser, "Rate?"), msg("a1", declare.RoleAssistant, "", "c1"), msg("r1", declare.RoleTool, "6.9%", "c1"),
+		msg("a2", declare.RoleAssistant, "It is 6.9% APR. ")}
+	tpl := parseTemplate(t, `{"budget": 1000, "sections": [
+	    {"name": "HISTORY", "priority": 1, "memory_types": ["history"], "max_tokens": 500, "render": "{content}"}]}`)
+	for _, format := range []chat.Format{chat.FormatOpenAI, chat.FormatAnthropic} {
+		req := contextasm.Request{Template: tpl, Now: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC), SessionID: "s1", Format: format}
+		var hashes []string
+		for _, check := range []bool{false, true} {
+			eng, err := contextasm.New(contextasm.Config{CheckBodies: check})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer eng.Close()
+			if err := eng.Declare(decls...); err != nil {
+				t.Fatal(err)
+			}
+			res, err := eng.Assemble(context.Background(), req)
+			if err != nil {
+				t.Fatalf("%v, CheckBodies %v: %v", format, check, err)
+			}
+			hashes = append(hashes, res.RenderHash)
+		}
+		if hashes[0] != hashes[1] {
+			t.Errorf("%v: CheckBodies changed the body: %v", format, hashes)
+		}
 	}
 }

@@ -105,6 +105,14 @@ type Config struct {
 	// breakpoint. Each zero field takes its value from
 	// truncate.DefaultStickiness(); docs/conversations.md explains them.
 	Stickiness truncate.Stickiness
+	// CheckBodies holds every request body of a chat format to the
+	// message rules its API documents (the checker the tests use, which
+	// shares no code with the writer) before Assemble returns it: a body
+	// that breaks one fails the assembly with an error wrapping
+	// chat.ErrInvalid and naming the rule, rather than reaching the
+	// provider. Off by default (it decodes each body once more); a body
+	// without messages passes, for hosts that append the user's turn.
+	CheckBodies bool
 }
 
 // Engine holds declared memory and assembles contexts from it. It is safe
@@ -402,7 +410,7 @@ func (e *Engine) assembleAnew(req Request, snap *snapshot, conv convState, q que
 	if q.text != "" {
 		memo.queryInfo() // the request's own query is counted now, once
 	}
-	if memo.renderHash, err = renderHashOf(memo); err != nil {
+	if memo.renderHash, err = renderHashOf(memo, e.cfg.CheckBodies); err != nil {
 		return nil, false, err
 	}
 	if out.Decision != nil {

@@ -51,8 +51,12 @@ func parseTemplate(t testing.TB, src string) *template.Template {
 	return tpl
 }
 
+// newEngine returns an Engine holding decls. Every chat body it assembles
+// is held to its API's rules (Config.CheckBodies): a test that makes an
+// invalid one fails with the rule.
 func newEngine(t testing.TB, cfg contextasm.Config, decls ...declare.Declaration) *contextasm.Engine {
 	t.Helper()
+	cfg.CheckBodies = true
 	eng, err := contextasm.New(cfg)
 	if err != nil {
 		t.Fatal(err)

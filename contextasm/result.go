@@ -208,11 +208,15 @@ func newResult(tpl *template.Template, req Request, a *assembled, extra []Event)
 }
 
 // renderHashOf returns "sha256:" and the hex SHA-256 of what an assembly
-// sends the model: its text, or for a chat format the request body.
-func renderHashOf(a *assembled) (string, error) {
+// sends the model: its text, or for a chat format the request body, which
+// check holds to its API's rules first (Config.CheckBodies).
+func renderHashOf(a *assembled, check bool) (string, error) {
 	h := sha256.New()
 	if a.format != 0 {
 		body, err := chat.Encode(a.format, conversation(a.out))
+		if err == nil && check {
+			err = checkBody(a.format, body)
+		}
 		if err != nil {
 			return "", fmt.Errorf("contextasm: the %v body: %w", a.format, err)
 		}

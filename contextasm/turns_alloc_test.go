@@ -47,13 +47,20 @@ func TestTurnAllocations(t *testing.T) {
 			}
 		}
 		allocs[i] = testing.AllocsPerRun(50, do)
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		for range 50 {
-			do()
+		// The least of three windows: the learned state's goroutine
+		// flushes on a timer, and what a flush allocates lands in
+		// whichever window it falls in (it is not a turn's).
+		for w := range 3 {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			for range 50 {
+				do()
+			}
+			runtime.ReadMemStats(&after)
+			if b := float64(after.TotalAlloc-before.TotalAlloc) / 50; w == 0 || b < bytes[i] {
+				bytes[i] = b
+			}
 		}
-		runtime.ReadMemStats(&after)
-		bytes[i] = float64(after.TotalAlloc-before.TotalAlloc) / 50
 		t.Logf("%d blocks: %.0f allocations, %.0f bytes a turn", n, allocs[i], bytes[i])
 	}
 	if allocs[1] > 1000 || allocs[1] > allocs[0]*1.2+20 || bytes[1] > 1<<20 || bytes[1] > bytes[0]*1.2+16<<10 {
