@@ -10,6 +10,11 @@ const (
 	// max_tokens: the rest is cut off, with a marker saying how much
 	// (Event.Tokens).
 	ReasonClipped Reason = "clipped"
+	// ReasonCleared: a notice on an older tool result whose content was
+	// replaced by a placeholder naming the tool, the call and the tokens
+	// cleared (Event.Tokens), so that its turn stays in the conversation
+	// (a section's clear_tool_results).
+	ReasonCleared Reason = "cleared"
 	// ReasonSuperseded: excluded because an eligible block supersedes it
 	// (Event.By names the newest), or because a newer summary replaces
 	// some of the same turns.

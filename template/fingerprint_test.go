@@ -146,6 +146,7 @@ func TestFingerprintChanges(t *testing.T) {
 		{"partial", func(m map[string]any) { sec(m, 2)["partial"] = false }},
 		{"min_partial_tokens", func(m map[string]any) { sec(m, 2)["min_partial_tokens"] = 33 }},
 		{"tool_result_max_tokens", func(m map[string]any) { sec(m, 2)["tool_result_max_tokens"] = 200 }},
+		{"clear_tool_results", func(m map[string]any) { sec(m, 2)["clear_tool_results"] = map[string]any{"keep": 0} }},
 		{"separator empty", func(m map[string]any) { sec(m, 0)["separator"] = "" }},
 		{"separator space", func(m map[string]any) { sec(m, 0)["separator"] = " " }},
 		{"separator CRLF", func(m map[string]any) { sec(m, 0)["separator"] = "\r\n" }},

@@ -178,6 +178,24 @@ func (s *Section) ToolResultMaxTokens() int {
 	return max(1, int(DefaultToolResultShare*float64(s.def.MaxTokens)))
 }
 
+// ClearToolResults reports whether the section clears older tool results
+// before it drops turns, how many of the newest it keeps whole, and the
+// fewest tokens a batch of clearing frees.
+func (s *Section) ClearToolResults() (on bool, keep, atLeast int) {
+	c := s.def.ClearToolResults
+	if c == nil {
+		return false, 0, 0
+	}
+	keep, atLeast = DefaultClearKeep, c.AtLeast
+	if c.Keep != nil {
+		keep = *c.Keep
+	}
+	if atLeast == 0 {
+		atLeast = max(1, s.def.MaxTokens/4)
+	}
+	return true, keep, atLeast
+}
+
 // DegradeRequired reports whether a required block of the section may be
 // written as one of its variants when it does not fit whole.
 func (s *Section) DegradeRequired() bool { return s.def.DegradeRequired }

@@ -178,7 +178,26 @@ type SectionDefinition struct {
 	// Left out of the canonical JSON when 0, so templates without it keep
 	// their fingerprints.
 	ToolResultMaxTokens int `json:"tool_result_max_tokens,omitempty"`
+	// ClearToolResults (clear_tool_results), when set, lets the section
+	// replace older tool results by a placeholder before it drops whole
+	// turns (docs/chat.md). Left out of the canonical JSON when nil.
+	ClearToolResults *ClearToolResults `json:"clear_tool_results,omitempty"`
 }
+
+// ClearToolResults says how a section clears older tool results.
+type ClearToolResults struct {
+	// Keep is how many of the newest tool results are never cleared; nil
+	// means DefaultClearKeep, 0 that any may be.
+	Keep *int `json:"keep,omitempty"`
+	// AtLeast (at_least) is the fewest tokens a batch of clearing frees,
+	// so that the prompt's prefix changes rarely; 0 means a quarter of
+	// the section's max_tokens.
+	AtLeast int `json:"at_least,omitempty"`
+}
+
+// DefaultClearKeep is how many of the newest tool results a section that
+// clears keeps whole when its clear_tool_results sets no keep.
+const DefaultClearKeep = 3
 
 // DefaultToolResultShare is the share of its section's max_tokens a tool
 // result is clipped to when the section sets no tool_result_max_tokens:
@@ -247,6 +266,9 @@ func withDefaults(def Definition) Definition {
 			s.MinPartialTokens = DefaultMinPartialTokens
 		}
 		s.Relevance, s.Recency, s.RecencyHalfAge = clonePtr(s.Relevance), clonePtr(s.Recency), clonePtr(s.RecencyHalfAge)
+		if c := s.ClearToolResults; c != nil {
+			s.ClearToolResults = &ClearToolResults{Keep: clonePtr(c.Keep), AtLeast: c.AtLeast}
+		}
 		out.Sections[i] = s
 	}
 	return out
@@ -306,6 +328,14 @@ func compile(def Definition, name string, confined bool) (*Template, error) {
 		}
 		if sd.MinPartialTokens < 0 {
 			add(field("min_partial_tokens"), "must not be negative (got %d)", sd.MinPartialTokens)
+		}
+		if c := sd.ClearToolResults; c != nil {
+			if c.Keep != nil && *c.Keep < 0 {
+				add(field("clear_tool_results.keep"), "must not be negative (got %d)", *c.Keep)
+			}
+			if c.AtLeast < 0 {
+				add(field("clear_tool_results.at_least"), "must not be negative (got %d)", c.AtLeast)
+			}
 		}
 		if sd.ToolResultMaxTokens < NoToolResultClip {
 			add(field("tool_result_max_tokens"), "must be a positive number of tokens, or -1 for no clip (got %d)", sd.ToolResultMaxTokens)

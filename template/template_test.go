@@ -195,6 +195,8 @@ func TestParseErrors(t *testing.T) {
 		{"priority zero", func(m map[string]any) { sec(m, 0)["priority"] = 0 }, "sections[0].priority", "1 or more"},
 		{"priority negative", func(m map[string]any) { sec(m, 1)["priority"] = -2 }, "sections[1].priority", "(got -2)"},
 		{"negative min_partial_tokens", func(m map[string]any) { sec(m, 1)["min_partial_tokens"] = -1 }, "sections[1].min_partial_tokens", "negative (got -1)"},
+		{"clear_tool_results keep negative", func(m map[string]any) { sec(m, 1)["clear_tool_results"] = map[string]any{"keep": -1} }, "sections[1].clear_tool_results.keep", "negative (got -1)"},
+		{"clear_tool_results at_least negative", func(m map[string]any) { sec(m, 1)["clear_tool_results"] = map[string]any{"at_least": -5} }, "sections[1].clear_tool_results.at_least", "negative (got -5)"},
 		{"tool_result_max_tokens below -1", func(m map[string]any) { sec(m, 1)["tool_result_max_tokens"] = -2 }, "sections[1].tool_result_max_tokens", "or -1 for no clip (got -2)"},
 		{"template_version too long", func(m map[string]any) { m["template_version"] = strings.Repeat("v", 65) }, "template_version", "1 to 64 printable characters"},
 		{"template_version with a newline", func(m map[string]any) { m["template_version"] = "2.0\nrc" }, "template_version", `(got "2.0\nrc")`},

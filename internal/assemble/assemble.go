@@ -33,6 +33,7 @@ type Assembler struct {
 	chat     ChatCost     // the request's
 	plan     plan         // units kept or dropped whole (group.go)
 	deg      degradeState // summaries, forms and the like (degrade.go)
+	clr      clearState   // older tool results cleared (clear.go)
 	wr       writer       // the text being written (write.go)
 	inc      incremental  // an incremental assembly's pull from its Index (turn.go)
 	join     int          // the count of "\n", during the budget cut
@@ -201,6 +202,7 @@ type run struct {
 func (a *Assembler) begin(tpl *template.Template, blocks []*Block, req *Request, c truncate.Counter, plain bool) *run {
 	a.reset(tpl.NumSections())
 	a.deg.reset(tpl, c, plain)
+	a.clr.reset()
 	a.chat = req.Chat
 	r := &run{tpl: tpl, blocks: blocks, req: req, c: c, out: &Output{}, stick: a.Stickiness.WithDefaults(), prev: req.Previous}
 	if !r.prev.usable(tpl) {

@@ -66,7 +66,7 @@ func (a *Assembler) messageCount(sec *template.Section, b *Block, cd *candidate,
 	content, _ := a.content(sec, b, cd.form)
 	cd.text, cd.rendered = content, true
 	var key MemoKey
-	if a.Memo != nil && b.Key != (MemoKey{}).Block {
+	if a.Memo != nil && b.Key != (MemoKey{}).Block && cd.form != formCleared { // a placeholder names another block's tool
 		key = MemoKey{Block: formKey(b, cd.form), Section: chatMemoKey(sec)}
 		if n, ok := a.Memo.Get(key); ok {
 			cd.tokens = a.chat.PerMessage + n

@@ -73,6 +73,9 @@ func tagKey(k [16]byte, tag byte) [16]byte {
 // variant, clipped to max_tokens with its marker, and how many tokens the
 // clip left out (0 when it did not clip).
 func (a *Assembler) content(sec *template.Section, b *Block, f int8) (string, int) {
+	if f == formCleared {
+		return a.placeholder(b, a.clearedTokens(sec, b)), 0
+	}
 	s := b.Content
 	if f > 0 {
 		s = b.Variants()[f-1]
@@ -162,7 +165,7 @@ func (s formSave) restore(cd *candidate) {
 // of its smaller forms that does, and reports whether one did. A required
 // block degrades only in a section that allows it.
 func (a *Assembler) degrade(sec *template.Section, b *Block, cd *candidate, room int, c truncate.Counter) bool {
-	if a.deg.plain || int(cd.form) >= len(b.Variants()) || (cd.Required && !sec.DegradeRequired()) {
+	if a.deg.plain || cd.form < 0 || int(cd.form) >= len(b.Variants()) || (cd.Required && !sec.DegradeRequired()) {
 		return false
 	}
 	saved := saveForm(cd)
@@ -202,6 +205,9 @@ func (a *Assembler) degradeUnit(sec *template.Section, blocks []*Block, u *unit,
 	for l := 1; l <= levels; l++ {
 		for _, j := range u.cands {
 			cd := &cands[j]
+			if cd.form == formCleared {
+				continue // smaller than any variant
+			}
 			setForm(cd, int8(min(l, len(blocks[cd.Index].Variants()))))
 			a.blockTokens(sec, blocks[cd.Index], cd, c)
 		}

@@ -74,7 +74,7 @@ func (a *Assembler) results(tpl *template.Template, blocks []*Block, out *Output
 				br.Offset, br.Length = cd.offset, len(cd.text)
 			}
 			if cd.inText() {
-				br.Variant = int(cd.form)
+				br.Variant = int(max(cd.form, 0)) // a cleared result says so in its notice
 			}
 			br.By = a.byOf(cd, blocks)
 		}
@@ -83,6 +83,7 @@ func (a *Assembler) results(tpl *template.Template, blocks []*Block, out *Output
 	for si := range a.secs {
 		for i := range a.secs[si].cands {
 			a.degradeNotices(tpl.Section(si), &a.secs[si].cands[i], blocks[a.secs[si].cands[i].Index], out)
+			a.clearedNotice(tpl.Section(si), &a.secs[si].cands[i], blocks[a.secs[si].cands[i].Index], out)
 			if cd := &a.secs[si].cands[i]; cd.inText() && cd.escaped {
 				out.Events = append(out.Events, outcome.Event{Kind: outcome.KindNotice, Section: tpl.Section(si).Name(), RequestID: cd.ID, Reason: outcome.ReasonEscaped})
 			}

@@ -31,6 +31,7 @@ import (
 type fillState struct {
 	sums
 	stopped, cutDone bool
+	clearing         bool // older tool results are written cleared (clear.go)
 }
 
 // filler is the fill pass's state for one section: what the section is
@@ -255,10 +256,17 @@ func (f *filler) takeUnit(u *unit) {
 	for _, j := range u.cands {
 		f.a.blockTokens(f.sec, f.block(&cands[j]), &cands[j], f.c)
 	}
+	if f.st.clearing {
+		f.a.clearUnit(f.sec, f.si, u, f.view()) // older than one that had to: cleared too
+	}
 	capTokens := f.sec.MaxTokens()
 	fits := f.st.used+f.st.msgs+f.unitNeed(u) <= capTokens
 	if !fits {
 		fits = f.a.degradeUnit(f.sec, f.view(), u, capTokens-f.st.used-f.st.msgs, func() int { return f.unitNeed(u) }, f.c)
+	}
+	if on, _, _ := f.sec.ClearToolResults(); !fits && on && !f.st.clearing && !f.a.secs[f.si].sticky.on && f.a.clearUnit(f.sec, f.si, u, f.view()) > 0 {
+		f.st.clearing = true // a fresh fill clears from here on (a sticky one when it sheds)
+		fits = f.st.used+f.st.msgs+f.unitNeed(u) <= capTokens
 	}
 	if fits || u.required {
 		for _, j := range u.cands {

@@ -72,6 +72,9 @@ func (a *Assembler) groupSection(sec *template.Section, blocks []*Block, out *Ou
 	ranked := a.secs[si].ranked
 	g := newGrouper(ranked, blocks)
 	g.link()
+	if on, _, _ := sec.ClearToolResults(); on {
+		a.nameCalls(ranked, blocks)
+	}
 	broken, size := g.sets()
 	names := g.names()
 	// Leave broken units out; make the others units.

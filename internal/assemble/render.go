@@ -36,7 +36,7 @@ func (a *Assembler) blockTokens(sec *template.Section, b *Block, cd *candidate, 
 	}
 	line := lineMode(sec)
 	var key MemoKey
-	if a.Memo != nil && b.Key != (MemoKey{}).Block {
+	if a.Memo != nil && b.Key != (MemoKey{}).Block && cd.form != formCleared { // a placeholder names another block's tool
 		key = MemoKey{Block: formKey(b, cd.form), Section: sec.Key()}
 		if n, ok := a.Memo.Get(key); ok {
 			cd.tokens = n

@@ -73,6 +73,9 @@ type WrittenBlock struct {
 	// Variant is the variant the block was written as, counting from 1;
 	// 0 for its content.
 	Variant int `json:"variant,omitempty"`
+	// Cleared marks a tool result written as its placeholder (a section's
+	// clear_tool_results): it is written so again.
+	Cleared bool `json:"cleared,omitempty"`
 	// Recalled marks a block the query brought in: its relevance added
 	// more than the margin to its score. When it no longer fits, the
 	// section lets it go without shedding (it was never the history's
@@ -151,11 +154,13 @@ func (a *Assembler) prepareSticky(r *run, si int) {
 		cut      int
 		form     int
 		recalled bool
+		cleared  bool
 	}
 	written := make(map[string]was, len(prev.Blocks))
 	for i, w := range prev.Blocks {
-		written[w.ID] = was{i, w.Key, w.Cut, w.Variant, w.Recalled}
+		written[w.ID] = was{i, w.Key, w.Cut, w.Variant, w.Recalled, w.Cleared}
 	}
+	clears, _, _ := r.tpl.Section(si).ClearToolResults()
 	cands := a.secs[si].cands
 	news := false
 	for i := range cands {
@@ -175,6 +180,10 @@ func (a *Assembler) prepareSticky(r *run, si int) {
 		if same && w.form > 0 && w.form <= len(b.Variants()) && !a.deg.plain {
 			cd.prevForm = int8(w.form) // written in a variant: written so again
 			setForm(cd, cd.prevForm)
+		}
+		if same && w.cleared && clears && !cd.Required && b.ToolCallID() != "" {
+			cd.prevForm = formCleared // cleared: stays so
+			setForm(cd, formCleared)
 		}
 		content, _ := a.content(a.deg.tpl.Section(si), b, cd.form)
 		if w.cut > 0 && w.cut < len(content) && utf8.RuneStart(content[w.cut]) && same {
@@ -261,6 +270,9 @@ func (a *Assembler) recut(sec *template.Section, b *Block, cd *candidate, c trun
 // oldest history at once, so the next calls have room to append. It then
 // sets the section's floor.
 func (a *Assembler) shed(sec *template.Section, si int, target int, blocks []*Block, out *Output) {
+	if on, _, atLeast := sec.ClearToolResults(); on {
+		a.clearOldest(sec, si, target, atLeast, blocks, out) // before any turn goes
+	}
 	cands := a.secs[si].cands
 	for j := len(cands) - 1; j >= 0 && a.secs[si].used+a.secs[si].msgs > target; j-- {
 		cd := &cands[j]
