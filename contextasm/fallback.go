@@ -40,6 +40,7 @@ type FallbackError struct {
 // Error names each template and its reason, one a line.
 func (e *FallbackError) Error() string {
 	var b strings.Builder
+	b.WriteString("contextasm: ")
 	b.WriteString(ErrNoTemplate.Error())
 	for i, s := range e.Skipped {
 		fmt.Fprintf(&b, "\ntemplate %d (%s, v%s): %s", i, s.Fingerprint, s.ProtocolVersion, s.Reason)

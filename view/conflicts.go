@@ -60,3 +60,19 @@ func (r *reportWriter) conflicts() {
 		}
 	}
 }
+
+// templateChoice: which template of a fallback chain was used, and why
+// each earlier one was not.
+func (r *reportWriter) templateChoice() {
+	c := r.d.Template
+	if c == nil {
+		return
+	}
+	t := r.t
+	t.add(sgrBold, "Template").add("", fmt.Sprintf(" %d of the chain · %s", c.Used+1, clean(c.Fingerprint))).end()
+	for i, s := range c.Skipped {
+		t.add("", "  ").add(statusColor[statusExcluded], "skipped").
+			add("", ellipsis(fmt.Sprintf(" %d · %s · v%s · %s", i+1, clean(s.Fingerprint), clean(s.ProtocolVersion), clean(string(s.Reason))), t.width-9)).end()
+	}
+	t.blank()
+}
