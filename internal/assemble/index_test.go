@@ -73,15 +73,11 @@ func (s *store) get(id string) (*assemble.Block, bool) {
 	return s.blocks[i], true
 }
 
-// randomTurnBlock is a random block dated around at: of the request's
+// randomKeyedBlock is a random block dated around at: of the request's
 // session and user or of others', with roles, for the user only, expiring,
-// going stale, required, in a group now and then.
-func randomTurnBlock(rng *rand.Rand, id string, at time.Time, groups bool) *assemble.Block {
-	return randomKeyedBlock(rng, id, at, groups, false)
-}
-
-// randomKeyedBlock is randomTurnBlock; with keys, about one block in
-// fourteen has one of two conflict_keys (the stream is the same without).
+// going stale, required, in a group now and then; with keys, about one
+// block in fourteen has one of two conflict_keys (without, the stream is
+// the same).
 func randomKeyedBlock(rng *rand.Rand, id string, at time.Time, groups, keys bool) *assemble.Block {
 	b := &assemble.Block{
 		ID:           id,
