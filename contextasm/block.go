@@ -44,6 +44,7 @@ func toBlock(d *declare.Declaration) *assemble.Block {
 		Variants:       slices.Clone(d.Variants),
 		Supersedes:     slices.Clone(d.Supersedes),
 		Replaces:       slices.Clone(d.Replaces),
+		ConflictKey:    d.ConflictKey,
 	}
 	if d.MaxTokens != nil {
 		r.MaxTokens = *d.MaxTokens

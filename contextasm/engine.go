@@ -330,7 +330,19 @@ func (e *Engine) Len() int { return e.current().set.len() }
 // Assemble builds the context for req from the blocks declared so far.
 // It returns an error wrapping ErrBudgetTooSmall (a *truncate.RequiredError)
 // when required blocks do not fit, and ErrInvalid for a bad request.
+//
+// With Request.Fallback or Request.Accept, it tries the templates in
+// order (fallback.go).
 func (e *Engine) Assemble(ctx context.Context, req Request) (*Result, error) {
+	if len(req.Fallback) > 0 || len(req.Accept) > 0 {
+		return e.assembleChain(ctx, req)
+	}
+	return e.assembleOne(ctx, req, nil)
+}
+
+// assembleOne is Assemble with one template; choice, when set, is the
+// fallback chain's, for the result and its audit record.
+func (e *Engine) assembleOne(ctx context.Context, req Request, choice *TemplateChoice) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -379,6 +391,7 @@ func (e *Engine) Assemble(ctx context.Context, req Request) (*Result, error) {
 	res.told.inputs = e.inputs.current()
 	res.StateVersion = snap.state
 	res.Approximate = approx
+	res.Template = choice
 	if e.cfg.Audit != nil {
 		audit := res.Audit()
 		audit.Log(ctx, e.cfg.Audit)

@@ -51,6 +51,17 @@ type Request struct {
 	Query string
 	// NoQuery assembles without relevance, whatever the session holds.
 	NoQuery bool
+	// Fallback are templates to use, in preference order, when Template
+	// is not accepted (see Accept) or its required blocks do not fit
+	// (ErrBudgetTooSmall): the first accepted template that fits is used,
+	// and Result.Template says which, and why the earlier ones were not
+	// (docs/templates.md#fallback).
+	Fallback []*template.Template
+	// Accept, when not empty, lists what the model side accepts: protocol
+	// versions ("v1.2") and template fingerprints ("fp:sha256:…"). A
+	// template is accepted when its version is listed (or none is) and its
+	// fingerprint is listed (or none is).
+	Accept []string
 	// Relevance, when not nil, is the host's own relevance of blocks, by
 	// request_id, each from 0 to 1 (a retriever's, an embedding index's),
 	// in place of the built-in scorer's: a block it does not name has

@@ -107,6 +107,10 @@ type Result struct {
 	// run's IDs, before the next (docs/degrade.md). Nil when there are
 	// none.
 	SummarizeCandidates []SummarizeCandidate
+	// Template says which template of the request's fallback chain
+	// (Request.Template, then Request.Fallback) was used and why each
+	// earlier one was not; nil for a request without Fallback or Accept.
+	Template *TemplateChoice
 
 	told *told // Sections, Events and Audit
 }
@@ -179,6 +183,8 @@ func (t *told) make(r *Result) {
 			Events:              events,
 			ExcludedCounts:      a.out.ExcludedCounts,
 			Inputs:              t.inputs,
+			Conflicts:           out.Conflicts,
+			Template:            r.Template,
 		}
 	})
 }
@@ -272,6 +278,8 @@ func (r *Result) Dump() Dump {
 		CacheBreakpoints:    r.CacheBreakpoints,
 		SummarizeCandidates: r.SummarizeCandidates,
 		Query:               r.Query(),
+		Conflicts:           r.Conflicts(),
+		Template:            r.Template,
 	}
 }
 

@@ -129,10 +129,21 @@ func TestIncrementalEqualsFull(t *testing.T) {
 		tpls = append(tpls, tpl)
 	}
 	ctx := context.Background()
-	var assemblies, withSession, fresh, failures, indexed int
+	var assemblies, withSession, fresh, failures, indexed, conflicts int
 	for run := range runs {
 		rng := rand.New(rand.NewPCG(uint64(run), 2026))
 		degrade := run%6 == 5 // blocks with variants: assembled from scratch
+		// Blocks with conflict_keys, from a stream of their own (the
+		// other runs' stores are those without): from scratch while two
+		// a request may see share a key.
+		keys := run%6 == 2
+		krng := rand.New(rand.NewPCG(uint64(run), 27))
+		keyed := func(d declare.Declaration) declare.Declaration {
+			if keys && krng.IntN(5) == 0 {
+				d.ConflictKey = []string{"rate", "term"}[krng.IntN(2)]
+			}
+			return d
+		}
 		inc, err := New(Config{})
 		if err != nil {
 			t.Fatal(err)
@@ -153,7 +164,7 @@ func TestIncrementalEqualsFull(t *testing.T) {
 		at := turnNow
 		var initial []declare.Declaration
 		for i := range 40 + rng.IntN(160) {
-			initial = append(initial, randomDecl(rng, fmt.Sprintf("b%03d", i), at, degrade))
+			initial = append(initial, keyed(randomDecl(rng, fmt.Sprintf("b%03d", i), at, degrade)))
 		}
 		if err := both(func(e *Engine) error { return e.Declare(initial...) }); err != nil {
 			t.Fatal(err)
@@ -176,7 +187,7 @@ func TestIncrementalEqualsFull(t *testing.T) {
 					if slices.ContainsFunc(ds, func(d declare.Declaration) bool { return d.RequestID == id }) {
 						continue
 					}
-					ds = append(ds, randomDecl(rng, id, at, degrade))
+					ds = append(ds, keyed(randomDecl(rng, id, at, degrade)))
 					next++
 				}
 				if both(func(e *Engine) error { return e.Declare(ds...) }) == nil {
@@ -255,6 +266,9 @@ func TestIncrementalEqualsFull(t *testing.T) {
 					withSession++
 				}
 				sameResult(t, fmt.Sprintf("%s repeat %d", describe, repeat), r1, r2)
+				if len(r1.Conflicts()) > 0 {
+					conflicts++
+				}
 				last, ok = [2]*Result{r1, r2}, true
 			}
 			if rng.IntN(4) == 0 {
@@ -274,6 +288,9 @@ func TestIncrementalEqualsFull(t *testing.T) {
 		full.Close()
 	}
 	t.Logf("%d assemblies (%d with a session, %d incremental), %d failed alike, %d compared with a fresh engine", assemblies, withSession, indexed, failures, fresh)
+	if conflicts == 0 {
+		t.Errorf("no assembly had a conflict")
+	}
 	if assemblies < runs*steps/2 || withSession == 0 || fresh == 0 || failures == 0 || indexed < assemblies/3 {
 		t.Errorf("the runs do not cover enough: %d assemblies, %d with a session, %d incremental, %d failed, %d fresh", assemblies, withSession, indexed, failures, fresh)
 	}

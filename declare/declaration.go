@@ -168,6 +168,12 @@ type Declaration struct {
 	// Replaces are, on a summary, the request_ids of the turns it summarises.
 	Replaces []string `json:"replaces,omitempty"`
 
+	// ConflictKey (conflict_key) names the fact or rule the block states:
+	// blocks with the same key, of any memory type, exclude each other,
+	// and of those a request may see only the most trusted enters
+	// (docs/assembly.md#conflicts). Empty: none.
+	ConflictKey string `json:"conflict_key,omitempty"`
+
 	// Untrusted marks a block from a source the host does not control, such
 	// as an MCP server not marked trusted: its priority is a ranking hint and
 	// never makes it required (so a server cannot make assembly fail). It is

@@ -252,6 +252,10 @@ func TestLoadProblems(t *testing.T) {
 			[]wantProblem{{1, "a", "provenance.uri", "given twice"}}},
 		{"a repeated request_id key names the first", `{"request_id":"a","request_id":"b",` + ok + `}`,
 			[]wantProblem{{1, "a", "request_id", "given twice"}}},
+		{"a conflict_key with white space", "{\"request_id\":\"a\"," + ok + "}\n" + `{"request_id":"b","conflict_key":"max rate",` + ok + `}`,
+			[]wantProblem{{2, "b", "conflict_key", "without whitespace"}}},
+		{"a conflict_key that is not a string", `{"request_id":"a","conflict_key":15,` + ok + `}`,
+			[]wantProblem{{1, "a", "conflict_key", "want string"}}},
 		{"string for a number", `{"request_id":"a","semantic_weight":"high",` + ok + `}`,
 			[]wantProblem{{1, "a", "semantic_weight", "want number, got JSON string"}}},
 		{"string for a boolean", `{"request_id":"a","required":"yes",` + ok + `}`,
@@ -648,4 +652,18 @@ func marshalLines(t *testing.T, decls []declare.Declaration) []byte {
 		b.WriteByte('\n')
 	}
 	return b.Bytes()
+}
+
+func TestLoadConflictKey(t *testing.T) {
+	decls := mustLoad(t, line(`"request_id":"rate-cap","conflict_key":"max-rate"`)+"\n"+line(`"request_id":"other"`))
+	if decls[0].ConflictKey != "max-rate" || decls[1].ConflictKey != "" {
+		t.Fatalf("conflict keys = %q, %q; want \"max-rate\", \"\"", decls[0].ConflictKey, decls[1].ConflictKey)
+	}
+	out, err := json.Marshal(decls[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(out, []byte(`"conflict_key":"max-rate"`)) {
+		t.Fatalf("marshalled %s lacks conflict_key", out)
+	}
 }

@@ -197,6 +197,9 @@ func (c Config) problems(d *Declaration, dst []Problem) []Problem {
 	if d.BreakOnViolation && len(d.ViolationPatterns) == 0 {
 		add("violation_patterns", "break_on_violation needs at least one pattern")
 	}
+	if d.ConflictKey != "" && !validRequestID(d.ConflictKey) {
+		add("conflict_key", "must be 1 to %d printable characters without whitespace (got %q)", MaxRequestIDLen, clip(d.ConflictKey))
+	}
 	dst = patternProblems(d.ViolationPatterns, dst)
 	dst = chatProblems(d, dst)
 	dst = c.degradeProblems(d, dst)

@@ -64,6 +64,14 @@ func TestValidate(t *testing.T) {
 		{name: "break_on_violation on a constraint with patterns", edit: func(d *declare.Declaration) {
 			d.BreakOnViolation, d.ViolationPatterns = true, []string{`(?i)applicant'?s religion`, `\bSSN\b`}
 		}},
+		{name: "conflict_key on any memory type", edit: func(d *declare.Declaration) { d.MemoryType, d.ConflictKey = declare.Context, "max-rate:small-business" }},
+		{name: "conflict_key of 512 characters", edit: func(d *declare.Declaration) { d.ConflictKey = strings.Repeat("k", 512) }},
+		{name: "conflict_key with white space", edit: func(d *declare.Declaration) { d.ConflictKey = "max rate" },
+			fields: []string{"conflict_key"}, msg: "without whitespace"},
+		{name: "conflict_key too long", edit: func(d *declare.Declaration) { d.ConflictKey = strings.Repeat("k", 513) },
+			fields: []string{"conflict_key"}},
+		{name: "conflict_key with a control character", edit: func(d *declare.Declaration) { d.ConflictKey = "rate\x00" },
+			fields: []string{"conflict_key"}},
 		{name: "request_id of 512 ASCII characters", edit: func(d *declare.Declaration) { d.RequestID = strings.Repeat("a", 512) }},
 		{name: "request_id of 512 three-byte characters (1536 bytes)", edit: func(d *declare.Declaration) {
 			d.RequestID = strings.Repeat("界", 512)

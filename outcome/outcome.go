@@ -98,7 +98,7 @@ type Kind string
 
 // The kinds.
 const (
-	KindExcluded Kind = "excluded" // never eligible: expired, out_of_scope, access_denied, audience, no_section, orphan (and group, for its group's other members), superseded, no_gain
+	KindExcluded Kind = "excluded" // never eligible: expired, out_of_scope, access_denied, audience, no_section, orphan (and group, for its group's other members), superseded, conflict, no_gain
 	KindDropped  Kind = "dropped"  // eligible but did not fit: section_cap, budget, group, first_message; or held back: sticky, slack; or stood for: summarized, turns_kept
 	KindCut      Kind = "cut"      // kept in part: cut
 	KindNotice   Kind = "notice"   // kept or eligible, with something to know: stale, escaped, sticky, degraded, clipped
@@ -131,6 +131,9 @@ type Event struct {
 	// Variant is, for degraded, which variant was written, counting from
 	// 1 (variants[0] of the declaration, the longest).
 	Variant int `json:"variant,omitempty"`
+	// Conflict is, for conflict, the key and the trusts compared (By
+	// names the winner).
+	Conflict *EventConflict `json:"conflict,omitempty"`
 }
 
 // Hidden reports whether blocks excluded for reason r belong to someone
@@ -268,6 +271,13 @@ type Dump struct {
 	// Query says what the assembly's relevance came from; absent when
 	// relevance did not count.
 	Query *Query `json:"query,omitempty"`
+	// Conflicts are the conflict_keys shared by eligible blocks, each with
+	// the block that entered and those it excluded, in key order; absent
+	// without any.
+	Conflicts []Conflict `json:"conflicts,omitempty"`
+	// Template says which template of a fallback chain was used and why
+	// the earlier ones were not; absent for a request without one.
+	Template *TemplateChoice `json:"template,omitempty"`
 }
 
 // Query says what an assembly's relevance came from, without its text: a
@@ -354,6 +364,11 @@ type Audit struct {
 	// ModelResponseHash is set in the record feedback logs: the hash of
 	// the model's response to this assembly.
 	ModelResponseHash string `json:"model_response_hash,omitempty"`
+	// Conflicts are the assembly's conflicts, as in the dump: keys, ids
+	// and trusts.
+	Conflicts []Conflict `json:"conflicts,omitempty"`
+	// Template is the fallback chain's choice, as in the dump.
+	Template *TemplateChoice `json:"template,omitempty"`
 }
 
 // AuditBlock is one block in a rendered text, as the audit record lists
@@ -396,6 +411,12 @@ func (a *Audit) Log(ctx context.Context, l *slog.Logger) {
 	attrs = append(attrs, slog.Any("events", a.Events))
 	if len(a.ExcludedCounts) > 0 {
 		attrs = append(attrs, slog.Any("excluded_counts", a.ExcludedCounts))
+	}
+	if len(a.Conflicts) > 0 {
+		attrs = append(attrs, slog.Any("conflicts", a.Conflicts))
+	}
+	if a.Template != nil {
+		attrs = append(attrs, slog.Any("template", a.Template))
 	}
 	if a.ModelResponseHash != "" {
 		attrs = append(attrs, slog.String("model_response_hash", a.ModelResponseHash))

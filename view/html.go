@@ -89,6 +89,7 @@ type (
 		Sections   []htmlSection
 		Excluded   []*htmlRow
 		Other      []otherEvent // events about blocks no section shows
+		Conflicts  []conflictView
 		LeftOut    []*htmlRow
 		Segments   []segment
 		HasJoiner  bool // the text has a word joiner contextasm inserted
@@ -252,6 +253,7 @@ func buildHTML(d *outcome.Dump, p *page) *htmlData {
 			h.Reasons = append(h.Reasons, reasonCount{string(e.Reason), n})
 		}
 	}
+	h.Conflicts = conflictViews(d)
 	h.Segments = segments(d.Text, inText)
 	h.HasJoiner, h.HasCarried = joinerMarks(h.Segments)
 	return h

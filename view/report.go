@@ -122,9 +122,11 @@ func (t *termWriter) bar(sgr string, part, whole, w int) *termWriter {
 func WriteReport(w io.Writer, d *outcome.Dump, opt ReportOptions) error {
 	r := &reportWriter{d: d, m: analyse(d), t: newTermWriter(w, opt.Width, opt.Color)}
 	r.header()
+	r.templateChoice()
 	r.budget()
 	r.cache()
 	r.sections()
+	r.conflicts()
 	r.groups()
 	r.legend()
 	r.total()

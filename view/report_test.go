@@ -98,7 +98,7 @@ func TestReportNamesEveryDecision(t *testing.T) {
 			t.Errorf("excluded %s (%s) is not under its reason's heading", e.RequestID, e.Reason)
 		}
 	}
-	for _, want := range []string{"Budget  ", "Total  ", "Excluded before ranking: 4", "What the reasons mean", "budget       removed to fit the budget"} {
+	for _, want := range []string{"Budget  ", "Total  ", "Excluded before ranking: 5", "Conflicts: 1", "    lost memo-dti-48  trust 0.55, decided by trust", "What the reasons mean", "budget       removed to fit the budget"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q", want)
 		}

@@ -19,12 +19,62 @@ import (
 // inputFlags name what to assemble: a template and memories files.
 type inputFlags struct {
 	template string
+	// fallback are the templates of -t given again, in preference order,
+	// when chain allows it (render's fallback chain).
+	fallback []string
+	chain    bool
 	memories stringsFlag
 }
 
 func (f *inputFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.template, "t", "", "template file (JSON)")
+	help := "template file (JSON)"
+	if f.chain {
+		help = "template file (JSON); give it again for fallbacks, in preference order: the first accepted (--accept) whose required blocks fit is used"
+	}
+	fs.Var(templateFlag{f}, "t", help)
 	fs.Var(&f.memories, "m", "memories file (JSONL); repeatable")
+}
+
+// templateFlag is -t: the template, then with chain its fallbacks.
+type templateFlag struct{ f *inputFlags }
+
+func (t templateFlag) String() string {
+	if t.f == nil {
+		return ""
+	}
+	return strings.Join(append([]string{t.f.template}, t.f.fallback...), ",")
+}
+
+func (t templateFlag) Set(v string) error {
+	switch {
+	case v == "":
+		return fmt.Errorf("empty template path")
+	case t.f.template == "":
+		t.f.template = v
+	case t.f.chain:
+		t.f.fallback = append(t.f.fallback, v)
+	default:
+		return fmt.Errorf("given twice (%s, %s): only render takes more than one template, as a fallback chain", t.f.template, v)
+	}
+	return nil
+}
+
+// acceptFlag is --accept: the protocol versions ("v1.2") and fingerprints
+// ("fp:sha256:…") the model side accepts, repeatable or separated by
+// commas; contextasm.Request.Accept checks each.
+type acceptFlag []string
+
+func (a *acceptFlag) String() string { return strings.Join(*a, ",") }
+
+func (a *acceptFlag) Set(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			return fmt.Errorf("empty entry in %q: give versions and fingerprints separated by commas, e.g. --accept v1.2,fp:sha256:0123456789abcdef", v)
+		}
+		*a = append(*a, s)
+	}
+	return nil
 }
 
 // requestFlags say who asks and when: the request an assembly is for.

@@ -11,7 +11,8 @@
 //
 // Run "contextasm help" for every command and flag. Exit codes: 0 ok;
 // 2 invalid input or usage; 3 budget too small for required blocks;
-// 4 constraint violation; 1 anything else.
+// 4 constraint violation; 5 required blocks in conflict; 6 no template
+// of a fallback chain accepted; 1 anything else.
 package main
 
 import (
@@ -40,11 +41,13 @@ import (
 
 // Exit codes (see docs/cli.md).
 const (
-	exitOK        = 0
-	exitFailure   = 1
-	exitUsage     = 2
-	exitBudget    = 3
-	exitViolation = 4
+	exitOK         = 0
+	exitFailure    = 1
+	exitUsage      = 2
+	exitBudget     = 3
+	exitViolation  = 4
+	exitConflict   = 5
+	exitNoTemplate = 6
 )
 
 func main() {
@@ -99,7 +102,8 @@ Commands:
   help                                   this text; COMMAND --help for one command
 
 Exit codes: 0 ok; 2 invalid input or usage; 3 budget too small for required
-blocks; 4 constraint violation; 1 anything else.
+blocks; 4 constraint violation; 5 required blocks in conflict; 6 no template
+-t names is accepted (--accept); 1 anything else.
 
 --state takes a file or redis://[user:pass@]host:port/db?prefix=NAME
 (rediss:// for TLS): hosts sharing one learn together (docs/fleet.md).
@@ -187,6 +191,10 @@ func report(err error, stderr io.Writer) int {
 		return exitUsage
 	case errors.Is(err, contextasm.ErrBudgetTooSmall):
 		return exitBudget
+	case errors.Is(err, contextasm.ErrConflict):
+		return exitConflict
+	case errors.Is(err, contextasm.ErrNoTemplate):
+		return exitNoTemplate
 	case errors.Is(err, feedback.ErrConstraintViolation):
 		return exitViolation
 	case errors.Is(err, learned.ErrStateVersion), errors.Is(err, learned.ErrInvalidState), errors.Is(err, feedback.ErrResponseTooLarge),

@@ -32,12 +32,15 @@ type renderOptions struct {
 	tokenizer string
 	usage     string
 	fresh     bool
+	accept    acceptFlag
 	query     queryFlags
 	sources   sourceOptions
 }
 
 func (o *renderOptions) register(fs *flag.FlagSet) {
+	o.inputFlags.chain = true
 	o.inputFlags.register(fs)
+	fs.Var(&o.accept, "accept", "protocol versions and template fingerprints the model side accepts (v1.2,fp:sha256:…): a template -t names that is not accepted is skipped")
 	fs.Var(&o.budget, "budget", "override the template's budget, in tokens (positive)")
 	o.requestFlags.register(fs)
 	fs.StringVar(&o.audit, "audit", "", "append the assembly's audit record to this JSONL file")
@@ -81,6 +84,10 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if in.tpl, err = withTokenizer(in.tpl, o.tokenizer); err != nil {
 		return err
 	}
+	fallback, err := loadFallback(o.fallback, int(o.budget), o.tokenizer)
+	if err != nil {
+		return err
+	}
 	cfg := contextasm.Config{Encoding: engineEncoding(in.tpl)}
 	if cfg.Usage, err = readUsage(o.usage); err != nil {
 		return err
@@ -108,6 +115,7 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	req := o.request(in.tpl, now)
 	req.Format = chatFormat(o.format)
 	req.Fresh = o.fresh
+	req.Fallback, req.Accept = fallback, o.accept
 	if err := o.query.apply(&req, "render"); err != nil {
 		return err
 	}
@@ -176,6 +184,32 @@ func loadInputs(tplPath string, memPaths []string, budget int) (*inputs, error) 
 		return nil, errors.Join(errs...)
 	}
 	return &inputs{tpl: tpl, decls: all, files: files}, nil
+}
+
+// loadFallback loads the templates of -t after the first, each with
+// --budget and --tokenizer as the first, reporting every problem.
+func loadFallback(paths []string, budget int, tokenizer string) ([]*template.Template, error) {
+	var (
+		tpls []*template.Template
+		errs []error
+	)
+	for _, p := range paths {
+		tpl, err := template.LoadFile(p)
+		if err == nil && budget != 0 {
+			if tpl, err = tpl.WithBudget(budget); err != nil {
+				err = fmt.Errorf("--budget: %w", err)
+			}
+		}
+		if err == nil {
+			tpl, err = withTokenizer(tpl, tokenizer)
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		tpls = append(tpls, tpl)
+	}
+	return tpls, errors.Join(errs...)
 }
 
 // assemble runs one assembly over the inputs.

@@ -232,7 +232,10 @@ func (a *Assembler) assemble(tpl *template.Template, blocks []*Block, req Reques
 // Index keeps the eligible blocks, their scores and their order.
 func (a *Assembler) decide(r *run) error {
 	if r.x == nil {
-		a.eligibility(r) // who may see which block, and which section takes it
+		a.eligibility(r)                       // who may see which block, and which section takes it
+		if err := a.conflicts(r); err != nil { // of the eligible blocks sharing a conflict_key, the most trusted
+			return err
+		}
 		a.currentTurn(r) // in a chat format, the turn the model answers: required
 		a.relevance(r)   // each eligible block's relevance to the query, if there is one
 		a.scoring(r)     // each eligible block's score at now

@@ -20,6 +20,9 @@
 //  1. Eligibility (eligible.go): expired, out_of_scope, access_denied,
 //     audience, no_section and superseded exclusions, each an event (the
 //     hidden reasons only counted); stale blocks stay, with a notice.
+//     Then conflicts (conflict.go): of the eligible blocks sharing a
+//     conflict_key one enters, the others are excluded (conflict); two
+//     required ones fail the assembly ([outcome.ErrConflict]).
 //  2. Scoring (score.go): each eligible block's [truncate.Scoring] score
 //     at now (for history blocks it weighs recency).
 //  3. Planning units (group.go, summary.go): the blocks decided together:

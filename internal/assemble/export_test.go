@@ -2,6 +2,7 @@ package assemble
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 )
 
@@ -38,6 +39,9 @@ func (x *Index) Verify(blocks []*Block) error {
 	y.Build(blocks, x.shape.Now)
 	if x.hidden != y.hidden {
 		return fmt.Errorf("hidden %v, built %v", x.hidden, y.hidden)
+	}
+	if x.clashes != y.clashes || !maps.Equal(x.keyed, y.keyed) {
+		return fmt.Errorf("conflict keys %v (%d shared), built %v (%d)", x.keyed, x.clashes, y.keyed, y.clashes)
 	}
 	for si := range x.secs {
 		var got, want []string

@@ -42,10 +42,15 @@ type Index struct {
 	// degradable counts the blocks with variants, max_tokens, supersedes
 	// or replaces (degrade.go): the Index cannot serve them.
 	degradable int
-	asm        uint64    // assemblies counted into heat (see ixHeat)
-	keys       []rankKey // scratch of rank and ixSection.index
-	keysTmp    []rankKey // the other array of sortRankKeys
-	epoch      uint64    // moves with every change to the entries
+	// keyed counts the blocks not hidden from the shape per conflict_key,
+	// and clashes the keys of two or more (conflict.go): the Index cannot
+	// serve them.
+	keyed   map[string]int32
+	clashes int
+	asm     uint64    // assemblies counted into heat (see ixHeat)
+	keys    []rankKey // scratch of rank and ixSection.index
+	keysTmp []rankKey // the other array of sortRankKeys
+	epoch   uint64    // moves with every change to the entries
 	// lex holds the entries' documents for relevance, once a query asked
 	// for them (lexOn); lexOf gives a document's block and section.
 	lex   lexical.Index
@@ -194,6 +199,7 @@ func (x *Index) Build(blocks []*Block, now time.Time) {
 	x.hidden = [3]int{}
 	x.noSection = x.noSection[:0]
 	x.degradable = 0
+	x.keyed, x.clashes = nil, 0
 	x.built = true
 	x.fill(blocks, nil)
 }
@@ -300,6 +306,9 @@ func (x *Index) admit(b *Block, redo []bool) int {
 		x.degradable++
 	}
 	si, reason := eligibility(b, x.tpl, &x.shape)
+	if all && hiddenIndex(reason) < 0 {
+		x.countKey(b, 1)
+	}
 	if reason != "" {
 		if h := hiddenIndex(reason); h >= 0 {
 			if all {
@@ -470,6 +479,9 @@ func (x *Index) remove(b *Block) {
 		x.degradable--
 	}
 	si, reason := eligibility(b, x.tpl, &x.shape)
+	if hiddenIndex(reason) < 0 {
+		x.countKey(b, -1)
+	}
 	if reason != "" {
 		if h := hiddenIndex(reason); h >= 0 {
 			x.hidden[h]--

@@ -73,10 +73,12 @@ func (s *store) get(id string) (*assemble.Block, bool) {
 	return s.blocks[i], true
 }
 
-// randomTurnBlock is a random block dated around at: of the request's
+// randomKeyedBlock is a random block dated around at: of the request's
 // session and user or of others', with roles, for the user only, expiring,
-// going stale, required, in a group now and then.
-func randomTurnBlock(rng *rand.Rand, id string, at time.Time, groups bool) *assemble.Block {
+// going stale, required, in a group now and then; with keys, about one
+// block in fourteen has one of two conflict_keys (without, the stream is
+// the same).
+func randomKeyedBlock(rng *rand.Rand, id string, at time.Time, groups, keys bool) *assemble.Block {
 	b := &assemble.Block{
 		ID:           id,
 		Type:         declare.MemoryTypes()[rng.IntN(declare.NumMemoryTypes)],
@@ -118,6 +120,10 @@ func randomTurnBlock(rng *rand.Rand, id string, at time.Time, groups bool) *asse
 		if groups && rng.IntN(4) == 0 {
 			b.EditRare().Variants = []string{randomContent(rng, 1)} // nor this
 		}
+	case 7:
+		if keys {
+			b.EditRare().ConflictKey = []string{"rate", "term"}[rng.IntN(2)] // two of a key: nor this
+		}
 	}
 	if rng.IntN(25) == 0 {
 		b.Required = true
@@ -149,7 +155,7 @@ func TestIndexedEqualsFull(t *testing.T) {
 	if testing.Short() {
 		runs = 30
 	}
-	var served, fallback, failed, skippedSome, rebuilt, warm, floors, prefixes, queried, turnQueries int
+	var served, fallback, failed, skippedSome, rebuilt, warm, floors, prefixes, queried, turnQueries, conflicts, keyedServed int
 	for run := range runs {
 		rng := rand.New(rand.NewPCG(uint64(run), 77))
 		tpl := randomWorkload(t, rng).tpl
@@ -158,10 +164,11 @@ func TestIndexedEqualsFull(t *testing.T) {
 		qrng := rand.New(rand.NewPCG(uint64(run), 99))
 		tpl = withSectionScoring(t, qrng, tpl)
 		groups := run%8 == 0 // blocks in groups or with variants: the full assembly only
+		keys := run%8 == 4   // blocks with conflict_keys: the full assembly only when two share one
 		at := now
 		s := &store{heat: map[string]*assemble.Heat{}}
 		for i := range 20 + rng.IntN(120) {
-			s.put(randomTurnBlock(rng, fmt.Sprintf("b%03d", i), at, groups))
+			s.put(randomKeyedBlock(rng, fmt.Sprintf("b%03d", i), at, groups, keys))
 		}
 		shape := assemble.Request{SessionID: "s1", UserID: "u1", Roles: []string{"analyst"}}
 		x := assemble.NewIndex(tpl, shape, truncate.Scoring{})
@@ -178,7 +185,7 @@ func TestIndexedEqualsFull(t *testing.T) {
 			for range rng.IntN(4) {
 				switch k := rng.IntN(10); {
 				case k < 4:
-					nb := randomTurnBlock(rng, fmt.Sprintf("b%03d", next), at, groups)
+					nb := randomKeyedBlock(rng, fmt.Sprintf("b%03d", next), at, groups, keys)
 					pending = append(pending, [2]*assemble.Block{s.put(nb), nb})
 					next++
 				case k < 6 && len(s.blocks) > 0:
@@ -193,7 +200,7 @@ func TestIndexedEqualsFull(t *testing.T) {
 						nb.LastModified = at
 						nb.MinTokens = int32(rng.IntN(len(nb.Content)/3 + 1))
 					default:
-						nb = *randomTurnBlock(rng, old.ID, at, groups)
+						nb = *randomKeyedBlock(rng, old.ID, at, groups, keys)
 					}
 					nbp := keyedPtr(&nb)
 					pending = append(pending, [2]*assemble.Block{s.put(nbp), nbp})
@@ -255,6 +262,12 @@ func TestIndexedEqualsFull(t *testing.T) {
 			describe := fmt.Sprintf("run %d step %d (now %s, %d blocks)", run, step, at.Format(time.TimeOnly), len(s.blocks))
 			full, errFull := fullAsm.AssembleRefs(tpl, s.blocks, req, tok)
 			fast, heat, ok, errFast := fastAsm.AssembleIndexed(x, req, tok, s.get)
+			if errFull == nil && len(full.Conflicts) > 0 {
+				conflicts++
+				if ok {
+					t.Fatalf("%s: the index served a request with conflicts %v", describe, full.Conflicts)
+				}
+			}
 			if !ok {
 				fallback++
 				if errFull == nil {
@@ -276,6 +289,9 @@ func TestIndexedEqualsFull(t *testing.T) {
 				continue
 			}
 			served++
+			if keys && slices.ContainsFunc(s.blocks, func(b *assemble.Block) bool { return b.ConflictKey() != "" }) {
+				keyedServed++
+			}
 			compareOutputs(t, describe, full, fast)
 			if (full.QueryTurn == nil) != (fast.QueryTurn == nil) || full.QueryTurn != nil && full.QueryTurn.ID != fast.QueryTurn.ID {
 				t.Fatalf("%s: the query turns differ: full %v, incremental %v", describe, full.QueryTurn, fast.QueryTurn)
@@ -316,6 +332,10 @@ func TestIndexedEqualsFull(t *testing.T) {
 	}
 	t.Logf("%d assemblies served incrementally (%d failed alike; %d with a prefix, %d with a floor), %d by the full assembly only, %d refreshed sections, %d warm, %d with a query",
 		served, failed, prefixes, floors, fallback, rebuilt, warm, queried)
+	t.Logf("%d with conflicts (the full assembly), %d served with a conflict_key in the store", conflicts, keyedServed)
+	if conflicts == 0 || keyedServed == 0 {
+		t.Errorf("the runs do not cover conflicts: %d with conflicts, %d served with a key", conflicts, keyedServed)
+	}
 	if served < runs*steps/2 || fallback == 0 || failed == 0 || rebuilt == 0 || warm == 0 || skippedSome == 0 || floors == 0 || prefixes == 0 || queried < runs*steps/4 || turnQueries == 0 {
 		t.Errorf("the runs do not cover enough: %d served, %d fallback, %d failed, %d refreshed, %d warm, %d with blocks passed over, %d floors, %d prefixes",
 			served, fallback, failed, rebuilt, warm, skippedSome, floors, prefixes)

@@ -167,7 +167,7 @@ func (x *Index) count(text []heatText) {
 // It returns ok false, having done nothing, for what only AssembleRefs
 // does: another request shape or now than x's, a chat format, ListHidden,
 // a section with blocks in a group or a tool call, a required block
-// without a section.
+// without a section, blocks the shape sees that share a conflict_key.
 func (a *Assembler) AssembleIndexed(x *Index, req Request, c truncate.Counter, lookup func(id string) (*Block, bool)) (out *Output, heat *HeatRecord, ok bool, err error) {
 	if !x.built || req.Chat.on() || req.ListHidden || !req.Now.Equal(x.shape.Now) ||
 		req.SessionID != x.shape.SessionID || req.UserID != x.shape.UserID || !slices.Equal(req.Roles, x.shape.Roles) {
@@ -183,7 +183,7 @@ func (a *Assembler) AssembleIndexed(x *Index, req Request, c truncate.Counter, l
 			return nil, nil, false, nil
 		}
 	}
-	if x.degradable > 0 {
+	if x.degradable > 0 || x.clashes > 0 {
 		return nil, nil, false, nil
 	}
 	r := a.begin(x.tpl, nil, &req, c, false)

@@ -133,6 +133,9 @@ type Rare struct {
 	Supersedes []string
 	// Replaces are, on a summary, the ids of the turns it stands for.
 	Replaces []string
+	// ConflictKey names the fact or rule the block states: of the eligible
+	// blocks sharing it, one enters (conflict.go).
+	ConflictKey string
 }
 
 // IsZero reports whether r sets none of its fields (nil slices and empty
@@ -141,7 +144,7 @@ type Rare struct {
 func (r *Rare) IsZero() bool {
 	return r.Roles == nil && r.IdleTTL == 0 && r.ViolationPatterns == nil && r.Patterns == nil &&
 		r.SourceLocation == "" && r.URI == "" && r.ToolCalls == nil && r.ToolCallID == "" &&
-		r.Group == "" && r.Variants == nil && r.MaxTokens == 0 && r.Supersedes == nil && r.Replaces == nil
+		r.Group == "" && r.Variants == nil && r.MaxTokens == 0 && r.Supersedes == nil && r.Replaces == nil && r.ConflictKey == ""
 }
 
 // SetRare sets b.Rare to r, or to nil when r sets nothing.
@@ -216,6 +219,9 @@ func (b *Block) Supersedes() []string { return b.rare().Supersedes }
 
 // Replaces returns Rare.Replaces.
 func (b *Block) Replaces() []string { return b.rare().Replaces }
+
+// ConflictKey returns Rare.ConflictKey, "" without one.
+func (b *Block) ConflictKey() string { return b.rare().ConflictKey }
 
 // Heat counts one block's renders: kept whole, dropped, cut. Assemblies
 // add to it without a lock.
@@ -328,6 +334,9 @@ type Output struct {
 	// SummarizeCandidates are the runs of history dropped for room that
 	// nothing in the text represents (degrade.go).
 	SummarizeCandidates []outcome.SummarizeCandidate
+	// Conflicts are the conflict_keys shared by eligible blocks, in key
+	// order, each with its winner and losers (conflict.go); nil without.
+	Conflicts []outcome.Conflict
 	// QueryTurn is the block whose content was the query, when
 	// Request.NewestTurnQuery found one; nil otherwise.
 	QueryTurn *Block
