@@ -85,6 +85,10 @@ Commands:
                                          citations; hot-and-truncated flags
   end-session --state S.json|redis://… --session ID [--format text|json]
                                          release the decisions a session's renders follow
+  serve [--listen 127.0.0.1:7411|unix:/path] [--keys KEYS.json] [--templates DIR]
+        [--state S.json|redis://…] [--mcp]
+                                         the engine as an HTTP/JSON service, with one
+                                         engine per tenant (docs/server.md)
   diff A.json B.json [--format text|json]
                                          what changed between two render dumps
                                          (render --format json), and why
@@ -127,6 +131,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = runCount(rest, stdin, stdout, stderr)
 	case "diff":
 		err = runDiff(rest, stdout, stderr)
+	case "serve":
+		err = runServe(ctx, rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
