@@ -67,7 +67,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	ln, err := server.Listen(*listen, keys == nil)
 	if err != nil {
-		if errors.Is(err, server.ErrExposed) {
+		if errors.Is(err, server.ErrExposed) || errors.Is(err, server.ErrAddress) {
 			return usagef("serve: %v", err)
 		}
 		return err

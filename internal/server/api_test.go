@@ -324,3 +324,38 @@ func anyInts(v any) []int {
 	}
 	return out
 }
+
+// TestMetrics: /metrics in Prometheus's text format counts what the
+// server did, with no tenant named.
+func TestMetrics(t *testing.T) {
+	ts := start(t, Config{})
+	ts.declareFile(keyAcmeSupport)
+	a := ts.must(200, "POST", "/v1/assemble", keyAcmeSupport, assembleBody(map[string]any{"session": "s1", "format": "anthropic"}))
+	ts.must(200, "POST", "/v1/feedback", keyAcmeSupport, map[string]any{"assembly_id": a.body["assembly_id"], "response": "ok"})
+	ts.must(200, "POST", "/v1/assemble", keyBeta, assembleBody(nil))
+	ts.must(422, "POST", "/v1/assemble", keyAcmeSupport, assembleBody(map[string]any{"budget": 20}))
+	ts.must(401, "POST", "/v1/assemble", "", assembleBody(nil))
+	m := ts.must(200, "GET", "/metrics", "", nil)
+	text := string(m.raw)
+	for _, want := range []string{
+		`contextasm_assemblies_total{format="anthropic",outcome="ok"} 1`,
+		`contextasm_assemblies_total{format="text",outcome="ok"} 1`,
+		`contextasm_assemblies_total{format="text",outcome="budget_too_small"} 1`,
+		`contextasm_feedback_total{outcome="ok"} 1`,
+		`contextasm_http_requests_total{code="401",route="/v1/assemble"} 1`,
+		`contextasm_http_requests_total{code="422",route="/v1/assemble"} 1`,
+		`contextasm_excluded_blocks_total{reason="out_of_scope"}`,
+		`contextasm_assembly_duration_seconds_bucket{format="anthropic"`,
+		`contextasm_state_stores{status="ok"} 0`,
+		"process_resident_memory_bytes",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	for _, tenant := range []string{"acme", "beta"} {
+		if strings.Contains(text, tenant) {
+			t.Errorf("/metrics names the tenant %s", tenant)
+		}
+	}
+}

@@ -41,6 +41,13 @@ type testServer struct {
 // cfg sets its own (keys "none" for none).
 func start(t testing.TB, cfg Config) *testServer {
 	t.Helper()
+	return serve(t, cfg, true)
+}
+
+// serve is start, with the responses checked against the document or
+// not (benchmarks measure the server, not the check).
+func serve(t testing.TB, cfg Config, check bool) *testServer {
+	t.Helper()
 	if cfg.Keys == nil {
 		keys, err := ParseKeys([]byte(testKeys))
 		if err != nil {
@@ -59,7 +66,11 @@ func start(t testing.TB, cfg Config) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(checked(t, srv.Handler()))
+	h := srv.Handler()
+	if check {
+		h = checked(t, h)
+	}
+	hs := httptest.NewServer(h)
 	t.Cleanup(func() {
 		hs.Close()
 		if err := srv.Close(); err != nil {

@@ -292,7 +292,6 @@ func checked(t testing.TB, h http.Handler) http.Handler {
 		if err := d.checkResponse(r.Method, r.URL.EscapedPath(), rec.status, rec.Header().Get("Content-Type"), rec.body.Bytes()); err != nil {
 			t.Errorf("OpenAPI: %v", err)
 		}
-		responses.Add(1)
 	})
 }
 
@@ -412,15 +411,3 @@ func TestValidatorRefuses(t *testing.T) {
 		t.Errorf("the validator refused a valid body: %v", err)
 	}
 }
-
-// responses counts the responses checked, so TestMain can say the suite
-// checked some.
-var responses atomicCounter
-
-type atomicCounter struct {
-	mu sync.Mutex
-	n  int
-}
-
-func (c *atomicCounter) Add(n int) { c.mu.Lock(); c.n += n; c.mu.Unlock() }
-func (c *atomicCounter) Load() int { c.mu.Lock(); defer c.mu.Unlock(); return c.n }

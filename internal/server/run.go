@@ -18,6 +18,10 @@ const DefaultAddr = "127.0.0.1:7411"
 // loopback: anyone who reached it would hold every tenant's authority.
 var ErrExposed = errors.New("server: no API keys, and the address is not loopback")
 
+// ErrAddress is wrapped by the errors about a listen address that is
+// not one.
+var ErrAddress = errors.New("server: invalid listen address")
+
 // Listen opens addr: host:port, or unix:/path for a Unix socket (created
 // 0600: the socket's permissions are its authentication). open says the
 // server has no keys; it may then listen only on loopback or a socket.
@@ -25,7 +29,7 @@ func Listen(addr string, open bool) (net.Listener, error) {
 	if path, ok := strings.CutPrefix(addr, "unix:"); ok {
 		path = strings.TrimPrefix(path, "//")
 		if path == "" {
-			return nil, fmt.Errorf("server: --listen unix: needs a path (unix:/run/contextasm.sock)")
+			return nil, fmt.Errorf("%w: --listen unix: needs a path (unix:/run/contextasm.sock)", ErrAddress)
 		}
 		// A socket left by a server that died is in the way; anything
 		// else at the path is not ours to remove.
@@ -48,7 +52,7 @@ func Listen(addr string, open bool) (net.Listener, error) {
 	}
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return nil, fmt.Errorf("server: --listen %q: want host:port or unix:/path: %w", addr, err)
+		return nil, fmt.Errorf("%w: --listen %q: want host:port or unix:/path: %v", ErrAddress, addr, err)
 	}
 	if open && !loopback(host) {
 		return nil, fmt.Errorf("%w: %q (give --keys FILE or CONTEXTASM_KEYS, or listen on 127.0.0.1 or a Unix socket)", ErrExposed, addr)
