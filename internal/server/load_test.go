@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -153,6 +154,7 @@ func TestConcurrentClients(t *testing.T) {
 	var failures atomic.Int64
 	var mid runtime.MemStats
 	var midOnce sync.Once
+	var midRSS string
 	var wg sync.WaitGroup
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
 	post := func(path string, body any) (map[string]any, error) {
@@ -177,7 +179,7 @@ func TestConcurrentClients(t *testing.T) {
 		wg.Go(func() {
 			for i := range calls {
 				if c == 0 && i == calls/4 {
-					midOnce.Do(func() { runtime.GC(); runtime.ReadMemStats(&mid) })
+					midOnce.Do(func() { runtime.GC(); runtime.ReadMemStats(&mid); midRSS = rss() })
 				}
 				a, err := post("/v1/assemble", map[string]any{"template": "chat", "session": fmt.Sprintf("s-%d", c), "now": testNow})
 				if err == nil {
@@ -214,8 +216,23 @@ func TestConcurrentClients(t *testing.T) {
 	var end runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&end)
-	t.Logf("%d clients × %d calls: heap %.1f MiB after a quarter, %.1f MiB at the end", clients, calls, float64(mid.HeapAlloc)/(1<<20), float64(end.HeapAlloc)/(1<<20))
+	t.Logf("%d clients × %d calls: heap %.1f MiB after a quarter, %.1f MiB at the end; RSS %s, then %s", clients, calls,
+		float64(mid.HeapAlloc)/(1<<20), float64(end.HeapAlloc)/(1<<20), midRSS, rss())
 	if calls >= 200 && end.HeapAlloc > 2*mid.HeapAlloc+32<<20 {
 		t.Errorf("the heap grew from %d to %d bytes from a quarter of the run to its end: something is kept per call", mid.HeapAlloc, end.HeapAlloc)
 	}
+}
+
+// rss is the process's resident set as /proc says it (Linux), for the log.
+func rss() string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "unknown"
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
 }
