@@ -99,10 +99,20 @@ func BenchmarkAssembleTurn(b *testing.B) { benchTurns(b, false) }
 // the history section on every call (docs/performance.md).
 func BenchmarkAssembleTurnMovingNow(b *testing.B) { benchTurns(b, true) }
 
-func benchTurns(b *testing.B, moveNow bool) {
+// BenchmarkAssembleTurnNoQuery is BenchmarkAssembleTurn without the
+// query (Request.NoQuery): the baseline of what asking about the newest
+// turn costs (docs/performance.md).
+func BenchmarkAssembleTurnNoQuery(b *testing.B) {
+	benchTurns(b, false, func(r *contextasm.Request) { r.NoQuery = true })
+}
+
+func benchTurns(b *testing.B, moveNow bool, opts ...func(*contextasm.Request)) {
 	for _, n := range []int{2000, 20000, 200000} {
 		b.Run(fmt.Sprintf("blocks=%d", n), func(b *testing.B) {
 			eng, req, _ := setup(b, n, 8192)
+			for _, o := range opts {
+				o(&req)
+			}
 			ctx := context.Background()
 			if _, err := eng.Assemble(ctx, req); err != nil {
 				b.Fatal(err)

@@ -168,7 +168,12 @@ func representedIn(res *contextasm.Result, n int) represented {
 // TestConversationRepresented measures, on a 300-call conversation at a
 // budget of 3,000 tokens, how many of its turns each call's context
 // represents, without and with variants, max_tokens and summaries
-// (bench/README.md). It checks that the fields never represent fewer.
+// (bench/README.md). It checks that the fields never represent fewer:
+// call by call from scratch, where both runs see the same turns; and on
+// the mean when each call follows the previous, where each run follows
+// its own previous decisions (the plain comparison of degrade.go holds
+// a call to what dropping alone gives after the same previous decision,
+// not after the other run's).
 //
 //	go test ./bench -run TestConversationRepresented -v
 func TestConversationRepresented(t *testing.T) {
@@ -192,7 +197,7 @@ func TestConversationRepresented(t *testing.T) {
 		}
 		var sw, sv sums
 		for i := range without {
-			if with[i].total() < without[i].total() {
+			if fresh && with[i].total() < without[i].total() {
 				t.Errorf("call %d (fresh %v): %d turns represented with the fields, %d without", i, fresh, with[i].total(), without[i].total())
 			}
 			add(&sw, without[i])
@@ -200,6 +205,9 @@ func TestConversationRepresented(t *testing.T) {
 		}
 		n := float64(len(without))
 		last := len(without) - 1
+		if sv.total() < sw.total() {
+			t.Errorf("fresh %v: %.1f turns represented a call with the fields, %.1f without", fresh, float64(sv.total())/n, float64(sw.total())/n)
+		}
 		how := "following the previous"
 		if fresh {
 			how = "from scratch"

@@ -13,8 +13,9 @@ import (
 
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/feedback"
-	"github.com/contextasm/contextasm/feedback/redisstore"
 	"github.com/contextasm/contextasm/internal/redistest"
+	"github.com/contextasm/contextasm/learned"
+	"github.com/contextasm/contextasm/learned/redisstore"
 	"github.com/contextasm/contextasm/template"
 )
 
@@ -48,7 +49,7 @@ func fleet(b *testing.B, kind string, n int) ([]*contextasm.Engine, contextasm.R
 			b.Cleanup(func() { store.Close() })
 			cfg.State = store
 		case "file":
-			cfg.State = feedback.NewFileStore(path)
+			cfg.State = learned.NewFileStore(path)
 		}
 		eng, err := contextasm.New(cfg)
 		if err != nil {

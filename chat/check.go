@@ -53,110 +53,172 @@ const (
 // documentation), or nil. With f zero it checks the rules both formats
 // share.
 func (c *Conversation) Check(f Format) error {
-	fail := func(path, format string, args ...any) error {
-		return &Error{Format: f, Path: path, Message: fmt.Sprintf(format, args...)}
+	k := &checker{conv: c, f: f, made: make(map[string]bool)}
+	if err := k.system(); err != nil {
+		return err
 	}
-	breakpoints := 0
-	made := make(map[string]bool) // every call id, once in a conversation
-	for i, p := range c.System {
-		if p.Text == "" {
-			return fail(fmt.Sprintf("system[%d]", i), "empty text")
+	for i := 0; i < len(c.Messages); {
+		next, err := k.message(i)
+		if err != nil {
+			return err
 		}
-		if f == FormatAnthropic && blank(p.Text) {
-			return fail(fmt.Sprintf("system[%d]", i), "text is only white space")
+		i = next
+	}
+	return k.anthropicLimits()
+}
+
+// checker walks a conversation for Check: the system parts, then each
+// message with the tool results that answer it.
+type checker struct {
+	conv        *Conversation
+	f           Format
+	breakpoints int
+	made        map[string]bool // every call id, once in a conversation
+}
+
+func (k *checker) fail(path, format string, args ...any) error {
+	return &Error{Format: k.f, Path: path, Message: fmt.Sprintf(format, args...)}
+}
+
+// system checks the system parts: text, not only white space for
+// Anthropic.
+func (k *checker) system() error {
+	for i, p := range k.conv.System {
+		if p.Text == "" {
+			return k.fail(fmt.Sprintf("system[%d]", i), "empty text")
+		}
+		if k.f == FormatAnthropic && blank(p.Text) {
+			return k.fail(fmt.Sprintf("system[%d]", i), "text is only white space")
 		}
 		if p.CacheBreakpoint {
-			breakpoints++
+			k.breakpoints++
 		}
 	}
-	for i := 0; i < len(c.Messages); i++ {
-		m := &c.Messages[i]
-		at := fmt.Sprintf("messages[%d]", i)
-		if m.CacheBreakpoint {
-			breakpoints++
+	return nil
+}
+
+// message checks message i and, when it makes tool calls, the results
+// after it, and returns the index of the message after those.
+func (k *checker) message(i int) (int, error) {
+	m := &k.conv.Messages[i]
+	at := fmt.Sprintf("messages[%d]", i)
+	if m.CacheBreakpoint {
+		k.breakpoints++
+	}
+	if err := k.roleAndContent(m, at); err != nil {
+		return 0, err
+	}
+	if len(m.ToolCalls) == 0 {
+		return i + 1, nil
+	}
+	calls, err := k.calls(m, at)
+	if err != nil {
+		return 0, err
+	}
+	return k.results(i, calls)
+}
+
+// roleAndContent checks what a message's role allows and needs.
+func (k *checker) roleAndContent(m *Message, at string) error {
+	if len(m.ToolCalls) > 0 && m.Role != RoleAssistant {
+		return k.fail(at+".tool_calls", "only an assistant message makes tool calls (role is %q)", m.Role)
+	}
+	if m.ToolCallID != "" && m.Role != RoleTool {
+		return k.fail(at+".tool_call_id", "only a tool message answers a call (role is %q)", m.Role)
+	}
+	switch m.Role {
+	case RoleUser:
+		if m.Content == "" {
+			return k.fail(at+".content", "a user message needs content")
 		}
-		if len(m.ToolCalls) > 0 && m.Role != RoleAssistant {
-			return fail(at+".tool_calls", "only an assistant message makes tool calls (role is %q)", m.Role)
+	case RoleAssistant:
+		if m.Content == "" && len(m.ToolCalls) == 0 {
+			return k.fail(at+".content", "an assistant message needs content or tool calls")
 		}
-		if m.ToolCallID != "" && m.Role != RoleTool {
-			return fail(at+".tool_call_id", "only a tool message answers a call (role is %q)", m.Role)
+	case RoleTool:
+		// A result must directly follow the calls it answers: results
+		// skips over every one that does.
+		return k.fail(at, "tool result for call %q does not follow the assistant message that makes it", m.ToolCallID)
+	default:
+		return k.fail(at+".role", "must be user, assistant or tool (got %q)", m.Role)
+	}
+	if k.f == FormatAnthropic && m.Content != "" && blank(m.Content) {
+		return k.fail(at+".content", "text is only white space")
+	}
+	return nil
+}
+
+// calls checks an assistant message's tool calls and returns them, each
+// unanswered (true).
+func (k *checker) calls(m *Message, at string) (map[string]bool, error) {
+	calls := make(map[string]bool, len(m.ToolCalls))
+	for j, tc := range m.ToolCalls {
+		cat := fmt.Sprintf("%s.tool_calls[%d]", at, j)
+		if !ValidID(tc.ID) {
+			return nil, k.fail(cat+".id", "must be 1 to %d characters of A-Z, a-z, 0-9, '_' and '-' (got %q)", MaxToolCallIDLen, tc.ID)
 		}
-		switch m.Role {
-		case RoleUser:
-			if m.Content == "" {
-				return fail(at+".content", "a user message needs content")
-			}
-		case RoleAssistant:
-			if m.Content == "" && len(m.ToolCalls) == 0 {
-				return fail(at+".content", "an assistant message needs content or tool calls")
-			}
-		case RoleTool:
-			// A result must directly follow the calls it answers: the loop
-			// skips over every result that does.
-			return fail(at, "tool result for call %q does not follow the assistant message that makes it", m.ToolCallID)
-		default:
-			return fail(at+".role", "must be user, assistant or tool (got %q)", m.Role)
+		if !ValidToolName(tc.Name) {
+			return nil, k.fail(cat+".name", "must be 1 to %d characters of A-Z, a-z, 0-9, '_' and '-' (got %q)", MaxToolNameLen, tc.Name)
 		}
-		if f == FormatAnthropic && m.Content != "" && blank(m.Content) {
-			return fail(at+".content", "text is only white space")
+		if !ValidArguments(tc.Arguments) {
+			return nil, k.fail(cat+".arguments", "must be a JSON object")
 		}
-		if len(m.ToolCalls) == 0 {
-			continue
+		if k.made[tc.ID] {
+			return nil, k.fail(cat+".id", "call %q is made twice", tc.ID)
 		}
-		calls := make(map[string]bool, len(m.ToolCalls))
-		for j, tc := range m.ToolCalls {
-			cat := fmt.Sprintf("%s.tool_calls[%d]", at, j)
-			if !ValidID(tc.ID) {
-				return fail(cat+".id", "must be 1 to %d characters of A-Z, a-z, 0-9, '_' and '-' (got %q)", MaxToolCallIDLen, tc.ID)
-			}
-			if !ValidToolName(tc.Name) {
-				return fail(cat+".name", "must be 1 to %d characters of A-Z, a-z, 0-9, '_' and '-' (got %q)", MaxToolNameLen, tc.Name)
-			}
-			if !ValidArguments(tc.Arguments) {
-				return fail(cat+".arguments", "must be a JSON object")
-			}
-			if made[tc.ID] {
-				return fail(cat+".id", "call %q is made twice", tc.ID)
-			}
-			calls[tc.ID], made[tc.ID] = true, true
-		}
-		// The results follow at once, one per call.
-		ai := i
-		for range m.ToolCalls {
-			i++
-			if i == len(c.Messages) || c.Messages[i].Role != RoleTool {
-				missing := []string{}
-				for _, tc := range m.ToolCalls {
-					if calls[tc.ID] {
-						missing = append(missing, tc.ID)
-					}
+		calls[tc.ID], k.made[tc.ID] = true, true
+	}
+	return calls, nil
+}
+
+// results checks the tool messages after message ai, which make the calls:
+// they follow at once, one per call, and returns the index after them.
+func (k *checker) results(ai int, calls map[string]bool) (int, error) {
+	msgs := k.conv.Messages
+	m := &msgs[ai]
+	at := fmt.Sprintf("messages[%d]", ai)
+	i := ai
+	for range m.ToolCalls {
+		i++
+		if i == len(msgs) || msgs[i].Role != RoleTool {
+			missing := []string{}
+			for _, tc := range m.ToolCalls {
+				if calls[tc.ID] {
+					missing = append(missing, tc.ID)
 				}
-				return fail(at, "calls %q are not answered by the tool messages that follow", missing)
 			}
-			r := &c.Messages[i]
-			if r.CacheBreakpoint {
-				breakpoints++
-			}
-			rat := fmt.Sprintf("messages[%d]", i)
-			if !calls[r.ToolCallID] {
-				return fail(rat+".tool_call_id", "answers %q, not a call of messages[%d] still unanswered", r.ToolCallID, ai)
-			}
-			calls[r.ToolCallID] = false
-			if r.Content == "" {
-				return fail(rat+".content", "a tool message needs content")
-			}
-			if len(r.ToolCalls) > 0 {
-				return fail(rat+".tool_calls", "only an assistant message makes tool calls (role is %q)", r.Role)
-			}
+			return 0, k.fail(at, "calls %q are not answered by the tool messages that follow", missing)
+		}
+		r := &msgs[i]
+		if r.CacheBreakpoint {
+			k.breakpoints++
+		}
+		rat := fmt.Sprintf("messages[%d]", i)
+		if !calls[r.ToolCallID] {
+			return 0, k.fail(rat+".tool_call_id", "answers %q, not a call of messages[%d] still unanswered", r.ToolCallID, ai)
+		}
+		calls[r.ToolCallID] = false
+		if r.Content == "" {
+			return 0, k.fail(rat+".content", "a tool message needs content")
+		}
+		if len(r.ToolCalls) > 0 {
+			return 0, k.fail(rat+".tool_calls", "only an assistant message makes tool calls (role is %q)", r.Role)
 		}
 	}
-	if f == FormatAnthropic {
-		if breakpoints > MaxCacheBreakpoints {
-			return fail("", "%d cache breakpoints, more than the %d allowed", breakpoints, MaxCacheBreakpoints)
-		}
-		if len(c.Messages) > 0 && c.Messages[0].Role != RoleUser {
-			return fail("messages[0].role", "the first message must be a user turn (got %q)", c.Messages[0].Role)
-		}
+	return i + 1, nil
+}
+
+// anthropicLimits checks what only Anthropic asks of the whole: at most
+// MaxCacheBreakpoints, and a user turn first.
+func (k *checker) anthropicLimits() error {
+	if k.f != FormatAnthropic {
+		return nil
+	}
+	if k.breakpoints > MaxCacheBreakpoints {
+		return k.fail("", "%d cache breakpoints, more than the %d allowed", k.breakpoints, MaxCacheBreakpoints)
+	}
+	if msgs := k.conv.Messages; len(msgs) > 0 && msgs[0].Role != RoleUser {
+		return k.fail("messages[0].role", "the first message must be a user turn (got %q)", msgs[0].Role)
 	}
 	return nil
 }

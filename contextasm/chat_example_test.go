@@ -58,10 +58,10 @@ func ExampleResult_Messages() {
 	}
 	fmt.Printf("%s\n", body)
 	// Output:
-	// system: "[MODEL_CONTEXT_PROTOCOL v1.2 | fp:sha256:ecde404d7083f534]\n<rule>Quote rates with their APR.</rule>\n"
+	// system: "[MODEL_CONTEXT_PROTOCOL v1.2 | fp:sha256:232c9632b8d37428]\n<rule>Quote rates with their APR.</rule>\n"
 	// user [t1] content="Today's car-loan rate?" calls=[] answers=""
 	// assistant [t2] content="" calls=[{call_1 get_rate {"product":"car-loan"}}] answers=""
 	// tool [t3] content="6.9% APR" calls=[] answers="call_1"
-	// tokens: 79 of 200
-	// {"messages":[{"role":"system","content":"[MODEL_CONTEXT_PROTOCOL v1.2 | fp:sha256:ecde404d7083f534]\n<rule>Quote rates with their APR.</rule>\n"},{"role":"user","content":"Today's car-loan rate?"},{"role":"assistant","tool_calls":[{"id":"call_1","type":"function","function":{"name":"get_rate","arguments":"{\"product\":\"car-loan\"}"}}]},{"role":"tool","content":"6.9% APR","tool_call_id":"call_1"}]}
+	// tokens: 80 of 200
+	// {"messages":[{"role":"system","content":"[MODEL_CONTEXT_PROTOCOL v1.2 | fp:sha256:232c9632b8d37428]\n<rule>Quote rates with their APR.</rule>\n"},{"role":"user","content":"Today's car-loan rate?"},{"role":"assistant","tool_calls":[{"id":"call_1","type":"function","function":{"name":"get_rate","arguments":"{\"product\":\"car-loan\"}"}}]},{"role":"tool","content":"6.9% APR","tool_call_id":"call_1"}]}
 }

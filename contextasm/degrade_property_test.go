@@ -398,6 +398,16 @@ func TestDegradeConversationLoop(t *testing.T) {
 				if len(run.IDs) > declare.MaxReplaces {
 					t.Fatalf("%s: a run of %d ids", what, len(run.IDs))
 				}
+				// A block a declared summary already stands for is never
+				// offered again: that would cost the host a second
+				// summarising call for the same turns.
+				for _, d := range declared {
+					for _, id := range run.IDs {
+						if slices.Contains(d.Replaces, id) {
+							t.Errorf("%s: run %v offers %s, which %s already replaces", what, run.IDs, id, d.RequestID)
+						}
+					}
+				}
 				summaries++
 				at := now.Add(time.Second)
 				s := declare.Declaration{RequestID: fmt.Sprintf("loop-sum-%d", summaries), MemoryType: declare.History, Scope: declare.ScopeSession,

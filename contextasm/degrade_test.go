@@ -43,7 +43,9 @@ func ExampleEngine_summarizeCandidates() {
 	}
 	ctx := context.Background()
 	now := start.Add(5 * time.Minute)
-	res, err := eng.Assemble(ctx, contextasm.Request{Template: tpl, Now: now, SessionID: "s1"})
+	// NoQuery: by the newest turns alone, as the summaries go (relevance
+	// to the newest user turn would rank the turns otherwise).
+	res, err := eng.Assemble(ctx, contextasm.Request{Template: tpl, Now: now, SessionID: "s1", NoQuery: true})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -56,7 +58,7 @@ func ExampleEngine_summarizeCandidates() {
 			log.Fatal(err)
 		}
 	}
-	res, err = eng.Assemble(ctx, contextasm.Request{Template: tpl, Now: now.Add(time.Minute), SessionID: "s1", Fresh: true})
+	res, err = eng.Assemble(ctx, contextasm.Request{Template: tpl, Now: now.Add(time.Minute), SessionID: "s1", Fresh: true, NoQuery: true})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -80,7 +80,16 @@ func TestDeterministicAcrossDeclarationOrder(t *testing.T) {
 	tpl, decls := determinismInputs(t)
 	req := demoRequest(tpl)
 	req.ListHidden = true // so that the order of hidden exclusions is exercised too
+	// Without relevance, so that the ties below are what ranks; the same
+	// shuffles then run with the session's newest turn as the query.
+	req.NoQuery = true
 	base := outcomeOf(t, assemble(t, newEngine(t, contextasm.Config{}, decls...), req))
+	queried := req
+	queried.NoQuery = false
+	baseQueried := outcomeOf(t, assemble(t, newEngine(t, contextasm.Config{}, decls...), queried))
+	if baseQueried.text == base.text {
+		t.Fatal("fixture: the query changes nothing, so its determinism is not exercised")
+	}
 
 	// The fixture must exercise what could vary: ties on score and time
 	// that were kept, and events of several kinds.
@@ -113,17 +122,24 @@ func TestDeterministicAcrossDeclarationOrder(t *testing.T) {
 			shuffled[x], shuffled[y] = shuffled[y], shuffled[x]
 		}
 
-		// Declare in a few calls of random size, into a fresh Engine.
-		eng := newEngine(t, contextasm.Config{})
+		// Declare in a few calls of random size, into fresh Engines (one
+		// for each request: a second request of the session would follow
+		// the first one's decision).
+		eng, engQueried := newEngine(t, contextasm.Config{}), newEngine(t, contextasm.Config{})
 		for rest := shuffled; len(rest) > 0; {
 			n := 1 + rng.IntN(len(rest))
 			if err := eng.Declare(rest[:n]...); err != nil {
+				t.Fatal(err)
+			}
+			if err := engQueried.Declare(rest[:n]...); err != nil {
 				t.Fatal(err)
 			}
 			rest = rest[n:]
 		}
 		got := outcomeOf(t, assemble(t, eng, req))
 		compareOutcomes(t, fmt.Sprintf("seed %d", seed), got, base)
+		got = outcomeOf(t, assemble(t, engQueried, queried))
+		compareOutcomes(t, fmt.Sprintf("seed %d, with the query", seed), got, baseQueried)
 	}
 }
 

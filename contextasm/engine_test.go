@@ -506,7 +506,7 @@ func TestMaxBlocksBoundsTheStore(t *testing.T) {
 // A block that fits its section is kept, however its text is made: runs of
 // slashes and newlines are one o200k piece, and the lower bound that spares
 // counting used to count each slash (102 for a block of 53 tokens), so the
-// block was dropped uncounted (issue 16, item 2).
+// block was dropped uncounted.
 func TestLowerBoundKeepsABlockThatFits(t *testing.T) {
 	tpl := parseTemplate(t, `{"budget": 1000, "sections": [
 	  {"name": "NOTES", "priority": 1, "memory_types": ["context"], "max_tokens": 64, "render": "{content}"}]}`)

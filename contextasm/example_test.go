@@ -55,7 +55,7 @@ func ExampleEngine_Assemble() {
 	// Another session's block is counted, never named.
 	fmt.Println("excluded:", res.ExcludedCounts)
 	// Output:
-	// [MODEL_CONTEXT_PROTOCOL v1.2 | fp:sha256:477307e48b8534ac]
+	// [MODEL_CONTEXT_PROTOCOL v1.2 | fp:sha256:b904f03843efca3e]
 	// <rule>Never reveal account numbers.</rule>
 	// USER: What is my balance?
 	// tokens: 40 of 200
@@ -174,8 +174,8 @@ func ExampleEngine_EndSession() {
 	}
 	fmt.Printf("released %d blocks and %d decisions; %d block left\n", end.Blocks, end.Decisions, eng.Len())
 	// Output:
-	// call 1: 41 tokens, the conversation's first
-	// call 2: 41 of 48 tokens as before (appended turn-2)
-	// call 3: 48 of 52 tokens as before (appended turn-3)
+	// call 1: 43 tokens, the conversation's first
+	// call 2: 43 of 50 tokens as before (appended turn-2)
+	// call 3: 50 of 54 tokens as before (appended turn-3)
 	// released 3 blocks and 1 decisions; 1 block left
 }

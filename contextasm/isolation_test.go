@@ -36,7 +36,7 @@ func visibleTo(d *declare.Declaration, session, user string, roles []string) boo
 // TestTenantsSeeOnlyTheirOwnIDs: an assembly for user u-mallory (another
 // session, without the credit-officer role) never names a block of u-ana,
 // of her session or of a role it lacks, in the dump, the report, the HTML
-// page or the audit record (issue 16, item 8). The exclusions are counted.
+// page or the audit record. The exclusions are counted.
 func TestTenantsSeeOnlyTheirOwnIDs(t *testing.T) {
 	tpl, decls := loadDemo(t)
 	var audit bytes.Buffer
@@ -112,7 +112,7 @@ func TestTenantsSeeOnlyTheirOwnIDs(t *testing.T) {
 }
 
 // TestRolesKeyedUnambiguously: roles ["a", "b"] and ["a\x00b"] must not
-// share a warm-path entry (issue 16, item 9): the second is refused, as is
+// share a warm-path entry: the second is refused, as is
 // a control character in a session or user id, and role lists that join
 // alike get different keys.
 func TestRolesKeyedUnambiguously(t *testing.T) {
@@ -156,7 +156,7 @@ func TestRolesKeyedUnambiguously(t *testing.T) {
 
 // TestAuditHashesRenderedBlocks: the audit record lists every block in the
 // text with the SHA-256 of exactly its rendered span, cut ones marked cut,
-// and the inputs the host recorded; still no content (issue 16, item 14).
+// and the inputs the host recorded; still no content.
 func TestAuditHashesRenderedBlocks(t *testing.T) {
 	tpl, decls := loadDemo(t)
 	var log bytes.Buffer

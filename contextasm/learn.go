@@ -12,33 +12,10 @@ import (
 	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/feedback"
 	"github.com/contextasm/contextasm/internal/assemble"
+	"github.com/contextasm/contextasm/learned"
 	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/template"
 )
-
-// heatCell counts one block's renders (the cell every version of the
-// block points at). Assemblies add to it without a lock; State reads it
-// into the learned state.
-type heatCell = assemble.Heat
-
-// recordHeat counts, per block, the renders that kept, cut or dropped it:
-// sections are an assembly of blocks.
-func recordHeat(sections []SectionResult, blocks []*assemble.Block) {
-	for si := range sections {
-		for i := range sections[si].Blocks {
-			b := &sections[si].Blocks[i]
-			c := blocks[b.Index].Heat
-			switch b.Status {
-			case outcome.StatusKept:
-				c.Included.Add(1)
-			case outcome.StatusCut:
-				c.Cut.Add(1)
-			default:
-				c.Dropped.Add(1)
-			}
-		}
-	}
-}
 
 // outputKey identifies an assembly's inputs: the same key means the same
 // output, so the last output is reused (a warm re-assembly).
@@ -51,6 +28,8 @@ type outputKey struct {
 	format               chat.Format
 	previous             [16]byte // digest of the conversation's previous decision
 	fresh                bool
+	query                string // what relevance came from (query.key)
+	newestTurn           bool   // it comes from the session's newest user turn
 }
 
 // assembled is a memoised assembly: its output and render hash, computed
@@ -61,6 +40,7 @@ type assembled struct {
 	decision       []byte // out.Decision as JSON, for the learned state
 	renderHash     string
 	format         chat.Format
+	query          *queried // what relevance came from
 	// why, when set, has the sections and events out leaves out (an
 	// incremental assembly's): see explained. Copies of a memo share it.
 	why *explanation
@@ -169,44 +149,34 @@ func (e *Engine) feedbackCited(ctx context.Context, res *Result, response string
 	}
 	blocks := e.blocks()
 	sections := res.Sections()
-	// The learned trust of the result's blocks, copied under the lock:
-	// reading the response (patterns, references) runs outside it, so that
-	// it holds up neither assemblies nor the state's goroutine.
-	learned := feedback.NewState()
-	e.learnMu.Lock()
+	// The learned trust of the result's blocks, copied: reading the
+	// response (patterns, references) holds up neither assemblies nor the
+	// state's goroutine.
+	var ids []string
 	for si := range sections {
 		for _, b := range sections[si].Blocks {
-			if t, ok := e.learned.Trust[b.RequestID]; ok {
-				learned.Trust[b.RequestID] = t
-			}
+			ids = append(ids, b.RequestID)
 		}
 	}
-	e.learnMu.Unlock()
-	fb, batch, err := learn(learned, sections, response, cited, e.cfg.Policy, e.cfg.FeedbackLimits, func(id string) (*assemble.Block, bool) {
+	fb, batch, err := learn(e.rep.TrustOf(ids), sections, response, cited, e.cfg.Policy, e.cfg.FeedbackLimits, func(id string) (*assemble.Block, bool) {
 		i, ok := slices.BinarySearchFunc(blocks, id, func(b *assemble.Block, id string) int { return strings.Compare(b.ID, id) })
 		if !ok {
 			return nil, false
 		}
 		return blocks[i], true
 	})
-	var ids []string
-	e.learnMu.Lock()
+	var moved []string
 	if err == nil {
-		if s := e.sync; s != nil && !s.room(batch.Len()) {
+		var ok bool
+		if moved, ok = e.rep.Add(*batch); !ok {
 			err = fmt.Errorf("%w: %d deltas of this response not learned", ErrStateQueueFull, batch.Len())
-		} else {
-			ids = e.rep.Add(*batch)
 		}
 	}
-	e.learnMu.Unlock()
 	if fb == nil {
 		return nil, err
 	}
-	if len(ids) > 0 {
-		e.refreshTrust(ids)
-	}
-	if e.sync != nil {
-		e.sync.wake()
+	if len(moved) > 0 {
+		e.refreshTrust(moved)
 	}
 	if e.cfg.Audit != nil {
 		// The record after feedback: the assembly's, with the response's
@@ -224,28 +194,16 @@ func (e *Engine) feedbackCited(ctx context.Context, res *Result, response string
 
 // State returns a copy of the learned state: trust, heat and sessions,
 // with the heat of assemblies not yet sent to the store.
-func (e *Engine) State() *feedback.State {
+func (e *Engine) State() *learned.State {
 	e.settleHeat()
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.learnMu.Lock()
-	defer e.learnMu.Unlock()
-	st := e.learned.Clone()
-	for id, c := range e.cells {
-		h, seen := st.Heat[id]
-		h.Add(feedback.Heat{Included: c.Included.Load(), Dropped: c.Dropped.Load(), Cut: c.Cut.Load()})
-		if seen || h != (feedback.Heat{}) {
-			st.Heat[id] = h
-		}
-	}
-	return st
+	return e.rep.Copy(e.heat.addTo)
 }
 
 // SaveState is Flush with StateOptions.Timeout: it sends the heat counted
 // so far and waits for the store to acknowledge everything queued (a
 // no-op without Config.State).
 func (e *Engine) SaveState() error {
-	if e.sync == nil {
+	if e.cfg.State == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.StateOptions.Timeout)
@@ -258,7 +216,7 @@ func (e *Engine) SaveState() error {
 // against the blocks the dump kept, with the trust st has learned (or the
 // dump's), applies the changes and citations to st, and returns the result,
 // with an error wrapping feedback.ErrConstraintViolation on a violation.
-func FeedbackDump(st *feedback.State, d *Dump, response string, p feedback.Policy) (*feedback.Result, error) {
+func FeedbackDump(st *learned.State, d *Dump, response string, p feedback.Policy) (*feedback.Result, error) {
 	fb, b, err := FeedbackDeltas(st, d, response, p)
 	if fb == nil {
 		return nil, err
@@ -269,8 +227,8 @@ func FeedbackDump(st *feedback.State, d *Dump, response string, p feedback.Polic
 
 // FeedbackDeltas is FeedbackDump without applying: it returns the batch of
 // deltas (Writer and Seq unset) a store is to apply, and leaves st alone.
-func FeedbackDeltas(st *feedback.State, d *Dump, response string, p feedback.Policy) (*feedback.Result, *feedback.Batch, error) {
-	fb, b, err := learn(st, d.Sections, response, nil, p, feedback.Limits{}, nil)
+func FeedbackDeltas(st *learned.State, d *Dump, response string, p feedback.Policy) (*feedback.Result, *learned.Batch, error) {
+	fb, b, err := learn(st.Trust, d.Sections, response, nil, p, feedback.Limits{}, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -278,13 +236,13 @@ func FeedbackDeltas(st *feedback.State, d *Dump, response string, p feedback.Pol
 }
 
 // learn evaluates response and the citations cited against the blocks
-// sections put in the text, with the trust st holds, and returns the deltas to apply: for each block
+// sections put in the text, with the learned trust (when the block is not found), and returns the deltas to apply: for each block
 // cited, its policy gain and a citation in its heat, checking violation
 // patterns within limits. lookup, when set,
 // finds a block's current trust and compiled patterns; otherwise they come
 // from the sections.
-func learn(st *feedback.State, sections []SectionResult, response string, cited []feedback.Tag, p feedback.Policy,
-	limits feedback.Limits, lookup func(id string) (*assemble.Block, bool)) (*feedback.Result, *feedback.Batch, error) {
+func learn(learnedTrust map[string]float64, sections []SectionResult, response string, cited []feedback.Tag, p feedback.Policy,
+	limits feedback.Limits, lookup func(id string) (*assemble.Block, bool)) (*feedback.Result, *learned.Batch, error) {
 	var in []feedback.Block
 	for si := range sections {
 		for _, b := range sections[si].Blocks {
@@ -292,7 +250,7 @@ func learn(st *feedback.State, sections []SectionResult, response string, cited 
 				continue
 			}
 			fbb := feedback.Block{RequestID: b.RequestID, Trust: b.Trust}
-			if t, ok := st.Trust[b.RequestID]; ok {
+			if t, ok := learnedTrust[b.RequestID]; ok {
 				fbb.Trust = t
 			}
 			if cur, ok := lookupBlock(lookup, b.RequestID); ok {
@@ -318,18 +276,18 @@ func learn(st *feedback.State, sections []SectionResult, response string, cited 
 		trust[b.RequestID] = b.Trust
 	}
 	floor, ceiling := p.Bounds()
-	b := &feedback.Batch{}
+	b := &learned.Batch{}
 	for _, r := range fb.Refs {
 		// The gain, not the local result: the store adds it to the trust
 		// it holds, which other writers may have moved.
 		if g := p.Gain(r.Position); g != 0 {
-			b.Trust = append(b.Trust, feedback.TrustDelta{ID: r.RequestID, Base: trust[r.RequestID], Add: g, Floor: floor, Ceiling: ceiling})
+			b.Trust = append(b.Trust, learned.TrustDelta{ID: r.RequestID, Base: trust[r.RequestID], Add: g, Floor: floor, Ceiling: ceiling})
 		}
-		h := feedback.Heat{Refs: 1}
+		h := learned.Heat{Refs: 1}
 		if r.Position == feedback.Start {
 			h.StartRefs = 1
 		}
-		b.Heat = append(b.Heat, feedback.HeatDelta{ID: r.RequestID, Heat: h})
+		b.Heat = append(b.Heat, learned.HeatDelta{ID: r.RequestID, Heat: h})
 	}
 	check := *b
 	check.Writer, check.Seq = "check", 1

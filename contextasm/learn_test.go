@@ -16,6 +16,7 @@ import (
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/feedback"
+	"github.com/contextasm/contextasm/learned"
 	"github.com/contextasm/contextasm/outcome"
 )
 
@@ -128,7 +129,7 @@ func TestFeedbackViolationAndAudit(t *testing.T) {
 func TestStatePersistsAcrossEngines(t *testing.T) {
 	tpl := parseTemplate(t, learnTemplate)
 	path := filepath.Join(t.TempDir(), "state.json")
-	cfg := contextasm.Config{State: feedback.NewFileStore(path)}
+	cfg := contextasm.Config{State: learned.NewFileStore(path)}
 	eng := newEngine(t, cfg, learnDecls()[1:]...)
 	res := assemble(t, eng, contextasm.Request{Template: tpl, Now: demoNow})
 	if _, err := eng.Feedback(t.Context(), res, `<memory_ref id="fact-b"/>`); err != nil {
@@ -156,7 +157,7 @@ func TestStatePersistsAcrossEngines(t *testing.T) {
 	if err := eng2.SaveState(); err != nil {
 		t.Fatal(err)
 	}
-	st, err := feedback.NewFileStore(path).Load()
+	st, err := learned.NewFileStore(path).Load()
 	if err != nil || st.Heat["fact-b"].Included != 2 {
 		t.Errorf("saved heat: %+v, %v; want 2 renders included", st.Heat["fact-b"], err)
 	}
@@ -165,7 +166,7 @@ func TestStatePersistsAcrossEngines(t *testing.T) {
 	if err := writeFileString(bad, `{"version": 9}`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := contextasm.New(contextasm.Config{State: feedback.NewFileStore(bad)}); !errors.Is(err, feedback.ErrStateVersion) {
+	if _, err := contextasm.New(contextasm.Config{State: learned.NewFileStore(bad)}); !errors.Is(err, learned.ErrStateVersion) {
 		t.Errorf("New with a version-9 state: %v", err)
 	}
 }
@@ -240,7 +241,7 @@ func TestWarmReassemblyCountsHeat(t *testing.T) {
 func TestConcurrentFeedbackSavesLatestState(t *testing.T) {
 	tpl := parseTemplate(t, learnTemplate)
 	path := filepath.Join(t.TempDir(), "state.json")
-	eng := newEngine(t, contextasm.Config{State: feedback.NewFileStore(path)}, learnDecls()...)
+	eng := newEngine(t, contextasm.Config{State: learned.NewFileStore(path)}, learnDecls()...)
 	res := assemble(t, eng, contextasm.Request{Template: tpl, Now: demoNow})
 	var wg sync.WaitGroup
 	for range 8 {
@@ -256,7 +257,7 @@ func TestConcurrentFeedbackSavesLatestState(t *testing.T) {
 	if err := eng.Flush(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	saved, err := feedback.NewFileStore(path).Load()
+	saved, err := learned.NewFileStore(path).Load()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -267,7 +267,19 @@ func (r *Result) Dump() Dump {
 		Prefix:              r.Prefix,
 		CacheBreakpoints:    r.CacheBreakpoints,
 		SummarizeCandidates: r.SummarizeCandidates,
+		Query:               r.Query(),
 	}
+}
+
+// Query says what the assembly's relevance came from (the request's
+// query, the session's newest user turn, or the host's scores), by hash
+// and token count, never by text; nil when relevance did not count. The
+// count is made on first use.
+func (r *Result) Query() *outcome.Query {
+	if r.told == nil {
+		return nil
+	}
+	return r.told.asm.queryInfo()
 }
 
 // auditBlocks lists the blocks in out's text with the hash of each one's

@@ -294,7 +294,7 @@ func TestDumpRoundTrips(t *testing.T) {
 	if err := json.Unmarshal(data, &top); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"budget", "encoding", "events", "excluded_counts", "fingerprint", "now", "protocol_version", "render_hash", "sections", "summarize_candidates", "text", "total_tokens"}
+	want := []string{"budget", "encoding", "events", "excluded_counts", "fingerprint", "now", "protocol_version", "query", "render_hash", "sections", "summarize_candidates", "text", "total_tokens"}
 	if got := slices.Sorted(maps.Keys(top)); !slices.Equal(got, want) {
 		t.Errorf("dump keys %q, want %q", got, want)
 	}

@@ -4,17 +4,18 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
+	"sync"
 	"time"
 
 	"github.com/contextasm/contextasm/chat"
-	"github.com/contextasm/contextasm/feedback"
 	"github.com/contextasm/contextasm/internal/assemble"
+	"github.com/contextasm/contextasm/learned"
 )
 
 // A conversation is the assemblies of one session, user, template and
 // format (text, or a chat API's body): each
 // follows the decisions of the one before, kept in the learned state
-// (feedback.State.Sessions, keyed by feedback.SessionKey), so that the
+// (learned.State.Sessions, keyed by learned.SessionKey), so that the
 // rendered prefix stays byte-stable from call to call. Reading and
 // recording those decisions happens here and nowhere else.
 
@@ -41,32 +42,63 @@ type convState struct {
 // decoded is a conversation's previous decision, decoded once for as long
 // as its state stays the same value.
 type decoded struct {
-	state    *feedback.SessionState
+	state    *learned.SessionState
 	decision *assemble.Decision
 	digest   [16]byte
 }
 
-// previousDecision returns the decision the previous assembly of the
-// conversation recorded. A record this release cannot read counts as none:
-// the assembly decides afresh and replaces it.
-func (e *Engine) previousDecision(session, user, fingerprint string) convState {
-	c := convState{key: feedback.SessionKey(session, user, fingerprint)}
-	ss := e.session(c.key)
-	e.decMu.Lock()
-	defer e.decMu.Unlock()
+// decisionCache holds each conversation's previous decision, decoded, by
+// its key.
+type decisionCache struct {
+	mu sync.Mutex
+	m  map[string]decoded
+}
+
+// of returns the decision of conversation key, whose state is ss (nil:
+// none), decoded on first use of that state.
+func (c *decisionCache) of(key string, ss *learned.SessionState) decoded {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if ss == nil {
-		delete(e.decoded, c.key)
-		return c
+		delete(c.m, key)
+		return decoded{}
 	}
-	c.version = ss.Version
-	d, ok := e.decoded[c.key]
+	d, ok := c.m[key]
 	if !ok || d.state != ss {
 		d = decoded{state: ss, digest: digestOf(ss.Data)}
 		var dec assemble.Decision
 		if json.Unmarshal(ss.Data, &dec) == nil && dec.Version == assemble.DecisionVersion {
 			d.decision = &dec
 		}
-		e.decoded[c.key] = d
+		c.m[key] = d
+	}
+	return d
+}
+
+func (c *decisionCache) put(key string, d decoded) {
+	c.mu.Lock()
+	c.m[key] = d
+	c.mu.Unlock()
+}
+
+// forget drops the decisions of keys.
+func (c *decisionCache) forget(keys []string) {
+	c.mu.Lock()
+	for _, k := range keys {
+		delete(c.m, k)
+	}
+	c.mu.Unlock()
+}
+
+// previousDecision returns the decision the previous assembly of the
+// conversation recorded. A record this release cannot read counts as none:
+// the assembly decides afresh and replaces it.
+func (e *Engine) previousDecision(session, user, fingerprint string) convState {
+	c := convState{key: learned.SessionKey(session, user, fingerprint)}
+	ss := e.session(c.key)
+	d := e.convs.of(c.key, ss)
+	if ss != nil {
+		c.version = ss.Version
 	}
 	c.previous, c.digest = d.decision, d.digest
 	return c
@@ -84,9 +116,7 @@ func (e *Engine) recordDecision(c convState, now time.Time, d *assemble.Decision
 		return err
 	}
 	if ss := e.session(c.key); ss != nil && bytes.Equal(ss.Data, data) {
-		e.decMu.Lock()
-		e.decoded[c.key] = decoded{state: ss, decision: d, digest: digestOf(data)}
-		e.decMu.Unlock()
+		e.convs.put(c.key, decoded{state: ss, decision: d, digest: digestOf(data)})
 	}
 	return nil
 }

@@ -1,10 +1,8 @@
 package contextasm
 
 import (
-	"crypto/sha256"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/contextasm/contextasm/declare"
@@ -143,14 +141,7 @@ func (e *Engine) lastUseOf(session string) time.Time {
 	if t, ok := e.lastUse[session]; ok {
 		return t
 	}
-	var last time.Time
-	e.learnMu.Lock()
-	for k, ss := range e.learned.Sessions {
-		if s, ok := sessionOfKey(k); ok && s == session && ss.Updated.After(last) {
-			last = ss.Updated
-		}
-	}
-	e.learnMu.Unlock()
+	_, last := e.rep.SessionKeys(session)
 	e.lastUse[session] = last
 	return last
 }
@@ -177,11 +168,10 @@ func (e *Engine) releaseBlocks(release func(*assemble.Block) bool) []*assemble.B
 	}
 	e.last.forget()
 	keys := make(map[[16]byte]bool, len(gone))
-	contents := make(map[[16]byte]bool, len(gone))
-	for _, b := range gone {
+	contents := make([]string, len(gone))
+	for i, b := range gone {
 		keys[b.Key] = true
-		sum := sha256.Sum256([]byte(b.Content))
-		contents[[16]byte(sum[:16])] = true
+		contents[i] = b.Content
 	}
 	for _, k := range e.memo.cache.Keys() {
 		if keys[k.Block] {
@@ -194,36 +184,16 @@ func (e *Engine) releaseBlocks(release func(*assemble.Block) bool) []*assemble.B
 		}
 	}
 	// A partial block's cut plan and cuts are cached by its content's hash.
-	for _, k := range e.plans.Keys() {
-		if contents[k.hash] {
-			e.plans.Remove(k)
-		}
-	}
-	for _, k := range e.counts.Keys() {
-		if k.cut > 0 && contents[k.hash] {
-			e.counts.Remove(k)
-		}
-	}
+	e.tokens.ForgetCuts(contents)
 	return gone
 }
 
 // releaseDecisions deletes the decisions of every conversation of session
 // (one per user and template) and returns how many there were.
 func (e *Engine) releaseDecisions(session string) (int, error) {
-	var keys []string
-	e.learnMu.Lock()
-	for k := range e.learned.Sessions {
-		if s, ok := sessionOfKey(k); ok && s == session {
-			keys = append(keys, k)
-		}
-	}
-	e.learnMu.Unlock()
+	keys, _ := e.rep.SessionKeys(session)
 	slices.Sort(keys)
-	e.decMu.Lock()
-	for _, k := range keys {
-		delete(e.decoded, k)
-	}
-	e.decMu.Unlock()
+	e.convs.forget(keys)
 	e.idleMu.Lock()
 	delete(e.lastUse, session)
 	e.idleMu.Unlock()
@@ -236,20 +206,4 @@ func (e *Engine) releaseDecisions(session string) (int, error) {
 		}
 	}
 	return len(keys), nil
-}
-
-// sessionOfKey returns the session of a feedback.SessionKey: its first
-// length-prefixed part.
-func sessionOfKey(key string) (string, bool) {
-	for i := 0; i < len(key) && i < 20; i++ {
-		if key[i] != ':' {
-			continue
-		}
-		n, err := strconv.Atoi(key[:i])
-		if err != nil || n < 0 || i+1+n > len(key) {
-			return "", false
-		}
-		return key[i+1 : i+1+n], true
-	}
-	return "", false
 }

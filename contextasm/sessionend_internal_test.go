@@ -67,17 +67,17 @@ func TestEndSessionReleasesCaches(t *testing.T) {
 		return false
 	}
 	k1, k2 := keyOf("s1-turn"), keyOf("s2-turn")
-	if !memoized(k1) || !memoized(k2) || !rendered(k1) || !rendered(k2) || e.plans.Len() < 2 || e.last.val == nil {
-		t.Fatalf("fixture: memo %v %v, renders %v %v, %d plans, output cached %v", memoized(k1), memoized(k2), rendered(k1), rendered(k2), e.plans.Len(), e.last.val != nil)
+	if !memoized(k1) || !memoized(k2) || !rendered(k1) || !rendered(k2) || e.tokens.CutPlans() < 2 || e.last.val == nil {
+		t.Fatalf("fixture: memo %v %v, renders %v %v, %d plans, output cached %v", memoized(k1), memoized(k2), rendered(k1), rendered(k2), e.tokens.CutPlans(), e.last.val != nil)
 	}
-	plans := e.plans.Len()
+	plans := e.tokens.CutPlans()
 	if _, err := e.EndSession("s1"); err != nil {
 		t.Fatal(err)
 	}
 	if rendered(k1) || !rendered(k2) {
 		t.Errorf("after the end: s1's render kept %v, s2's %v", rendered(k1), rendered(k2))
 	}
-	if memoized(k1) || !memoized(k2) || e.plans.Len() != plans-1 || e.last.val != nil {
-		t.Errorf("after the end: s1 memoized %v, s2 %v, plans %d (was %d), output cached %v", memoized(k1), memoized(k2), e.plans.Len(), plans, e.last.val != nil)
+	if memoized(k1) || !memoized(k2) || e.tokens.CutPlans() != plans-1 || e.last.val != nil {
+		t.Errorf("after the end: s1 memoized %v, s2 %v, plans %d (was %d), output cached %v", memoized(k1), memoized(k2), e.tokens.CutPlans(), plans, e.last.val != nil)
 	}
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
-	"github.com/contextasm/contextasm/feedback"
+	"github.com/contextasm/contextasm/learned"
 )
 
 // sessionBlocks are a session's history turns, a user's note and a global
@@ -36,7 +36,7 @@ func sharedBlocks() []declare.Declaration {
 	}
 }
 
-func sessionKeys(st *feedback.State, session string) []string {
+func sessionKeys(st *learned.State, session string) []string {
 	var keys []string
 	for k := range st.Sessions {
 		if strings.Contains(k, ":"+session) {
@@ -55,7 +55,7 @@ func TestEndSession(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.json")
 	tpl := parseTemplate(t, roomyTemplate)
 	decls := append(append(sessionBlocks("s1", 0), sessionBlocks("s2", 0)...), sharedBlocks()...)
-	eng := newEngine(t, contextasm.Config{State: feedback.NewFileStore(path)}, decls...)
+	eng := newEngine(t, contextasm.Config{State: learned.NewFileStore(path)}, decls...)
 	for _, r := range []contextasm.Request{
 		{Template: tpl, Now: demoNow, SessionID: "s1", UserID: "u1"},
 		{Template: tpl, Now: demoNow, SessionID: "s1", UserID: "u2"},
@@ -100,7 +100,7 @@ func TestEndSession(t *testing.T) {
 	if err := eng.SaveState(); err != nil {
 		t.Fatal(err)
 	}
-	st, err := feedback.NewFileStore(path).Load()
+	st, err := learned.NewFileStore(path).Load()
 	if err != nil {
 		t.Fatal(err)
 	}

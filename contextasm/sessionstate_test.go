@@ -6,14 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/contextasm/contextasm/feedback"
+	"github.com/contextasm/contextasm/learned"
 )
 
 // A session's state is replaced on the version it was read at, reaches the
 // store, and is deleted; a stale replacement loses to the first.
 func TestSessionState(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.json")
-	cfg := Config{State: feedback.NewFileStore(path), StateOptions: StateOptions{Poll: 5 * time.Millisecond}}
+	cfg := Config{State: learned.NewFileStore(path), StateOptions: StateOptions{Poll: 5 * time.Millisecond}}
 	a, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -24,7 +24,7 @@ func TestSessionState(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	key := feedback.SessionKey("s1", "u1", "sha256:0123456789abcdef")
+	key := learned.SessionKey("s1", "u1", "sha256:0123456789abcdef")
 	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	if a.session(key) != nil {
 		t.Fatal("a session before any was written")
@@ -61,7 +61,7 @@ func TestSessionState(t *testing.T) {
 	if err := b.Flush(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	st, _ := feedback.NewFileStore(path).Load()
+	st, _ := learned.NewFileStore(path).Load()
 	if s := st.Sessions[key]; s == nil || s.Version != 2 || string(s.Data) != `{"from":"b","n":2}` {
 		t.Fatalf("stored session %+v", s)
 	}

@@ -48,27 +48,14 @@ func (s *snapshot) blocks() []*assemble.Block {
 // caller holds e.mu.
 func (e *Engine) publish(set blockSet, changes []change) {
 	old := e.current()
-	e.learnMu.Lock()
 	for _, c := range changes {
 		if c.new != nil && c.new.Heat == nil {
-			c.new.Heat = e.cellOf(c.new.ID)
+			c.new.Heat = e.heat.cellOf(c.new.ID)
 		}
 	}
-	e.learnMu.Unlock()
-	snap := &snapshot{set: set, version: old.version + 1, state: e.stateVersion(), idle: nextIdle(old, set, changes)}
+	snap := &snapshot{set: set, version: old.version + 1, state: e.rep.StoreVersion(), idle: nextIdle(old, set, changes)}
 	e.log.add(snap.version, changes, set.len())
 	e.snap.Store(snap)
-}
-
-// cellOf returns the heat cell of id, made on first use. The caller holds
-// e.learnMu.
-func (e *Engine) cellOf(id string) *heatCell {
-	c, ok := e.cells[id]
-	if !ok {
-		c = new(heatCell) // counts renders not yet in the learned state
-		e.cells[id] = c
-	}
-	return c
 }
 
 // storeLog keeps the changes of the last publishes, by version, so that an

@@ -1,60 +1,11 @@
 package contextasm
 
 import (
-	"context"
 	"errors"
 	"time"
 
-	"github.com/contextasm/contextasm/declare"
-	"github.com/contextasm/contextasm/feedback"
+	"github.com/contextasm/contextasm/learned"
 )
-
-// StateStore holds learned state (trust, heat, sessions' decisions) that
-// many Engines may share. It applies batches of commutative deltas, each
-// key atomically, so that two writers never overwrite each other, and it
-// tells a reader what changed since the version it has. feedback.FileStore
-// is the embedded default; package feedback/redisstore shares state
-// through Redis.
-//
-// An Engine calls a store only from its own goroutines, never from
-// Assemble: see [StateOptions].
-type StateStore interface {
-	// Apply applies b atomically and returns the store's version after
-	// it. A batch applied before (same Writer and Seq) is acknowledged
-	// without being applied again; one that skips a Seq is refused with a
-	// *feedback.GapError; an invalid one is refused whole. Errors that
-	// mean the store could not be reached wrap feedback.ErrUnavailable.
-	Apply(ctx context.Context, b *feedback.Batch) (feedback.Version, error)
-	// Changes returns what changed after version since: the batches
-	// applied since, in order, or the whole state (always when since is
-	// the zero Version and the store holds anything), with Acked the
-	// highest Seq of writer's batches it includes. Nothing changed is an
-	// Update with neither.
-	Changes(ctx context.Context, since feedback.Version, writer string) (*feedback.Update, error)
-}
-
-// StateWatcher is implemented by stores that can tell an Engine that the
-// state may have changed sooner than its next poll.
-type StateWatcher interface {
-	// WatchState calls changed, which does not block, whenever another
-	// writer may have changed the state, until ctx is done. Missed calls
-	// are harmless: the Engine polls as well.
-	WatchState(ctx context.Context, changed func()) error
-}
-
-// GlobalAnnouncer is implemented by stores that share global-scoped blocks
-// between Engines: when one Engine declares, replaces or forgets a global
-// block, the others apply the change to their own blocks.
-type GlobalAnnouncer interface {
-	// AnnounceGlobal publishes declared (all of scope global) and forgotten
-	// global blocks to every Engine watching, this one included.
-	AnnounceGlobal(ctx context.Context, declared []declare.Declaration, forgotten []string) error
-	// WatchGlobal calls apply with the announced global blocks, first with
-	// all of them (and forgotten ones the watcher had but the store no
-	// longer has), then with each announcement in the order the store
-	// took them, until ctx is done. apply is called from one goroutine.
-	WatchGlobal(ctx context.Context, apply func(declared []declare.Declaration, forgotten []string)) error
-}
 
 // ErrStateQueueFull means the deltas of a Feedback or a Declare could not
 // be queued for the store: StateOptions.MaxQueued deltas are waiting
@@ -62,7 +13,7 @@ type GlobalAnnouncer interface {
 var ErrStateQueueFull = errors.New("contextasm: learned-state queue full")
 
 // StateEventID is the request_id of the event an assembly carries when
-// its Engine could not reach its StateStore lately (reason
+// its Engine could not reach its Config.State lately (reason
 // outcome.ReasonStateUnavailable): the assembly ranked with the Engine's
 // last snapshot of the learned state.
 const StateEventID = "learned-state"
@@ -84,7 +35,7 @@ const (
 // background goroutine, in order, retried until the store acknowledges
 // them; other writers' changes reach the snapshot within Poll plus one
 // store round trip after they were applied (sooner with a store that
-// notifies, see StateWatcher). The Engine's goroutines stop on Close.
+// notifies, see learned.Watcher). The Engine's goroutines stop on Close.
 type StateOptions struct {
 	// Poll is how often the Engine asks the store for other writers'
 	// changes (DefaultStatePoll). Asking costs one small read when
@@ -97,17 +48,18 @@ type StateOptions struct {
 	// HeatEvery is how often the heat counted by assemblies is sent to
 	// the store (DefaultHeatEvery); Flush sends it at once.
 	HeatEvery time.Duration
-	// MaxQueued bounds the deltas waiting for the store, counting each
-	// trust, heat or session delta and each announced block as one
-	// (DefaultMaxQueued, 65,536: a few MB). A Feedback or Declare that
-	// would pass it fails with ErrStateQueueFull and changes nothing;
-	// heat waits in its counters instead.
+	// MaxQueued bounds the deltas the Engine holds for the store — not
+	// yet acknowledged, or acknowledged and not yet seen in the store's
+	// changes — counting each trust, heat or session delta and each
+	// announced block as one (DefaultMaxQueued, 65,536: a few MB). A
+	// Feedback or Declare that would pass it fails with ErrStateQueueFull
+	// and changes nothing; heat waits in its counters instead.
 	MaxQueued int
 	// MaxBatchDeltas bounds the deltas sent in one batch
 	// (DefaultMaxBatchDeltas).
 	MaxBatchDeltas int
 	// LocalGlobal keeps global-scoped blocks to this Engine even when the
-	// store can share them (GlobalAnnouncer): nothing is announced and
+	// store can share them (learned.GlobalAnnouncer): nothing is announced and
 	// nothing announced by others is applied.
 	LocalGlobal bool
 }
@@ -143,9 +95,9 @@ func (o StateOptions) normal() (StateOptions, error) {
 // StateStatus is what an Engine knows about its learned-state store.
 type StateStatus struct {
 	// Version is the store's version the Engine's snapshot is at.
-	Version feedback.Version
+	Version learned.Version
 	// Queued counts the deltas (and announced blocks) not yet
-	// acknowledged by the store.
+	// acknowledged by the store: zero after a successful Flush.
 	Queued int
 	// Rejected counts the deltas refused because the queue was full.
 	Rejected uint64

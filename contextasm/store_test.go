@@ -6,9 +6,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -16,7 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/contextasm/contextasm/contextasm"
-	"github.com/contextasm/contextasm/feedback"
+	"github.com/contextasm/contextasm/learned"
 	"github.com/contextasm/contextasm/outcome"
 )
 
@@ -69,7 +71,7 @@ var fastSync = contextasm.StateOptions{Poll: 5 * time.Millisecond, Timeout: 100 
 func TestEnginesShareAFile(t *testing.T) {
 	tpl := parseTemplate(t, learnTemplate)
 	path := filepath.Join(t.TempDir(), "state.json")
-	cfg := contextasm.Config{State: feedback.NewFileStore(path), StateOptions: fastSync}
+	cfg := contextasm.Config{State: learned.NewFileStore(path), StateOptions: fastSync}
 	a := newEngine(t, cfg, learnDecls()[1:]...)
 	b := newEngine(t, cfg, learnDecls()[1:]...)
 	req := contextasm.Request{Template: tpl, Now: demoNow}
@@ -108,7 +110,7 @@ func TestEnginesShareAFile(t *testing.T) {
 	waitFor(t, "both engines at 0.6", func() bool {
 		return a.State().Trust["fact-b"] == 0.6 && b.State().Trust["fact-b"] == 0.6
 	})
-	st, _ := feedback.NewFileStore(path).Load()
+	st, _ := learned.NewFileStore(path).Load()
 	if st.Trust["fact-b"] != 0.6 || st.Heat["fact-b"].Refs != 2 {
 		t.Errorf("file: trust %v, refs %d; want 0.6 and 2", st.Trust["fact-b"], st.Heat["fact-b"].Refs)
 	}
@@ -122,7 +124,7 @@ func jsonUint(n uint64) string { b, _ := json.Marshal(n); return string(b) }
 func TestStoreOutOfReach(t *testing.T) {
 	tpl := parseTemplate(t, learnTemplate)
 	path := filepath.Join(t.TempDir(), "state.json")
-	cfg := contextasm.Config{State: feedback.NewFileStore(path), StateOptions: fastSync}
+	cfg := contextasm.Config{State: learned.NewFileStore(path), StateOptions: fastSync}
 	eng := newEngine(t, cfg, learnDecls()[1:]...)
 	req := contextasm.Request{Template: tpl, Now: demoNow}
 	res := assemble(t, eng, req)
@@ -141,10 +143,10 @@ func TestStoreOutOfReach(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	err := eng.Flush(ctx)
 	cancel()
-	if !errors.Is(err, feedback.ErrUnavailable) {
+	if !errors.Is(err, learned.ErrUnavailable) {
 		t.Errorf("Flush out of reach = %v, want ErrUnavailable", err)
 	}
-	if st := eng.StateStatus(); st.Queued == 0 || !errors.Is(st.Err, feedback.ErrUnavailable) {
+	if st := eng.StateStatus(); st.Queued == 0 || !errors.Is(st.Err, learned.ErrUnavailable) {
 		t.Errorf("status out of reach: %+v", st)
 	}
 	release()
@@ -152,7 +154,7 @@ func TestStoreOutOfReach(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the event to clear", func() bool { return !hasStateEvent(assemble(t, eng, req)) })
-	st, _ := feedback.NewFileStore(path).Load()
+	st, _ := learned.NewFileStore(path).Load()
 	if st.Trust["fact-b"] != 0.55 || st.Heat["fact-b"].Refs != 1 {
 		t.Errorf("file after reconnect: trust %v, refs %d", st.Trust["fact-b"], st.Heat["fact-b"].Refs)
 	}
@@ -165,7 +167,7 @@ func TestQueueOverflowIsReported(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.json")
 	opts := fastSync
 	opts.MaxQueued = 3
-	eng := newEngine(t, contextasm.Config{State: feedback.NewFileStore(path), StateOptions: opts}, learnDecls()[1:]...)
+	eng := newEngine(t, contextasm.Config{State: learned.NewFileStore(path), StateOptions: opts}, learnDecls()[1:]...)
 	res := assemble(t, eng, contextasm.Request{Template: tpl, Now: demoNow})
 	holdLock(t, path)
 	// One citation is two deltas (trust and heat): the second does not fit.
@@ -193,7 +195,7 @@ func TestAssemblyDoesNotWaitForTheStore(t *testing.T) {
 	tpl := parseTemplate(t, learnTemplate)
 	path := filepath.Join(t.TempDir(), "state.json")
 	opts := contextasm.StateOptions{Poll: time.Millisecond, Timeout: time.Hour}
-	eng := newEngine(t, contextasm.Config{State: feedback.NewFileStore(path), StateOptions: opts}, learnDecls()[1:]...)
+	eng := newEngine(t, contextasm.Config{State: learned.NewFileStore(path), StateOptions: opts}, learnDecls()[1:]...)
 	req := contextasm.Request{Template: tpl, Now: demoNow}
 	release := holdLock(t, path)
 	res := assemble(t, eng, req)
@@ -223,7 +225,7 @@ func TestAssemblyDoesNotWaitForTheStore(t *testing.T) {
 // Close stops every goroutine the Engine started.
 func TestCloseLeavesNoGoroutine(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	eng, err := contextasm.New(contextasm.Config{State: feedback.NewFileStore(filepath.Join(t.TempDir(), "s.json")), StateOptions: fastSync})
+	eng, err := contextasm.New(contextasm.Config{State: learned.NewFileStore(filepath.Join(t.TempDir(), "s.json")), StateOptions: fastSync})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,5 +245,57 @@ func TestCloseLeavesNoGoroutine(t *testing.T) {
 func TestStateOptionsValidated(t *testing.T) {
 	if _, err := contextasm.New(contextasm.Config{StateOptions: contextasm.StateOptions{Poll: -1}}); err == nil {
 		t.Error("a negative StateOptions.Poll was accepted")
+	}
+}
+
+// heldChanges is a file store that, once it applied a batch of render
+// heat, holds every later Changes until release is closed: a store that
+// acknowledged a batch the Engine has not yet read back.
+type heldChanges struct {
+	*learned.FileStore
+	armed   atomic.Bool
+	release chan struct{}
+}
+
+func (s *heldChanges) Apply(ctx context.Context, b *learned.Batch) (learned.Version, error) {
+	v, err := s.FileStore.Apply(ctx, b)
+	if err == nil && slices.ContainsFunc(b.Heat, func(d learned.HeatDelta) bool { return d.Heat.Included > 0 }) {
+		s.armed.Store(true)
+	}
+	return v, err
+}
+
+func (s *heldChanges) Changes(ctx context.Context, since learned.Version, writer string) (*learned.Update, error) {
+	if s.armed.Load() {
+		select {
+		case <-s.release:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w: %w", learned.ErrUnavailable, ctx.Err())
+		}
+	}
+	return s.FileStore.Changes(ctx, since, writer)
+}
+
+// After a successful Flush nothing is queued: StateStatus counts the
+// deltas the store has not acknowledged, not those it acknowledged and
+// the Engine has not yet seen in its changes.
+func TestFlushLeavesNothingQueued(t *testing.T) {
+	store := &heldChanges{FileStore: learned.NewFileStore(filepath.Join(t.TempDir(), "state.json")), release: make(chan struct{})}
+	// Render heat is sent by Flush only: the store holds its changes from then on.
+	opts := contextasm.StateOptions{Poll: 5 * time.Millisecond, Timeout: time.Minute, HeatEvery: time.Hour}
+	eng := newEngine(t, contextasm.Config{State: store, StateOptions: opts}, learnDecls()[1:]...)
+	defer close(store.release)
+	res := assemble(t, eng, contextasm.Request{Template: parseTemplate(t, learnTemplate), Now: demoNow})
+	if _, err := eng.Feedback(t.Context(), res, `<memory_ref id="fact-b"/>`); err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if !store.armed.Load() {
+		t.Fatal("fixture: Flush stored no render heat")
+	}
+	if st := eng.StateStatus(); st.Queued != 0 || st.Err != nil {
+		t.Errorf("right after a successful Flush: %+v; want nothing queued, no error", st)
 	}
 }

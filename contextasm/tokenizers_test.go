@@ -200,7 +200,11 @@ func TestApproximateCounter(t *testing.T) {
 	if err := eng.ReportUsage(res2, o200k.Count(res2.Text)); err != nil {
 		t.Fatal(err)
 	}
-	// A new Engine takes the usage back.
+	// A new Engine takes the usage back: it assembles (afresh, having no
+	// previous decision) as this one does afresh.
+	fresh := demoRequest(tpl)
+	fresh.Fresh = true
+	res2 = assemble(t, eng, fresh)
 	eng2 := newEngine(t, contextasm.Config{Usage: eng.Usage()}, decls...)
 	res3 := assemble(t, eng2, demoRequest(tpl))
 	if a := res3.Approximate; a == nil || a.Reports != 2 || math.Abs(a.Ratio-ratio) > 1e-12 {

@@ -81,6 +81,10 @@ type Config struct {
 // DefaultMaxBlocks is the loader's bound when Config.MaxBlocks is zero.
 const DefaultMaxBlocks = 1_000_000
 
+// MaxContent returns the most bytes a block's content may have under c:
+// MaxContentBytes, or DefaultMaxContentBytes when it is zero.
+func (c Config) MaxContent() int { return c.maxContent() }
+
 func (c Config) maxContent() int {
 	if c.MaxContentBytes <= 0 {
 		return DefaultMaxContentBytes

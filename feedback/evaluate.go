@@ -93,6 +93,26 @@ func (p Policy) Apply(trust float64, pos Position) float64 {
 	return min(max(trust, p.Floor), p.Ceiling)
 }
 
+// Gain returns the trust a first citation at pos adds, before clamping.
+func (p Policy) Gain(pos Position) float64 {
+	p = p.WithDefaults()
+	switch pos {
+	case Start:
+		return p.StartGain
+	case Middle:
+		return p.MiddleGain
+	case End:
+		return p.EndGain
+	}
+	return 0
+}
+
+// Bounds returns the range the policy keeps trust in.
+func (p Policy) Bounds() (floor, ceiling float64) {
+	p = p.WithDefaults()
+	return p.Floor, p.Ceiling
+}
+
 // Block is one block that was in the rendered context, as feedback needs it.
 type Block struct {
 	// RequestID is the block's request_id.

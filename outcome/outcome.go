@@ -63,6 +63,10 @@ const (
 	ReasonBinary            Reason = "binary"
 	ReasonSourceUnavailable Reason = "source_unavailable"
 	ReasonOutsideRoot       Reason = "outside_root"
+	// ReasonSourceCut: a source's listing or scan stopped at a bound
+	// (MaxResources, MaxPages, a cursor that repeats, MaxFiles): what lies
+	// past it is not collected. Its request_id is the source's key.
+	ReasonSourceCut Reason = "source_cut"
 	// ReasonStateUnavailable: the learned-state store could not be reached
 	// lately; the assembly ranked with the last snapshot of it. Its event
 	// is not about a block: its request_id is "learned-state".
@@ -96,7 +100,7 @@ const (
 	KindDropped  Kind = "dropped"  // eligible but did not fit: section_cap, budget, group, first_message; or held back: sticky, slack; or stood for: summarized, turns_kept
 	KindCut      Kind = "cut"      // kept in part: cut
 	KindNotice   Kind = "notice"   // kept or eligible, with something to know: stale, escaped, sticky, degraded, clipped
-	KindSource   Kind = "source"   // a source's problem: binary, source_unavailable, outside_root, state_unavailable
+	KindSource   Kind = "source"   // a source's problem: binary, source_unavailable, outside_root, source_cut, state_unavailable
 )
 
 // Event reports one decision about one block.
@@ -150,6 +154,12 @@ type BlockResult struct {
 	Tokens int `json:"tokens"`
 	// Score is the ranking score, rounded to 4 decimals.
 	Score float64 `json:"score"`
+	// Relevance is the block's relevance to the request's query, from 0
+	// to 1, rounded to 4 decimals; absent without a query, or when it is 0.
+	Relevance float64 `json:"relevance,omitempty"`
+	// RelevancePoints (relevance_points) is what relevance added to the
+	// score: the section's relevance share times Relevance, rounded.
+	RelevancePoints float64 `json:"relevance_points,omitempty"`
 	// Status is kept, cut (in the text in part) or dropped.
 	Status Status `json:"status"`
 	// Reason says why a cut or dropped block is, as its event does; empty
@@ -253,7 +263,36 @@ type Dump struct {
 	// Approximate is set when the budget was enforced with an approximate
 	// counter (encoding "approx:..."): how the counts were estimated.
 	Approximate *Approximation `json:"approximate,omitempty"`
+	// Query says what the assembly's relevance came from; absent when
+	// relevance did not count.
+	Query *Query `json:"query,omitempty"`
 }
+
+// Query says what an assembly's relevance came from, without its text: a
+// dump or an audit record names the query by hash only.
+type Query struct {
+	// From is QueryRequest (the request gave its text), QueryNewestUserTurn
+	// (the session's newest user turn, by default) or QueryHost (the
+	// host's own scores, Request.Relevance).
+	From string `json:"from"`
+	// SHA256 is "sha256:" and the hex SHA-256 of the query's text (for
+	// QueryHost, of the scores as canonical JSON).
+	SHA256 string `json:"sha256"`
+	// Tokens is the query text's token count in the template's encoding
+	// (0 for QueryHost).
+	Tokens int `json:"tokens,omitempty"`
+	// Block is, for QueryNewestUserTurn, the request_id of the turn.
+	Block string `json:"block,omitempty"`
+	// Scores is, for QueryHost, how many blocks the host scored.
+	Scores int `json:"scores,omitempty"`
+}
+
+// Where a Query came from.
+const (
+	QueryRequest        = "request"
+	QueryNewestUserTurn = "newest_user_turn"
+	QueryHost           = "host"
+)
 
 // Approximation says how an approximate counter estimated the counts of
 // one assembly, for a model without a local tokenizer. See

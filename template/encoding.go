@@ -22,8 +22,9 @@ const ApproxPrefix = "approx:"
 // template file's directory, or to the working directory for a template
 // without a file). It returns what the fingerprint covers — the name, or
 // the file's identity ("sha256:..."), never its path — and the file's
-// resolved path, or a problem message.
-func resolveEncoding(enc, templateFile string) (canonical, file, problem string) {
+// resolved path, or a problem message. A confined template (one read from
+// a file) may name only a file inside its own directory.
+func resolveEncoding(enc, templateFile string, confined bool) (canonical, file, problem string) {
 	if slices.Contains(Encodings(), enc) {
 		return enc, "", ""
 	}
@@ -33,16 +34,25 @@ func resolveEncoding(enc, templateFile string) (canonical, file, problem string)
 		}
 		return enc, "", ""
 	}
-	path := enc
-	if !filepath.IsAbs(path) && templateFile != "" {
-		path = filepath.Join(filepath.Dir(templateFile), path)
+	var id, path string
+	var err error
+	if confined {
+		id, path, err = tokfile.IdentityIn(filepath.Dir(templateFile), enc)
+	} else {
+		path = enc
+		if !filepath.IsAbs(path) && templateFile != "" {
+			path = filepath.Join(filepath.Dir(templateFile), path)
+		}
+		id, err = tokfile.Identity(path)
 	}
-	id, err := tokfile.Identity(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	switch {
+	case errors.Is(err, tokfile.ErrOutside):
+		return "", "", fmt.Sprintf("a template file may name a tokenizer file only inside its own directory (got %q); "+
+			"name one elsewhere with the command line's --tokenizer or Template.WithTokenizer", enc)
+	case errors.Is(err, fs.ErrNotExist):
 		return "", "", fmt.Sprintf("must be %s, %sNAME or a tokenizer file (got %q, and there is no file %s)",
 			strings.Join(Encodings(), ", "), ApproxPrefix, enc, path)
-	}
-	if err != nil {
+	case err != nil:
 		return "", "", fmt.Sprintf("tokenizer file %s: %v", path, err)
 	}
 	return id, path, ""

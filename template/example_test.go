@@ -20,7 +20,7 @@ func Example() {
 	out, escaped := sec.AppendRender(nil, template.Fields{Content: "用户偏好简体中文"})
 	fmt.Println(string(out), escaped)
 	// Output:
-	// [MODEL_CONTEXT_PROTOCOL v1.2 | fp:sha256:f9ed761f9c77648f]
+	// [MODEL_CONTEXT_PROTOCOL v1.2 | fp:sha256:202b3a6140944f65]
 	// USER_CONTEXT 1024 skip rank
 	// 【用户背景】用户偏好简体中文【/用户背景】 false
 }

@@ -20,9 +20,9 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 var kats = []struct {
 	file, fingerprint string
 }{
-	{"spec_example.json", "sha256:f9ed761f9c77648f"},
-	{"minimal.json", "sha256:0b4da7320c2d37cc"},
-	{"markup.json", "sha256:c8df1bc2d0264d2e"},
+	{"spec_example.json", "sha256:202b3a6140944f65"}, // a history section without fill: skip (docs/decisions.md)
+	{"minimal.json", "sha256:725d01646715620c"},
+	{"markup.json", "sha256:90eb852d30a22a1f"},
 	// A tokenizer file enters by its SHA-256 (docs/tokenizers.md).
 	{"tokenizer_file.json", "sha256:8980b816145d7098"},
 }
@@ -95,7 +95,7 @@ func TestFingerprintInvariance(t *testing.T) {
 				{"name": "USER_CONTEXT", "priority": 2, "memory_types": ["context", "external"], "max_tokens": 1024, "render": "【用户背景】{content}【/用户背景】",
 				 "separator": "\n", "fill": "skip", "order": "rank", "partial": false, "min_partial_tokens": 32},
 				{"name": "HISTORY", "priority": 3, "memory_types": ["history"], "max_tokens": 2048, "render": "{content}",
-				 "separator": "\n", "fill": "stop", "order": "time", "partial": true, "min_partial_tokens": 32}
+				 "separator": "\n", "fill": "skip", "order": "time", "partial": true, "min_partial_tokens": 32}
 			]
 		}`,
 		"escapes in strings": `{"template_version":"\u0031.2","budget":4096,"sections":[

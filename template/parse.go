@@ -47,7 +47,7 @@ var tplSchema = strictjson.For(reflect.TypeFor[Definition]())
 // values of the wrong type; and every rule compile checks for the fields
 // that did decode. Each problem names the field's path and, where the field
 // is in the file, its line.
-func parse(data []byte, name string) (*Template, error) {
+func parse(data []byte, name string, confined bool) (*Template, error) {
 	fail := func(p Problem) (*Template, error) {
 		p.File = name
 		return nil, &ValidationError{Problems: []Problem{p}}
@@ -128,7 +128,7 @@ func parse(data []byte, name string) (*Template, error) {
 	if !ok {
 		return nil, &ValidationError{Problems: probs}
 	}
-	t, err := compile(def, name)
+	t, err := compile(def, name, confined)
 	var ve *ValidationError
 	if !errors.As(err, &ve) {
 		if len(probs) > 0 {

@@ -286,7 +286,7 @@ func TestFuzzAppendRenderTemplateIsValid(t *testing.T) {
 
 // TestEveryLiteralProtected: content cannot close its block or forge a new
 // one through a literal that does not follow {content} directly, nor
-// through the separator (issue 16, item 10).
+// through the separator.
 func TestEveryLiteralProtected(t *testing.T) {
 	tpl := mustParse(t, `{"budget": 100, "sections": [
 		{"name": "S", "priority": 1, "memory_types": ["external"], "max_tokens": 50,

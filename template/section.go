@@ -3,6 +3,7 @@ package template
 import (
 	"fmt"
 	"slices"
+	"time"
 	"unicode/utf8"
 
 	"github.com/contextasm/contextasm/declare"
@@ -43,8 +44,9 @@ func (t *Template) finish() {
 			}
 		}
 	}
+	m := delimit.NewMatcher(t.protected) // once: it costs the delimiters' length
 	for i := range t.sections {
-		t.sections[i].protected = t.protected
+		t.sections[i].protected = m
 	}
 }
 
@@ -122,7 +124,7 @@ type Section struct {
 	index     int
 	pieces    []piece
 	separator string
-	protected []string
+	protected *delimit.Matcher // the template's delimiters
 }
 
 // Fields are the values a render string's placeholders are filled with.
@@ -207,7 +209,7 @@ func (s *Section) AppendRender(dst []byte, f Fields) (out []byte, escaped bool) 
 			before = string(dst[start:])
 		}
 		var changed bool
-		dst, changed = delimit.Neutralize(dst, f.value(p.kind), before, s.following(i, f), s.protected)
+		dst, changed = s.protected.Neutralize(dst, f.value(p.kind), before, s.following(i, f))
 		escaped = escaped || changed
 	}
 	return dst, escaped
@@ -299,4 +301,31 @@ func uniq(a, b string) []string {
 		return []string{a}
 	}
 	return []string{a, b}
+}
+
+// Relevance returns the section's relevance share and true, or false when
+// the template leaves it to the engine.
+func (s *Section) Relevance() (float64, bool) {
+	if s.def.Relevance == nil {
+		return 0, false
+	}
+	return *s.def.Relevance, true
+}
+
+// Recency returns the section's recency weight and true, or false when
+// the template leaves it to the engine.
+func (s *Section) Recency() (float64, bool) {
+	if s.def.Recency == nil {
+		return 0, false
+	}
+	return *s.def.Recency, true
+}
+
+// RecencyHalfAge returns the section's recency half-age and true, or false
+// when the template leaves it to the engine.
+func (s *Section) RecencyHalfAge() (time.Duration, bool) {
+	if s.def.RecencyHalfAge == nil {
+		return 0, false
+	}
+	return time.Duration(*s.def.RecencyHalfAge), true
 }

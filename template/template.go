@@ -4,8 +4,10 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -42,10 +44,14 @@ const (
 	// DefaultVersion is the label of a template that gives none. It is
 	// the label every template had to carry before labels were free, so
 	// their fingerprints stay as they were.
-	DefaultVersion          = "1.2"
-	DefaultEncoding         = "o200k_base"
-	DefaultSeparator        = "\n"
-	DefaultFill             = FillStop
+	DefaultVersion   = "1.2"
+	DefaultEncoding  = "o200k_base"
+	DefaultSeparator = "\n"
+	DefaultFill      = FillStop
+	// DefaultHistoryFill is the fill of a section that takes history and
+	// names none: one turn that does not fit must not end the
+	// conversation, so the section goes on with older turns.
+	DefaultHistoryFill      = FillSkip
 	DefaultOrder            = OrderRank
 	DefaultMinPartialTokens = 32
 )
@@ -138,7 +144,8 @@ type SectionDefinition struct {
 	// DefaultSeparator.
 	Separator *string `json:"separator"`
 	// Fill says what the section does with the first block that does not
-	// fit its cap; empty means DefaultFill.
+	// fit its cap; empty means DefaultFill, or DefaultHistoryFill for a
+	// section that takes history.
 	Fill Fill `json:"fill"`
 	// Order is the order the section writes its selected blocks in; empty
 	// means DefaultOrder.
@@ -153,15 +160,32 @@ type SectionDefinition struct {
 	// of the canonical JSON when false, so templates without it keep
 	// their fingerprints.
 	DegradeRequired bool `json:"degrade_required,omitempty"`
+	// Relevance is the share of a block's score that its relevance to the
+	// request's query takes, from 0 to 1 (docs/relevance.md); nil means
+	// the engine's (truncate.Scoring.Relevance), 0 that relevance does
+	// not count in this section. Recency is the weight of a history
+	// block's recency in its score (nil: the engine's, 0: none), and
+	// RecencyHalfAge (recency_half_age) the age at which it is ½ (nil:
+	// the engine's). The three are left out of the canonical JSON when
+	// nil, so templates without them keep their fingerprints.
+	Relevance      *float64          `json:"relevance,omitempty"`
+	Recency        *float64          `json:"recency,omitempty"`
+	RecencyHalfAge *declare.Duration `json:"recency_half_age,omitempty"`
 }
 
-// LoadFile reads, validates and compiles a template file.
+// MaxRecencyWeight bounds a section's recency weight: the score's other
+// weights sum to 1 by default, and a weight a thousand times theirs is
+// the same as all.
+const MaxRecencyWeight = 1000
+
+// LoadFile reads, validates and compiles a template file. A tokenizer
+// file its encoding names must lie inside the template's directory.
 func LoadFile(name string) (*Template, error) {
 	data, err := readFile(name)
 	if err != nil {
 		return nil, err
 	}
-	return Parse(data, name)
+	return parse(data, name, true)
 }
 
 // Parse validates and compiles a template's JSON; name is used in problems.
@@ -169,10 +193,10 @@ func LoadFile(name string) (*Template, error) {
 // unknown (with the nearest field), a value of the wrong type and every
 // rule broken, each with its field's path and line. A UTF-8 byte-order mark
 // is accepted.
-func Parse(data []byte, name string) (*Template, error) { return parse(data, name) }
+func Parse(data []byte, name string) (*Template, error) { return parse(data, name, false) }
 
 // Compile validates and compiles a template built in Go.
-func Compile(def Definition) (*Template, error) { return compile(def, "") }
+func Compile(def Definition) (*Template, error) { return compile(def, "", false) }
 
 // withDefaults returns a deep copy of def with every default filled in.
 func withDefaults(def Definition) Definition {
@@ -195,6 +219,9 @@ func withDefaults(def Definition) Definition {
 		}
 		if s.Fill == "" {
 			s.Fill = DefaultFill
+			if slices.Contains(s.MemoryTypes, declare.History) {
+				s.Fill = DefaultHistoryFill
+			}
 		}
 		if s.Order == "" {
 			s.Order = DefaultOrder
@@ -202,12 +229,13 @@ func withDefaults(def Definition) Definition {
 		if s.MinPartialTokens == 0 {
 			s.MinPartialTokens = DefaultMinPartialTokens
 		}
+		s.Relevance, s.Recency, s.RecencyHalfAge = clonePtr(s.Relevance), clonePtr(s.Recency), clonePtr(s.RecencyHalfAge)
 		out.Sections[i] = s
 	}
 	return out
 }
 
-func compile(def Definition, name string) (*Template, error) {
+func compile(def Definition, name string, confined bool) (*Template, error) {
 	def = withDefaults(def)
 	var probs []Problem
 	add := func(field, format string, args ...any) {
@@ -219,7 +247,7 @@ func compile(def Definition, name string) (*Template, error) {
 	if def.Budget <= 0 {
 		add("budget", "must be a positive number of tokens (got %d)", def.Budget)
 	}
-	encoding, tokenizerFile, problem := resolveEncoding(def.Encoding, name)
+	encoding, tokenizerFile, problem := resolveEncoding(def.Encoding, name, confined)
 	if problem != "" {
 		add("encoding", "%s", problem)
 	}
@@ -262,6 +290,15 @@ func compile(def Definition, name string) (*Template, error) {
 		if sd.MinPartialTokens < 0 {
 			add(field("min_partial_tokens"), "must not be negative (got %d)", sd.MinPartialTokens)
 		}
+		if v := sd.Relevance; v != nil && !(*v >= 0 && *v <= 1) {
+			add(field("relevance"), "must be a share from 0 to 1 (got %v)", *v)
+		}
+		if v := sd.Recency; v != nil && !(*v >= 0 && *v <= MaxRecencyWeight) {
+			add(field("recency"), "must be a weight from 0 to %d (got %v)", MaxRecencyWeight, *v)
+		}
+		if v := sd.RecencyHalfAge; v != nil && *v <= 0 {
+			add(field("recency_half_age"), "must be a positive duration such as \"2h\" (got %v)", time.Duration(*v))
+		}
 		pieces, err := parseRender(sd.Render)
 		if err != nil {
 			add(field("render"), "%v", err)
@@ -289,9 +326,16 @@ func compile(def Definition, name string) (*Template, error) {
 		return nil, fmt.Errorf("template: %w", err)
 	}
 	t.fingerprint = fingerprint.Sum(canon)
+	// Each key hashes canon, then the section's number: canon is hashed
+	// once and the hash cloned per section, not hashed again for each
+	// (8,000 sections took a minute).
+	base := sha256.New()
+	base.Write(canon)
 	for i := range t.sections {
-		h := sha256.New()
-		h.Write(canon)
+		h, err := base.(hash.Cloner).Clone()
+		if err != nil {
+			return nil, fmt.Errorf("template: %w", err)
+		}
 		fmt.Fprintf(h, "\x00section %d", i)
 		copy(t.sections[i].key[:], h.Sum(nil))
 	}
@@ -396,4 +440,13 @@ func validVersion(v string) bool {
 		}
 	}
 	return utf8.ValidString(v)
+}
+
+// clonePtr returns a pointer to a copy of *p, or nil.
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }

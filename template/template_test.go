@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/fingerprint"
@@ -54,7 +55,7 @@ func TestLoadSpecExample(t *testing.T) {
 	wants := []want{
 		{"CORE_CONSTRAINTS", 1, []declare.MemoryType{declare.Constraint}, 512, "\n", template.FillStop, template.OrderRank, false, 32},
 		{"USER_CONTEXT", 2, []declare.MemoryType{declare.Context, declare.External}, 1024, "\n", template.FillSkip, template.OrderRank, false, 32},
-		{"HISTORY", 3, []declare.MemoryType{declare.History}, 2048, "\n", template.FillStop, template.OrderTime, true, 32},
+		{"HISTORY", 3, []declare.MemoryType{declare.History}, 2048, "\n", template.FillSkip, template.OrderTime, true, 32}, // the history default
 	}
 	if tpl.NumSections() != len(wants) {
 		t.Fatalf("NumSections = %d, want %d", tpl.NumSections(), len(wants))
@@ -201,6 +202,11 @@ func TestParseErrors(t *testing.T) {
 		{"sections missing", func(m map[string]any) { delete(m, "sections") }, "sections", "at least one section"},
 		{"joiner in render", func(m map[string]any) { sec(m, 0)["render"] = "<a>{content}\u2060</a>" }, "sections[0].render", "U+2060"},
 		{"joiner in separator", func(m map[string]any) { sec(m, 1)["separator"] = "\u2060" }, "sections[1].separator", "U+2060"},
+		{"relevance above 1", func(m map[string]any) { sec(m, 1)["relevance"] = 1.5 }, "sections[1].relevance", "from 0 to 1 (got 1.5)"},
+		{"relevance negative", func(m map[string]any) { sec(m, 0)["relevance"] = -0.1 }, "sections[0].relevance", "(got -0.1)"},
+		{"recency negative", func(m map[string]any) { sec(m, 1)["recency"] = -1 }, "sections[1].recency", "from 0 to 1000 (got -1)"},
+		{"recency half-age zero", func(m map[string]any) { sec(m, 1)["recency_half_age"] = "0s" }, "sections[1].recency_half_age", "positive duration"},
+		{"recency half-age not a duration", func(m map[string]any) { sec(m, 1)["recency_half_age"] = "soon" }, "sections[1].recency_half_age", `"168h"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -627,4 +633,75 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// TestSectionScoring: a section's relevance share, recency weight and
+// half-age are read as written, zero included (zero is not "the
+// default"), and a template that leaves them out keeps its fingerprint.
+func TestSectionScoring(t *testing.T) {
+	plain, err := template.Parse(encode(t, base()), "t.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := plain.Section(1).Relevance(); ok {
+		t.Error("a section without relevance reports one")
+	}
+	m := base()
+	sec(m, 1)["relevance"] = 0
+	sec(m, 1)["recency"] = 0
+	sec(m, 1)["recency_half_age"] = "2h"
+	sec(m, 0)["relevance"] = 0.6
+	tpl, err := template.Parse(encode(t, m), "t.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := tpl.Section(1).Relevance(); !ok || v != 0 {
+		t.Errorf("relevance 0 reads %v, %v", v, ok)
+	}
+	if v, ok := tpl.Section(1).Recency(); !ok || v != 0 {
+		t.Errorf("recency 0 reads %v, %v", v, ok)
+	}
+	if v, ok := tpl.Section(1).RecencyHalfAge(); !ok || v != 2*time.Hour {
+		t.Errorf("recency_half_age reads %v, %v", v, ok)
+	}
+	if v, ok := tpl.Section(0).Relevance(); !ok || v != 0.6 {
+		t.Errorf("relevance 0.6 reads %v, %v", v, ok)
+	}
+	if tpl.Fingerprint() == plain.Fingerprint() {
+		t.Error("the scoring fields do not change the fingerprint")
+	}
+	if !strings.Contains(string(tpl.Canonical()), `"relevance":0,`) || strings.Contains(string(plain.Canonical()), "relevance") {
+		t.Errorf("canonical JSON: %s / %s", tpl.Canonical(), plain.Canonical())
+	}
+}
+
+// TestHistoryFillDefault: a section that takes history and names no fill
+// skips (one turn too big must not end the conversation); one that names
+// "stop" stops, and the two differ in their fingerprints; other sections
+// stop by default.
+func TestHistoryFillDefault(t *testing.T) {
+	parse := func(fill string) *template.Template {
+		t.Helper()
+		js := `{"budget": 500, "sections": [
+		  {"name": "RULES", "priority": 1, "memory_types": ["constraint"], "max_tokens": 100, "render": "{content}"},
+		  {"name": "HISTORY", "priority": 2, "memory_types": ["history", "context"], "max_tokens": 300, "render": "{content}"` + fill + `}]}`
+		tpl, err := template.Parse([]byte(js), "t.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tpl
+	}
+	omitted, stop := parse(""), parse(`, "fill": "stop"`)
+	if f := omitted.Section(1).Fill(); f != template.FillSkip {
+		t.Errorf("a history section without fill: %s, want skip", f)
+	}
+	if f := omitted.Section(0).Fill(); f != template.FillStop {
+		t.Errorf("a section without history or fill: %s, want stop", f)
+	}
+	if f := stop.Section(1).Fill(); f != template.FillStop {
+		t.Errorf("a history section that names stop: %s", f)
+	}
+	if omitted.Fingerprint() == stop.Fingerprint() {
+		t.Error("an explicit stop has the fingerprint of the history default")
+	}
 }

@@ -124,6 +124,16 @@ type Scoring struct {
 	// RecencyHalfAge is H: the age at which a history block's recency is
 	// one half.
 	RecencyHalfAge time.Duration
+	// Relevance is λ, the share of the score a block's relevance to the
+	// request's query takes when the request has one:
+	//
+	//	score_q = (1 − λ)·score + λ·relevance
+	//
+	// with relevance in [0, 1] (docs/relevance.md). Without a query the
+	// score is as above. A template section may set its own λ, zero
+	// included ("relevance": 0); to make relevance count for almost
+	// nothing engine-wide, set a tiny value such as 1e-9.
+	Relevance float64
 }
 
 // DefaultScoring returns the default weights: MCP priority weighs most,
@@ -140,8 +150,12 @@ func DefaultScoring() Scoring {
 		StalePenalty:    0.5,
 		Recency:         1,
 		RecencyHalfAge:  time.Hour,
+		Relevance:       DefaultRelevance,
 	}
 }
+
+// DefaultRelevance is the default relevance share (Scoring.Relevance).
+const DefaultRelevance = 0.5
 
 // WithDefaults returns s with each zero field set to its default.
 func (s Scoring) WithDefaults() Scoring {
@@ -153,6 +167,7 @@ func (s Scoring) WithDefaults() Scoring {
 		{&s.DefaultPriority, &d.DefaultPriority},
 		{&s.StalePenalty, &d.StalePenalty},
 		{&s.Recency, &d.Recency},
+		{&s.Relevance, &d.Relevance},
 	} {
 		if *f.v == 0 {
 			*f.v = *f.def
@@ -178,6 +193,19 @@ type RequiredMiss struct {
 	// Need is, for section_cap, the tokens all required blocks of the
 	// section take together, separators included.
 	Need int
+	// Current marks a block of a chat's current turn (the newest user
+	// message, or the tool results the model must answer): required by
+	// the chat formats, not by its declaration.
+	Current bool
+}
+
+// what names a missed block in an error: "required block", or "the
+// current turn's block" for one the chat formats require.
+func (m RequiredMiss) what() string {
+	if m.Current {
+		return "current turn's block"
+	}
+	return "required block"
 }
 
 // RequiredError lists the required blocks that could not be placed. It
@@ -213,15 +241,15 @@ func (e *RequiredError) Error() string {
 		b.WriteString("\n")
 		switch m.Reason {
 		case outcome.ReasonNoSection:
-			fmt.Fprintf(&b, "required block %q: no section takes its memory type", m.RequestID)
+			fmt.Fprintf(&b, "%s %q: no section takes its memory type", m.what(), m.RequestID)
 		case outcome.ReasonOrphan:
-			fmt.Fprintf(&b, "required block %q (section %q): a tool call and its result travel together, and its counterpart is not among the eligible blocks", m.RequestID, m.Section)
+			fmt.Fprintf(&b, "%s %q (section %q): a tool call and its result travel together, and its counterpart is not among the eligible blocks", m.what(), m.RequestID, m.Section)
 		case outcome.ReasonFirstMessage:
-			fmt.Fprintf(&b, "required block %q (section %q): the format needs a user turn first, and no user turn comes before this one", m.RequestID, m.Section)
+			fmt.Fprintf(&b, "%s %q (section %q): the format needs a user turn first, and no user turn comes before this one", m.what(), m.RequestID, m.Section)
 		case outcome.ReasonSectionCap:
-			fmt.Fprintf(&b, "required block %q (%d tokens): the required blocks of section %q exceed its max_tokens %d", m.RequestID, m.Tokens, m.Section, m.Limit)
+			fmt.Fprintf(&b, "%s %q (%d tokens): the required blocks of section %q exceed its max_tokens %d", m.what(), m.RequestID, m.Tokens, m.Section, m.Limit)
 		default:
-			fmt.Fprintf(&b, "required block %q (%d tokens, section %q): the required blocks alone exceed the budget of %d", m.RequestID, m.Tokens, m.Section, m.Limit)
+			fmt.Fprintf(&b, "%s %q (%d tokens, section %q): the required blocks alone exceed the budget of %d", m.what(), m.RequestID, m.Tokens, m.Section, m.Limit)
 		}
 	}
 	for _, s := range sections {

@@ -29,7 +29,7 @@ func TestViewsShowCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"the first 540 of 792 tokens (68%, 2000 bytes) are the previous render's; it parts in HISTORY at turn-06-agent: the previous text, then new blocks",
+		"the first 540 of 791 tokens (68%, 2000 bytes) are the previous render's; it parts in HISTORY at turn-06-agent: the previous text, then new blocks",
 		"after CORE_CONSTRAINTS: byte 1100, 300 tokens",
 		"after SOURCES: byte 2000, 540 tokens",
 	} {
@@ -46,7 +46,7 @@ func TestViewsShowCache(t *testing.T) {
 		t.Errorf("the report's cache lines:\n%s", rep)
 	}
 	d.Prefix = &outcome.Prefix{StableBytes: len(d.Text), StableTokens: d.TotalTokens, Reason: outcome.PrefixUnchanged}
-	if rep := report(t, d, ReportOptions{}); !strings.Contains(rep, "all 792 tokens are the previous render's") {
+	if rep := report(t, d, ReportOptions{}); !strings.Contains(rep, "all 791 tokens are the previous render's") {
 		t.Errorf("an unchanged text:\n%s", rep)
 	}
 	first := loadDump(t, demoDump)

@@ -72,8 +72,8 @@ func ExampleWriteReport() {
 	// HISTORY · priority 2 · 2 blocks
 	//   ███████▊░░░░░░░░░░░░░░░░░░░░░░░  5/20 tok (25% of cap) · 3% of budget
 	//   #  status   tokens  score   block         why
-	//   1  kept          5  0.2500  turn-2
-	//   2  dropped       -  0.2500  turn-1        section_cap
+	//   1  kept          5  0.3967  turn-2
+	//   2  dropped       -  0.1697  turn-1        section_cap
 	//
 	// Excluded before ranking: 1
 	//   out_of_scope · belongs to another session or user

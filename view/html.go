@@ -76,23 +76,24 @@ func WriteHTML(w io.Writer, d *outcome.Dump) error {
 // The template's data.
 type (
 	htmlData struct {
-		D         *outcome.Dump
-		CSP       string
-		CSS       template.CSS
-		JS        template.JS
-		BudgetPct int
-		Free      int
-		Rest      int // tokens not in any section's used count
-		Total     int // rows
-		Counts    []statusCount
-		Reasons   []reasonCount
-		Sections  []htmlSection
-		Excluded  []*htmlRow
-		Other     []otherEvent // events about blocks no section shows
-		LeftOut   []*htmlRow
-		Segments  []segment
-		HasJoiner bool // the text has a word joiner contextasm inserted
-		Cache     cacheView
+		D          *outcome.Dump
+		CSP        string
+		CSS        template.CSS
+		JS         template.JS
+		BudgetPct  int
+		Free       int
+		Rest       int // tokens not in any section's used count
+		Total      int // rows
+		Counts     []statusCount
+		Reasons    []reasonCount
+		Sections   []htmlSection
+		Excluded   []*htmlRow
+		Other      []otherEvent // events about blocks no section shows
+		LeftOut    []*htmlRow
+		Segments   []segment
+		HasJoiner  bool // the text has a word joiner contextasm inserted
+		HasCarried bool // the text has a word joiner a block's content carried
+		Cache      cacheView
 	}
 	statusCount struct {
 		Status string
@@ -143,8 +144,9 @@ type (
 		Parts []part
 	}
 	part struct {
-		Text   string
-		Joiner bool
+		Text    string
+		Joiner  bool // a U+2060 contextasm inserted
+		Carried bool // a U+2060 the block's own content carried
 	}
 )
 
@@ -251,8 +253,19 @@ func buildHTML(d *outcome.Dump, p *page) *htmlData {
 		}
 	}
 	h.Segments = segments(d.Text, inText)
-	h.HasJoiner = strings.Contains(d.Text, delimit.Joiner)
+	h.HasJoiner, h.HasCarried = joinerMarks(h.Segments)
 	return h
+}
+
+// joinerMarks reports whether the segments show a joiner contextasm
+// inserted, and one a block's content carried: the legend explains each.
+func joinerMarks(segs []segment) (inserted, carried bool) {
+	for _, sg := range segs {
+		for _, pt := range sg.Parts {
+			inserted, carried = inserted || pt.Joiner, carried || pt.Carried
+		}
+	}
+	return inserted, carried
 }
 
 // segments splits text into the spans of the rows (located by byte offset
@@ -272,16 +285,22 @@ func segments(text string, rows []*htmlRow) []segment {
 			continue
 		}
 		if r.offset > at {
-			segs = append(segs, segment{Parts: parts(text[at:r.offset])})
+			segs = append(segs, segment{Parts: parts(text[at:r.offset], false)})
 		}
 		r.Span = "t" + strings.TrimPrefix(r.Anchor, "b")
-		segs = append(segs, segment{Row: r, Parts: parts(text[r.offset:end])})
+		segs = append(segs, segment{Row: r, Parts: parts(text[r.offset:end], !r.escaped())})
 		at = end
 	}
 	if at < len(text) {
-		segs = append(segs, segment{Parts: parts(text[at:])})
+		segs = append(segs, segment{Parts: parts(text[at:], false)})
 	}
 	return segs
+}
+
+// escaped reports whether the block has an escaped notice: contextasm
+// broke a delimiter in it.
+func (r *htmlRow) escaped() bool {
+	return slices.ContainsFunc(r.Notes, func(n note) bool { return n.Name == string(outcome.ReasonEscaped) })
 }
 
 // boundary reports whether i starts a character of s (or is its end).
@@ -289,9 +308,16 @@ func boundary(s string, i int) bool {
 	return i == len(s) || utf8.RuneStart(s[i])
 }
 
-// parts splits s around the word joiners contextasm inserted, so the page
-// can show where a forged delimiter was broken.
-func parts(s string) []part {
+// parts splits s around its word joiners, so the page can show where
+// contextasm broke a forged delimiter, and which joiners a block's content
+// carried itself. contextasm inserts joiners in a block's values only when
+// it escapes the block (an escaped notice), and at the joins between
+// blocks, outside every block's span; template literals hold none. So a
+// joiner in the span of a block that was not escaped is the content's
+// (carried); one anywhere else is contextasm's. (In a block that was
+// escaped, a joiner its content carried too is shown as inserted: the
+// dump does not say which is which.)
+func parts(s string, carried bool) []part {
 	var ps []part
 	for {
 		i := strings.Index(s, delimit.Joiner)
@@ -301,7 +327,7 @@ func parts(s string) []part {
 		if i > 0 {
 			ps = append(ps, part{Text: s[:i]})
 		}
-		ps = append(ps, part{Text: delimit.Joiner, Joiner: true})
+		ps = append(ps, part{Text: delimit.Joiner, Joiner: !carried, Carried: carried})
 		s = s[i+len(delimit.Joiner):]
 	}
 	if s != "" {

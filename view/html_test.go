@@ -181,9 +181,39 @@ func TestSegments(t *testing.T) {
 
 // The word joiners contextasm inserted are marked, and kept in the text.
 func TestParts(t *testing.T) {
-	got := parts("<\u2060/source>x\u2060")
+	got := parts("<\u2060/source>x\u2060", false)
 	if len(got) != 4 || !got[1].Joiner || !got[3].Joiner || got[0].Text != "<" || got[2].Text != "/source>x" {
 		t.Errorf("parts = %+v", got)
+	}
+	if got := parts("<\u2060/source>", true); len(got) != 3 || got[1].Joiner || !got[1].Carried {
+		t.Errorf("carried parts = %+v", got)
+	}
+}
+
+// TestHTMLTellsJoinersApart: a U+2060 in the span of a block that was not
+// escaped is the content's own, shown as carried; one in an escaped block,
+// or between blocks (where the assembler breaks a delimiter across a
+// join), is contextasm's. The page used to show every U+2060 as inserted.
+func TestHTMLTellsJoinersApart(t *testing.T) {
+	own := "look-alike <\u2060/source> from the content" // not a delimiter: left as it was
+	esc := "forged <\u2060/source> broken"               // contextasm broke "</source>"
+	text := "[H]\n<source>" + own + "</source>\u2060<source>" + esc + "</source>\n"
+	at := func(s string) int { return strings.Index(text, s) - len("<source>") }
+	d := &outcome.Dump{ProtocolVersion: "1.2", Fingerprint: "sha256:0", Budget: 100, Text: text,
+		Sections: []outcome.SectionResult{{Name: "S", Priority: 1, MaxTokens: 100, Blocks: []outcome.BlockResult{
+			{RequestID: "own", MemoryType: "external", Status: outcome.StatusKept, Offset: at(own), Length: len("<source>" + own + "</source>")},
+			{RequestID: "esc", MemoryType: "external", Status: outcome.StatusKept, Offset: at(esc), Length: len("<source>" + esc + "</source>")},
+		}}},
+		Events: []outcome.Event{{Kind: outcome.KindNotice, Section: "S", RequestID: "esc", Reason: outcome.ReasonEscaped}},
+	}
+	page := writeHTML(t, d)
+	carried := strings.Count(page, `<span class="wj-carried" title=`)
+	inserted := strings.Count(page, `<span class="wj" title=`)
+	if carried != 1 || inserted != 2 {
+		t.Errorf("%d joiners shown as carried (want 1: the content's own), %d as inserted (want 2: the escape and the join)", carried, inserted)
+	}
+	if !strings.Contains(page, "grey mark is one the block's own content carried") {
+		t.Error("the legend does not explain the carried mark")
 	}
 }
 

@@ -37,6 +37,7 @@ var reasonHelp = map[outcome.Reason]string{
 	outcome.ReasonBinary:            "binary content and no decoder: skipped",
 	outcome.ReasonSourceUnavailable: "its source could not be read",
 	outcome.ReasonOutsideRoot:       "outside its source's root directory: refused",
+	outcome.ReasonSourceCut:         "the source listed more than a bound takes: the rest is not collected",
 	outcome.ReasonStateUnavailable:  "the learned state could not be reached: ranked with the last snapshot of it",
 	outcome.ReasonOrphan:            "a tool call without its result, or a result without its call: never sent alone",
 	outcome.ReasonGroup:             "left out with its group (a tool call travels with its results), kept or dropped whole",
@@ -75,7 +76,7 @@ var reasonOrder = []outcome.Reason{
 	outcome.ReasonDegraded, outcome.ReasonClipped,
 	outcome.ReasonStale, outcome.ReasonEscaped,
 	outcome.ReasonBinary, outcome.ReasonSourceUnavailable, outcome.ReasonOutsideRoot,
-	outcome.ReasonStateUnavailable,
+	outcome.ReasonSourceCut, outcome.ReasonStateUnavailable,
 }
 
 // compareReasons orders reasons as reasonOrder does, unknown ones last by
@@ -160,74 +161,134 @@ var kindOrder = []outcome.Kind{outcome.KindExcluded, outcome.KindSource, outcome
 // analyse arranges d for the views. It trusts nothing in d: names and ids
 // may be anything, events may name blocks no section has.
 func analyse(d *outcome.Dump) *model {
-	m := &model{counts: make(map[string]int), budgetPct: percent(d.TotalTokens, d.Budget), free: d.Budget - d.TotalTokens, cache: cacheOf(d)}
-	type key struct{ section, id string }
-	where := make(map[key][2]int) // section and row index of each block
-	byID := make(map[string][2]int)
-	for si, s := range d.Sections {
+	a := &analysis{d: d, where: make(map[blockKey][2]int), byID: make(map[string][2]int), groups: make(map[[2]string]*group),
+		m: &model{counts: make(map[string]int), budgetPct: percent(d.TotalTokens, d.Budget), free: d.Budget - d.TotalTokens, cache: cacheOf(d)}}
+	a.rows()
+	a.events()
+	a.hidden()
+	a.sortGroups()
+	a.legend()
+	return a.m
+}
+
+// analysis is analyse's state: the model being built, where each block's
+// row is, and the groups of events no row says.
+type analysis struct {
+	d      *outcome.Dump
+	m      *model
+	where  map[blockKey][2]int  // section and row index of each block
+	byID   map[string][2]int    // of the first block of each id
+	groups map[[2]string]*group // by kind and reason
+}
+
+type blockKey struct{ section, id string }
+
+// rows makes a row of every block of every section, in rank order.
+func (a *analysis) rows() {
+	for si, s := range a.d.Sections {
 		sv := sectionView{SectionResult: s, Rows: make([]row, len(s.Blocks))}
-		m.used += s.UsedTokens
+		a.m.used += s.UsedTokens
 		for bi, b := range s.Blocks {
 			r := row{BlockResult: b, Rank: bi + 1, Status: b.Status.String()}
 			if b.Required {
 				r.Notes = append(r.Notes, noteRequired)
 			}
 			sv.Rows[bi] = r
-			m.counts[r.Status]++
-			where[key{s.Name, b.RequestID}] = [2]int{si, bi}
-			if _, ok := byID[b.RequestID]; !ok {
-				byID[b.RequestID] = [2]int{si, bi}
+			a.m.counts[r.Status]++
+			a.where[blockKey{s.Name, b.RequestID}] = [2]int{si, bi}
+			if _, ok := a.byID[b.RequestID]; !ok {
+				a.byID[b.RequestID] = [2]int{si, bi}
 			}
 		}
-		m.sections = append(m.sections, sv)
+		a.m.sections = append(a.m.sections, sv)
 	}
-	groups := make(map[[2]string]*group)
-	for _, e := range d.Events {
-		pos, ok := where[key{e.Section, e.RequestID}]
-		if !ok && e.Section == "" {
-			pos, ok = byID[e.RequestID]
+}
+
+// events puts each event on its block's row (a notice as a note; a
+// reason the row already has is said by it), and every other one in the
+// group of its kind and reason.
+func (a *analysis) events() {
+	for _, e := range a.d.Events {
+		if a.onRow(e) {
+			continue
 		}
-		if ok && e.Kind != outcome.KindExcluded && e.Kind != outcome.KindSource {
-			r := &m.sections[pos[0]].Rows[pos[1]]
-			switch {
-			case e.Kind == outcome.KindNotice:
-				if !slices.Contains(r.Notes, string(e.Reason)) {
-					r.Notes = append(r.Notes, string(e.Reason))
-				}
-				continue
-			case e.Reason == r.Reason:
-				continue // the row says it
-			}
-		}
-		k := [2]string{string(e.Kind), string(e.Reason)}
-		g := groups[k]
-		if g == nil {
-			g = &group{Kind: e.Kind, Reason: e.Reason}
-			groups[k] = g
-		}
+		g := a.group(e.Kind, e.Reason)
 		g.IDs = append(g.IDs, e.RequestID)
 		if notBlock(e.Kind) {
-			m.counts[statusExcluded]++
+			a.m.counts[statusExcluded]++
 		}
 	}
-	for r, n := range d.ExcludedCounts {
+}
+
+// onRow reports whether event e is said on its block's row, adding it as
+// a note when it is a notice.
+func (a *analysis) onRow(e outcome.Event) bool {
+	pos, ok := a.where[blockKey{e.Section, e.RequestID}]
+	if !ok && e.Section == "" {
+		pos, ok = a.byID[e.RequestID]
+	}
+	if !ok || e.Kind == outcome.KindExcluded || e.Kind == outcome.KindSource {
+		return false
+	}
+	r := &a.m.sections[pos[0]].Rows[pos[1]]
+	switch {
+	case e.Kind == outcome.KindNotice:
+		if !slices.Contains(r.Notes, string(e.Reason)) {
+			r.Notes = append(r.Notes, string(e.Reason))
+		}
+		return true
+	case e.Reason == r.Reason:
+		return true // the row says it
+	}
+	return false
+}
+
+// group returns the group of a kind and reason, made on first use.
+func (a *analysis) group(kind outcome.Kind, reason outcome.Reason) *group {
+	k := [2]string{string(kind), string(reason)}
+	g := a.groups[k]
+	if g == nil {
+		g = &group{Kind: kind, Reason: reason}
+		a.groups[k] = g
+	}
+	return g
+}
+
+// hidden counts the blocks excluded for a hidden reason, which no event
+// names, into the excluded groups.
+func (a *analysis) hidden() {
+	for r, n := range a.d.ExcludedCounts {
 		if n <= 0 {
 			continue
 		}
-		k := [2]string{string(outcome.KindExcluded), string(r)}
-		g := groups[k]
-		if g == nil {
-			g = &group{Kind: outcome.KindExcluded, Reason: r}
-			groups[k] = g
-		}
-		g.Unnamed += n
-		m.counts[statusExcluded] += n
+		a.group(outcome.KindExcluded, r).Unnamed += n
+		a.m.counts[statusExcluded] += n
 	}
-	for _, g := range groups {
+}
+
+// sortGroups orders the groups by kind (kindOrder), then reason, each
+// group's ids sorted and its reason explained.
+func (a *analysis) sortGroups() {
+	for _, g := range a.groups {
 		slices.Sort(g.IDs)
 		g.Help = ReasonHelp(g.Reason)
-		m.groups = append(m.groups, *g)
+		a.m.groups = append(a.m.groups, *g)
 	}
+	slices.SortFunc(a.m.groups, func(x, y group) int {
+		kx, ky := slices.Index(kindOrder, x.Kind), slices.Index(kindOrder, y.Kind)
+		if kx < 0 {
+			kx = len(kindOrder)
+		}
+		if ky < 0 {
+			ky = len(kindOrder)
+		}
+		return cmp.Or(cmp.Compare(kx, ky), cmp.Compare(x.Kind, y.Kind), compareReasons(x.Reason, y.Reason))
+	})
+}
+
+// legend fills each row's figures and why, and lists every reason the rows
+// and the groups give, with how many blocks each.
+func (a *analysis) legend() {
 	legend := make(map[outcome.Reason]*legendEntry)
 	entry := func(r outcome.Reason) *legendEntry {
 		e := legend[r]
@@ -237,9 +298,9 @@ func analyse(d *outcome.Dump) *model {
 		}
 		return e
 	}
-	for si := range m.sections {
-		s := &m.sections[si]
-		s.CapPct, s.BudgetPct = percent(s.UsedTokens, s.MaxTokens), percent(s.UsedTokens, d.Budget)
+	for si := range a.m.sections {
+		s := &a.m.sections[si]
+		s.CapPct, s.BudgetPct = percent(s.UsedTokens, s.MaxTokens), percent(s.UsedTokens, a.d.Budget)
 		for ri := range s.Rows {
 			r := &s.Rows[ri]
 			r.ScoreText = strconv.FormatFloat(r.Score, 'f', 4, 64)
@@ -252,26 +313,15 @@ func analyse(d *outcome.Dump) *model {
 			}
 		}
 	}
-	for _, g := range m.groups {
+	for _, g := range a.m.groups {
 		if notBlock(g.Kind) {
 			entry(g.Reason).Excluded += g.size()
 		}
 	}
 	for _, e := range legend {
-		m.legend = append(m.legend, *e)
+		a.m.legend = append(a.m.legend, *e)
 	}
-	slices.SortFunc(m.legend, func(a, b legendEntry) int { return compareForLegend(a.Reason, b.Reason) })
-	slices.SortFunc(m.groups, func(a, b group) int {
-		ka, kb := slices.Index(kindOrder, a.Kind), slices.Index(kindOrder, b.Kind)
-		if ka < 0 {
-			ka = len(kindOrder)
-		}
-		if kb < 0 {
-			kb = len(kindOrder)
-		}
-		return cmp.Or(cmp.Compare(ka, kb), cmp.Compare(a.Kind, b.Kind), compareReasons(a.Reason, b.Reason))
-	})
-	return m
+	slices.SortFunc(a.m.legend, func(x, y legendEntry) int { return compareForLegend(x.Reason, y.Reason) })
 }
 
 // percent is 100·part/whole rounded to an integer, 0 when whole is not

@@ -120,13 +120,36 @@ func (t *termWriter) bar(sgr string, part, whole, w int) *termWriter {
 // ranking, grouped by reason; and what each reason means. Lines are at
 // most opt.Width columns, East Asian wide characters counted as two.
 func WriteReport(w io.Writer, d *outcome.Dump, opt ReportOptions) error {
-	m := analyse(d)
-	t := newTermWriter(w, opt.Width, opt.Color)
+	r := &reportWriter{d: d, m: analyse(d), t: newTermWriter(w, opt.Width, opt.Color)}
+	r.header()
+	r.budget()
+	r.cache()
+	r.sections()
+	r.groups()
+	r.legend()
+	r.total()
+	return r.t.w.Flush()
+}
 
+// reportWriter writes the parts of a report, in order, from the explained
+// model.
+type reportWriter struct {
+	d *outcome.Dump
+	m *model
+	t *termWriter
+}
+
+// header: the fingerprint and encoding, the instant, protocol and render.
+func (r *reportWriter) header() {
+	d, t := r.d, r.t
 	t.add(sgrBold, "contextasm report").add("", " · ").add("", clean(d.Fingerprint)).add("", " · ").add("", clean(d.Encoding)).end()
 	t.line(sgrDim, "now "+clean(d.Now)+" · protocol v"+clean(d.ProtocolVersion)+" · render "+short(d.RenderHash))
 	t.blank()
+}
 
+// budget: the tokens used of the budget, as a bar, and the block counts.
+func (r *reportWriter) budget() {
+	d, m, t := r.d, r.m, r.t
 	t.add(sgrBold, "Budget  ").add("", fmt.Sprintf("%d of %d tokens (%d%%) · %d free", d.TotalTokens, d.Budget, m.budgetPct, m.free)).end()
 	t.add("", "        ").bar(sgrCyan, d.TotalTokens, d.Budget, t.width-8).end()
 	t.add(sgrBold, "Blocks  ")
@@ -137,12 +160,15 @@ func WriteReport(w io.Writer, d *outcome.Dump, opt ReportOptions) error {
 		t.add(statusColor[st], fmt.Sprintf("%d %s", m.counts[st], st))
 	}
 	t.end()
-	// The prompt cache: the prefix shared with the previous render, and
-	// the breakpoints.
+}
+
+// cache: the prefix shared with the previous render, and the breakpoints.
+func (r *reportWriter) cache() {
+	t := r.t
 	for _, l := range []struct {
 		head  string
 		lines []string
-	}{{"Prefix  ", []string{m.cache.Prefix}}, {"Cache   ", m.cache.Breakpoints}} {
+	}{{"Prefix  ", []string{r.m.cache.Prefix}}, {"Cache   ", r.m.cache.Breakpoints}} {
 		for i, s := range l.lines {
 			if s == "" {
 				continue
@@ -156,113 +182,154 @@ func WriteReport(w io.Writer, d *outcome.Dump, opt ReportOptions) error {
 			}
 		}
 	}
+}
 
-	// Column widths shared by every section, so the tables line up.
-	rankW, idW, whyW := 1, 5, 3
-	for _, s := range m.sections {
-		rankW = max(rankW, len(strconv.Itoa(len(s.Rows))))
-		for _, r := range s.Rows {
-			idW = max(idW, textWidth(clean(r.RequestID)))
-			whyW = max(whyW, textWidth(why(r)))
+// columns are the widths of the blocks' table, shared by every section so
+// that the tables line up.
+type columns struct{ rank, id, stats int }
+
+func (r *reportWriter) columns(stats []string) columns {
+	c := columns{rank: 1, id: 5}
+	whyW := 3
+	for _, s := range r.m.sections {
+		c.rank = max(c.rank, len(strconv.Itoa(len(s.Rows))))
+		for _, row := range s.Rows {
+			c.id = max(c.id, textWidth(clean(row.RequestID)))
+			whyW = max(whyW, textWidth(why(row)))
 		}
 	}
-	fixed := 2 + rankW + 2 + 7 + 2 + 6 + 2 + 6 + 2
-	room := t.width - fixed
-	idW = min(idW, max(room-2-whyW, room/2))
-
-	stats := make([]string, len(m.sections))
-	statsW := 0
-	for i, s := range m.sections {
-		stats[i] = fmt.Sprintf("  %d/%d tok (%d%% of cap) · %d%% of budget", s.UsedTokens, s.MaxTokens, s.CapPct, s.BudgetPct)
-		statsW = max(statsW, textWidth(stats[i]))
+	fixed := 2 + c.rank + 2 + 7 + 2 + 6 + 2 + 6 + 2
+	room := r.t.width - fixed
+	c.id = min(c.id, max(room-2-whyW, room/2))
+	for _, s := range stats {
+		c.stats = max(c.stats, textWidth(s))
 	}
-	for i, s := range m.sections {
+	return c
+}
+
+// sections: per section its bar against its cap, and its blocks in rank
+// order.
+func (r *reportWriter) sections() {
+	stats := make([]string, len(r.m.sections))
+	for i, s := range r.m.sections {
+		stats[i] = fmt.Sprintf("  %d/%d tok (%d%% of cap) · %d%% of budget", s.UsedTokens, s.MaxTokens, s.CapPct, s.BudgetPct)
+	}
+	c := r.columns(stats)
+	t := r.t
+	for i, s := range r.m.sections {
 		t.blank()
 		t.add(sgrBold, clean(s.Name)).add(sgrDim, fmt.Sprintf(" · priority %d · %s", s.Priority, plural(len(s.Rows), "block"))).end()
-		t.add("", "  ").bar(sgrCyan, s.UsedTokens, s.MaxTokens, max(t.width-2-statsW, 10)).add("", stats[i]).end()
+		t.add("", "  ").bar(sgrCyan, s.UsedTokens, s.MaxTokens, max(t.width-2-c.stats, 10)).add("", stats[i]).end()
 		if len(s.Rows) == 0 {
 			continue
 		}
-		t.add(sgrDim, "  "+padLeft("#", rankW)+"  "+pad("status", 7)+"  "+padLeft("tokens", 6)+"  "+pad("score", 6)+"  "+pad("block", idW)+"  why").end()
-		for _, r := range s.Rows {
-			t.add("", "  "+padLeft(strconv.Itoa(r.Rank), rankW)+"  ")
-			t.add(statusColor[r.Status], pad(r.Status, 7))
-			t.add("", "  "+padLeft(tokensText(r.Tokens), 6)+"  "+r.ScoreText+"  ")
-			t.add("", pad(ellipsis(clean(r.RequestID), idW), idW)+"  ")
-			t.add(statusColor[r.Status], why(r)).end()
+		t.add(sgrDim, "  "+padLeft("#", c.rank)+"  "+pad("status", 7)+"  "+padLeft("tokens", 6)+"  "+pad("score", 6)+"  "+pad("block", c.id)+"  why").end()
+		for _, row := range s.Rows {
+			t.add("", "  "+padLeft(strconv.Itoa(row.Rank), c.rank)+"  ")
+			t.add(statusColor[row.Status], pad(row.Status, 7))
+			t.add("", "  "+padLeft(tokensText(row.Tokens), 6)+"  "+row.ScoreText+"  ")
+			t.add("", pad(ellipsis(clean(row.RequestID), c.id), c.id)+"  ")
+			t.add(statusColor[row.Status], why(row)).end()
 		}
 	}
+}
 
-	titles := map[outcome.Kind]string{
-		outcome.KindExcluded: "Excluded before ranking",
-		outcome.KindSource:   "Source problems",
-		outcome.KindNotice:   "Notices about blocks in no section",
-	}
-	for i, g := range m.groups {
-		if i == 0 || g.Kind != m.groups[i-1].Kind {
-			n := 0
-			for _, h := range m.groups[i:] {
-				if h.Kind == g.Kind {
-					n += h.size()
-				}
-			}
-			title := titles[g.Kind]
-			if title == "" {
-				title = "Other " + clean(string(g.Kind)) + " events"
-			}
-			t.blank()
-			t.add(sgrBold, title).add("", fmt.Sprintf(": %d", n)).end()
-		}
-		head := clean(string(g.Reason))
-		if g.Help != "" {
-			head += " · " + g.Help
-		}
-		for j, l := range wrap(head, t.width-2, t.width-4) {
-			if j == 0 {
-				t.add("", "  ").add(statusColor[statusExcluded], l).end()
-			} else {
-				t.line("", "    "+l)
-			}
-		}
-		for _, id := range g.IDs {
-			t.line("", "    "+ellipsis(clean(id), t.width-4))
-		}
-		if g.Unnamed > 0 {
-			t.line(sgrDim, "    "+ellipsis(unnamedText(g.Unnamed), t.width-4))
-		}
-	}
+// groupTitles head the groups of events about blocks in no section.
+var groupTitles = map[outcome.Kind]string{
+	outcome.KindExcluded: "Excluded before ranking",
+	outcome.KindSource:   "Source problems",
+	outcome.KindNotice:   "Notices about blocks in no section",
+}
 
-	// What the reasons on the rows mean (the groups say theirs inline).
+// groups: the blocks excluded before ranking, source problems and other
+// notices, by kind and reason, each reason with what it means.
+func (r *reportWriter) groups() {
+	groups := r.m.groups
+	for i, g := range groups {
+		if i == 0 || g.Kind != groups[i-1].Kind {
+			r.groupTitle(g.Kind, groups[i:])
+		}
+		r.group(g)
+	}
+}
+
+// groupTitle heads the groups of one kind with how many blocks they hold.
+func (r *reportWriter) groupTitle(kind outcome.Kind, rest []group) {
+	n := 0
+	for _, h := range rest {
+		if h.Kind == kind {
+			n += h.size()
+		}
+	}
+	title := groupTitles[kind]
+	if title == "" {
+		title = "Other " + clean(string(kind)) + " events"
+	}
+	r.t.blank()
+	r.t.add(sgrBold, title).add("", fmt.Sprintf(": %d", n)).end()
+}
+
+// group writes one reason's group: the reason and its meaning, then its
+// blocks, and how many it does not name.
+func (r *reportWriter) group(g group) {
+	t := r.t
+	head := clean(string(g.Reason))
+	if g.Help != "" {
+		head += " · " + g.Help
+	}
+	for j, l := range wrap(head, t.width-2, t.width-4) {
+		if j == 0 {
+			t.add("", "  ").add(statusColor[statusExcluded], l).end()
+		} else {
+			t.line("", "    "+l)
+		}
+	}
+	for _, id := range g.IDs {
+		t.line("", "    "+ellipsis(clean(id), t.width-4))
+	}
+	if g.Unnamed > 0 {
+		t.line(sgrDim, "    "+ellipsis(unnamedText(g.Unnamed), t.width-4))
+	}
+}
+
+// legend: what the reasons on the rows mean (the groups say theirs
+// inline).
+func (r *reportWriter) legend() {
+	t := r.t
 	keyW := 0
-	for _, e := range m.legend {
+	for _, e := range r.m.legend {
 		if e.Rows > 0 {
 			keyW = max(keyW, textWidth(clean(string(e.Reason))))
 		}
 	}
-	if keyW > 0 {
-		t.blank()
-		t.line(sgrBold, "What the reasons mean")
-		for _, e := range m.legend {
-			if e.Rows == 0 {
-				continue
+	if keyW == 0 {
+		return
+	}
+	t.blank()
+	t.line(sgrBold, "What the reasons mean")
+	for _, e := range r.m.legend {
+		if e.Rows == 0 {
+			continue
+		}
+		help := e.Help
+		if help == "" {
+			help = "(not a reason this version knows)"
+		}
+		for j, l := range wrap(help, t.width-4-keyW, t.width-4-keyW) {
+			key := ""
+			if j == 0 {
+				key = clean(string(e.Reason))
 			}
-			help := e.Help
-			if help == "" {
-				help = "(not a reason this version knows)"
-			}
-			for j, l := range wrap(help, t.width-4-keyW, t.width-4-keyW) {
-				key := ""
-				if j == 0 {
-					key = clean(string(e.Reason))
-				}
-				t.line("", "  "+pad(key, keyW)+"  "+l)
-			}
+			t.line("", "  "+pad(key, keyW)+"  "+l)
 		}
 	}
+}
 
-	t.blank()
-	t.add(sgrBold, "Total  ").add("", fmt.Sprintf("%d of %d tokens: %d in sections, %d for the header and joins", d.TotalTokens, d.Budget, m.used, d.TotalTokens-m.used)).end()
-	return t.w.Flush()
+// total: the tokens in sections and those of the header and joins.
+func (r *reportWriter) total() {
+	d := r.d
+	r.t.blank()
+	r.t.add(sgrBold, "Total  ").add("", fmt.Sprintf("%d of %d tokens: %d in sections, %d for the header and joins", d.TotalTokens, d.Budget, r.m.used, d.TotalTokens-r.m.used)).end()
 }
 
 // why is a row's last column: its reason, then its notes.

@@ -77,7 +77,7 @@ func Example() {
 	}
 	fmt.Printf("cited %s at the %s; trust %.2f -> %.2f\n", fb.Refs[0].RequestID, fb.Refs[0].Position, fb.TrustChanges[0].From, fb.TrustChanges[0].To)
 	// Output:
-	// system "[MODEL_CONTEXT_PROTOCOL v1.2 | fp:sha256:cf9d1af1d3397b9e]\n<rule id=\"rule-apr\">Quote rates with their APR.</rule>\n" cache_control="ephemeral"
+	// system "[MODEL_CONTEXT_PROTOCOL v1.2 | fp:sha256:263637cff61b6b7b]\n<rule id=\"rule-apr\">Quote rates with their APR.</rule>\n" cache_control="ephemeral"
 	// user "Today's car-loan rate?" cache_control="ephemeral"
 	// input 64 tokens, 52 written to the cache
 	// cited rule-apr at the start; trust 0.50 -> 0.55

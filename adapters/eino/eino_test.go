@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/cloudwego/eino/adk"
-	"github.com/cloudwego/eino/components/model"
 	"github.com/cloudwego/eino/components/tool"
 	"github.com/cloudwego/eino/components/tool/utils"
 	"github.com/cloudwego/eino/compose"
@@ -24,31 +22,6 @@ import (
 	"github.com/contextasm/contextasm/feedback"
 	"github.com/contextasm/contextasm/template"
 )
-
-// fakeModel is a model.ToolCallingChatModel that records its inputs and
-// answers with reply(call number, input).
-type fakeModel struct {
-	mu     sync.Mutex
-	inputs [][]*schema.Message
-	reply  func(n int, input []*schema.Message) *schema.Message
-}
-
-func (m *fakeModel) Generate(_ context.Context, input []*schema.Message, _ ...model.Option) (*schema.Message, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.inputs = append(m.inputs, input)
-	return m.reply(len(m.inputs), input), nil
-}
-
-func (m *fakeModel) Stream(ctx context.Context, input []*schema.Message, opts ...model.Option) (*schema.StreamReader[*schema.Message], error) {
-	msg, err := m.Generate(ctx, input, opts...)
-	if err != nil {
-		return nil, err
-	}
-	return schema.StreamReaderFromArray([]*schema.Message{msg}), nil
-}
-
-func (m *fakeModel) WithTools([]*schema.ToolInfo) (model.ToolCallingChatModel, error) { return m, nil }
 
 const tplSrc = `{"budget": %d, "sections": [
     {"name": "RULES", "priority": 1, "memory_types": ["constraint"], "max_tokens": 80, "render": "<rule id=\"{request_id}\">{content}</rule>"},
@@ -177,9 +150,10 @@ func TestMiddleware(t *testing.T) {
 // call but those where history is shed in a batch sends the previous
 // call's messages, then new ones, and the system message never changes.
 // That is what keeps a provider's prompt cache warm through the
-// middleware's rewrites.
+// middleware's rewrites. The user's request is the current turn, which
+// stays (it is required), so the cap holds it and several exchanges.
 func TestStablePrefix(t *testing.T) {
-	eng, tpl := engine(t, 400, 150)
+	eng, tpl := engine(t, 400, 200)
 	const calls = 16
 	m := &fakeModel{reply: func(n int, _ []*schema.Message) *schema.Message {
 		if n < calls {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"sync"
 	"time"
 
 	"github.com/cloudwego/eino/adk"
+	"github.com/cloudwego/eino/components/model"
 	"github.com/cloudwego/eino/schema"
 
 	einoadapter "github.com/contextasm/contextasm/adapters/eino"
@@ -59,9 +61,34 @@ func Example() {
 		fmt.Printf("%s: %s\n", msg.Role, msg.Content)
 	}
 	// Output:
-	// system: [MODEL_CONTEXT_PROTOCOL v1.2 | fp:sha256:ee7df2de3ec08418]
+	// system: [MODEL_CONTEXT_PROTOCOL v1.2 | fp:sha256:cc32c653d70c060a]
 	// <rule>You are a loan agent.</rule>
 	// <rule>Quote rates with their APR.</rule>
 	//
 	// user: Today's car-loan rate?
 }
+
+// fakeModel is a model.ToolCallingChatModel that records its inputs and
+// answers with reply(call number, input).
+type fakeModel struct {
+	mu     sync.Mutex
+	inputs [][]*schema.Message
+	reply  func(n int, input []*schema.Message) *schema.Message
+}
+
+func (m *fakeModel) Generate(_ context.Context, input []*schema.Message, _ ...model.Option) (*schema.Message, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.inputs = append(m.inputs, input)
+	return m.reply(len(m.inputs), input), nil
+}
+
+func (m *fakeModel) Stream(ctx context.Context, input []*schema.Message, opts ...model.Option) (*schema.StreamReader[*schema.Message], error) {
+	msg, err := m.Generate(ctx, input, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return schema.StreamReaderFromArray([]*schema.Message{msg}), nil
+}
+
+func (m *fakeModel) WithTools([]*schema.ToolInfo) (model.ToolCallingChatModel, error) { return m, nil }

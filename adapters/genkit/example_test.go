@@ -57,7 +57,7 @@ func Example() {
 	}
 	fmt.Println("answer:", resp.Text())
 	// Output:
-	// system: [MODEL_CONTEXT_PROTOCOL v1.2 | fp:sha256:465b4f3b230606cc]
+	// system: [MODEL_CONTEXT_PROTOCOL v1.2 | fp:sha256:b65114b680ae7dc6]
 	// <rule>Quote rates with their APR.</rule>
 	// <doc>Rate sheet: car loans at 6.9% APR.</doc>
 	//

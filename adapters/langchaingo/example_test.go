@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"strings"
 	"time"
+
+	"github.com/tmc/langchaingo/llms"
 
 	"github.com/tmc/langchaingo/chains"
 
@@ -52,7 +55,7 @@ func Example() {
 	// The following is a friendly conversation between a human and an AI. The AI is talkative and provides lots of specific details from its context. If the AI does not know the answer to a question, it truthfully says it does not know.
 	//
 	// Current conversation:
-	// [MODEL_CONTEXT_PROTOCOL v1.2 | fp:sha256:1fd684d8d650d53c]
+	// [MODEL_CONTEXT_PROTOCOL v1.2 | fp:sha256:d62a8e884431f96f]
 	// <rule id="rule-apr">Quote rates with their APR.</rule>
 	// Human: Today's car-loan rate?
 	// AI: <memory_ref id="rule-apr"/> 6.9% APR.
@@ -60,4 +63,26 @@ func Example() {
 	// Human: And over 60 months?
 	// AI:
 	// rule-apr trust: 0.6
+}
+
+// model is a fake llms.Model: it records each prompt and answers in turn.
+type model struct {
+	prompts []string
+	answers []string
+}
+
+func (m *model) GenerateContent(_ context.Context, msgs []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
+	var b strings.Builder
+	for _, msg := range msgs {
+		for _, p := range msg.Parts {
+			b.WriteString(p.(llms.TextContent).Text)
+		}
+	}
+	m.prompts = append(m.prompts, b.String())
+	answer := m.answers[(len(m.prompts)-1)%len(m.answers)]
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: answer}}}, nil
+}
+
+func (m *model) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
 }

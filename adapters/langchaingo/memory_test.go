@@ -21,28 +21,6 @@ import (
 	"github.com/contextasm/contextasm/template"
 )
 
-// model is a fake llms.Model: it records each prompt and answers in turn.
-type model struct {
-	prompts []string
-	answers []string
-}
-
-func (m *model) GenerateContent(_ context.Context, msgs []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
-	var b strings.Builder
-	for _, msg := range msgs {
-		for _, p := range msg.Parts {
-			b.WriteString(p.(llms.TextContent).Text)
-		}
-	}
-	m.prompts = append(m.prompts, b.String())
-	answer := m.answers[(len(m.prompts)-1)%len(m.answers)]
-	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: answer}}}, nil
-}
-
-func (m *model) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
-}
-
 const tplSrc = `{"budget": 160, "sections": [
     {"name": "RULES", "priority": 1, "memory_types": ["constraint"], "max_tokens": 60, "render": "<rule id=\"{request_id}\">{content}</rule>"},
     {"name": "HISTORY", "priority": 2, "memory_types": ["history"], "max_tokens": 100, "order": "time", "render": "{content}"}]}`

@@ -72,7 +72,7 @@ func Example() {
 	// {
 	//   "messages": [
 	//     {
-	//       "content": "[MODEL_CONTEXT_PROTOCOL v1.2 | fp:sha256:cf9d1af1d3397b9e]\n<rule id=\"rule-apr\">Quote rates with their APR.</rule>\n",
+	//       "content": "[MODEL_CONTEXT_PROTOCOL v1.2 | fp:sha256:263637cff61b6b7b]\n<rule id=\"rule-apr\">Quote rates with their APR.</rule>\n",
 	//       "role": "system"
 	//     },
 	//     {

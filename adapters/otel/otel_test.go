@@ -20,6 +20,7 @@ import (
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/feedback"
+	"github.com/contextasm/contextasm/learned"
 	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/template"
 	"github.com/contextasm/contextasm/truncate"
@@ -198,7 +199,7 @@ func TestAssembleSpan(t *testing.T) {
 
 func TestStateVersion(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.json")
-	f := setup(t, contextasm.Config{State: feedback.NewFileStore(path)}, false)
+	f := setup(t, contextasm.Config{State: learned.NewFileStore(path)}, false)
 	ctx := context.Background()
 	res, err := f.tel.Assemble(ctx, f.req)
 	if err != nil {
@@ -211,7 +212,7 @@ func TestStateVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A second engine starts from the state the first one stored.
-	f = setup(t, contextasm.Config{State: feedback.NewFileStore(path)}, false)
+	f = setup(t, contextasm.Config{State: learned.NewFileStore(path)}, false)
 	res, err = f.tel.Assemble(ctx, f.req)
 	if err != nil {
 		t.Fatal(err)

@@ -88,10 +88,12 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlags("bench", stdout)
 	var inf inputFlags
 	var reqf requestFlags
+	var query queryFlags
 	inf.register(fs)
 	budgets := fs.String("budgets", "", "comma-separated budgets to try (default: the template's)")
 	runs := fs.Int("runs", 5, "runs per measurement; times are medians")
 	reqf.register(fs)
+	query.register(fs)
 	format := fs.String("format", "text", "output format: text or json")
 	turns := fs.Int("turns", 0, "simulate a conversation of this many calls and report its prompt-cache figures instead of timings")
 	var sources sourceOptions // collected once, before measuring (sources.go)
@@ -152,7 +154,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	if *turns > 0 {
-		return benchConversation(ctx, stdout, *format, in, list, *turns, reqf.request(nil, now))
+		req := reqf.request(nil, now)
+		if err := query.apply(&req, "bench"); err != nil {
+			return err
+		}
+		return benchConversation(ctx, stdout, *format, in, list, *turns, req)
 	}
 	if in.tpl.TokenizerFile() != "" || in.tpl.Approximate() {
 		return usagef("bench: measures the built-in encodings (o200k_base, cl100k_base); the template counts with %s", in.tpl.Definition().Encoding)
@@ -170,6 +176,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		req := reqf.request(tpl, now)
+		if err := query.apply(&req, "bench"); err != nil {
+			return err
+		}
 		r, err := benchBudget(ctx, tok, mems, req, *runs)
 		if err != nil {
 			return fmt.Errorf("bench: budget %d: %w", b, err)

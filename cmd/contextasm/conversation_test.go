@@ -14,8 +14,8 @@ import (
 	"github.com/contextasm/contextasm/bench"
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
-	"github.com/contextasm/contextasm/feedback"
 	"github.com/contextasm/contextasm/internal/bpe"
+	"github.com/contextasm/contextasm/learned"
 )
 
 // workload writes the generated workload (bench/genworkload) of n blocks
@@ -128,7 +128,7 @@ func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
 // state in a file: each call appends the user's turn to the turns file,
 // renders with --state, feeds the answer back with feedback --state, and
 // appends the answer; every tenth call a document kept by the previous
-// render is edited in the memories file. It checks the targets as
+// render is edited in the memories file. It checks the conversation targets as
 // properties of the renders themselves: every render within the budget by
 // the real tokenizer, with its required blocks and the newest user turn;
 // at least 85% of the tokens a prefix the previous render shares; an
@@ -195,7 +195,7 @@ func TestCLIConversation(t *testing.T) {
 		if code != exitOK {
 			t.Fatalf("call %d: render: exit %d: %s", i+1, code, stderr)
 		}
-		d, err := readDumpFile(dumpPath)
+		d, err := readDumpFile("test", dumpPath)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -287,7 +287,7 @@ func TestEndSessionCommand(t *testing.T) {
 	if code != exitOK || out != "session s-9 ended: 1 conversation(s) released\n" {
 		t.Fatalf("end-session: exit %d, %q, %s", code, out, stderr)
 	}
-	st, err := feedback.NewFileStore(state).Load()
+	st, err := learned.NewFileStore(state).Load()
 	if err != nil {
 		t.Fatal(err)
 	}

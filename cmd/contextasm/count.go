@@ -11,9 +11,9 @@ import (
 	"strings"
 
 	"github.com/contextasm/contextasm/contextasm"
-	"github.com/contextasm/contextasm/feedback"
 	"github.com/contextasm/contextasm/internal/bpe"
 	"github.com/contextasm/contextasm/internal/tokfile"
+	"github.com/contextasm/contextasm/learned"
 	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/template"
 )
@@ -175,8 +175,8 @@ func reportUsage(path string, dump *contextasm.Dump, inputTokens int, stdout io.
 }
 
 // readUsage reads a usage file (--usage); a missing file is an empty log.
-func readUsage(path string) (feedback.UsageLog, error) {
-	log := feedback.UsageLog{}
+func readUsage(path string) (learned.UsageLog, error) {
+	log := learned.UsageLog{}
 	if path == "" {
 		return log, nil
 	}

@@ -116,7 +116,7 @@ func TestApproxThroughCLI(t *testing.T) {
 	if code, _, stderr := runCLI(t, append(args, "-o", r1)...); code != exitOK {
 		t.Fatalf("render: exit %d: %s", code, stderr)
 	}
-	d1, err := readDumpFile(r1)
+	d1, err := readDumpFile("test", r1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestApproxThroughCLI(t *testing.T) {
 	if code, _, stderr := runCLI(t, append(args, "-o", r2)...); code != exitOK {
 		t.Fatalf("render: exit %d: %s", code, stderr)
 	}
-	d2, _ := readDumpFile(r2)
+	d2, _ := readDumpFile("test", r2)
 	if d2.Approximate == nil || d2.Approximate.Basis != "o200k_base" || d2.Approximate.Reports != 1 {
 		t.Fatalf("second render: %+v", d2.Approximate)
 	}

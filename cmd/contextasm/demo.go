@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/template"
 	"github.com/contextasm/contextasm/view"
 )
@@ -103,7 +105,11 @@ func explain(w io.Writer, res *contextasm.Result) {
 			if b.Required {
 				why = strings.TrimSpace(why + " required")
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%d tok\tscore %.4f\t%s\n", b.Status, b.RequestID, b.Tokens, b.Score, why)
+			tokens := strconv.Itoa(b.Tokens) + " tok"
+			if b.Tokens == 0 && b.Status == outcome.StatusDropped {
+				tokens = "not counted" // it could not fit whatever its count
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\tscore %.4f\t%s\n", b.Status, b.RequestID, tokens, b.Score, why)
 		}
 		tw.Flush()
 	}

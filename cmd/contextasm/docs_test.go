@@ -27,6 +27,7 @@ import (
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/feedback"
+	"github.com/contextasm/contextasm/learned"
 	"github.com/contextasm/contextasm/template"
 )
 
@@ -132,7 +133,7 @@ func TestDocsDumpFields(t *testing.T) {
 }
 
 func TestDocsFeedbackFields(t *testing.T) {
-	checkFields(t, "docs/feedback.md", "feedback or heat output", reflect.TypeFor[feedback.Result](), reflect.TypeFor[feedback.Heat]())
+	checkFields(t, "docs/feedback.md", "feedback or heat output", reflect.TypeFor[feedback.Result](), reflect.TypeFor[learned.Heat]())
 }
 
 // TestDocsReasons checks that every event reason and kind the code
@@ -355,7 +356,8 @@ func headingAnchors(md string) []string {
 
 // TestREADME checks the README's promises: the two first-run commands, a
 // size a newcomer reads in minutes, a worked example whose output is the
-// demo's, and a library snippet that is contextFor below, compiled and run.
+// demo's, and a library snippet that is setup and contextFor below,
+// compiled and run.
 func TestREADME(t *testing.T) {
 	const doc = "README.md"
 	text := readDoc(t, doc)
@@ -393,15 +395,25 @@ func TestREADME(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var want string
+	// From setup's doc comment to the end of contextFor.
+	from, to := -1, -1
 	for _, decl := range f.Decls {
-		if fd, ok := decl.(*ast.FuncDecl); ok && fd.Name.Name == "contextFor" {
-			want = string(src[fset.Position(fd.Doc.Pos()).Offset:fset.Position(fd.End()).Offset])
+		if fd, ok := decl.(*ast.FuncDecl); ok {
+			switch fd.Name.Name {
+			case "setup":
+				from = fset.Position(fd.Doc.Pos()).Offset
+			case "contextFor":
+				to = fset.Position(fd.End()).Offset
+			}
 		}
 	}
+	if from < 0 || to < from {
+		t.Fatal("docs_test.go lost setup or contextFor")
+	}
+	want := string(src[from:to])
 	got := codeBlockAfter(t, text, "func contextFor(")
 	if strings.TrimSpace(got) != strings.TrimSpace(want) {
-		t.Errorf("%s's library snippet differs from contextFor in cmd/contextasm/docs_test.go; change both together.\nREADME:\n%s\ntest:\n%s", doc, got, want)
+		t.Errorf("%s's library snippet differs from setup and contextFor in cmd/contextasm/docs_test.go; change both together.\nREADME:\n%s\ntest:\n%s", doc, got, want)
 	}
 	// And it runs, on the demo's files.
 	dir := t.TempDir()
@@ -415,7 +427,11 @@ func TestREADME(t *testing.T) {
 		}
 	}
 	t.Chdir(dir)
-	res, err := contextFor(context.Background(), time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))
+	eng, tpl, err := setup()
+	if err != nil {
+		t.Fatalf("the README's library snippet fails: %v", err)
+	}
+	res, err := contextFor(context.Background(), eng, tpl, time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))
 	if err != nil {
 		t.Fatalf("the README's library snippet fails: %v", err)
 	}
@@ -437,23 +453,25 @@ func codeBlockAfter(t *testing.T, md, marker string) string {
 	return md[start:end]
 }
 
+// setup runs once per process: one Engine (safe for concurrent use).
+func setup() (*contextasm.Engine, *template.Template, error) {
+	eng, err := contextasm.New(contextasm.Config{})
+	if err != nil {
+		return nil, nil, err
+	}
+	decls, err := declare.LoadFile("memories.jsonl") // all or nothing
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := eng.Declare(decls...); err != nil { // same request_id: replaced
+		return nil, nil, err
+	}
+	tpl, err := template.LoadFile("template.json") // immutable
+	return eng, tpl, err
+}
+
 // contextFor assembles the context of one model call.
-func contextFor(ctx context.Context, now time.Time) (*contextasm.Result, error) {
-	eng, err := contextasm.New(contextasm.Config{}) // keep one per process: safe for concurrent use
-	if err != nil {
-		return nil, err
-	}
-	decls, err := declare.LoadFile("memories.jsonl") // every problem of the file, or nothing
-	if err != nil {
-		return nil, err
-	}
-	if err := eng.Declare(decls...); err != nil { // a known request_id replaces its block
-		return nil, err
-	}
-	tpl, err := template.LoadFile("template.json") // compiled once, immutable
-	if err != nil {
-		return nil, err
-	}
+func contextFor(ctx context.Context, eng *contextasm.Engine, tpl *template.Template, now time.Time) (*contextasm.Result, error) {
 	return eng.Assemble(ctx, contextasm.Request{Template: tpl, Now: now,
 		SessionID: "sess-4711", UserID: "u-ana", Roles: []string{"loan-agent"}})
 }
@@ -493,4 +511,165 @@ func TestNothingPointsOutside(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestNoDanglingReferences checks that the comments of every .go file and
+// the text of every .md file name no document the repository does not
+// hold (a bare name ending in .md, or one under docs/ or ../, where there
+// is none), no path of the machine they were written on, and no issue of
+// a tracker, by number or as the one at hand: the repository says what it
+// means itself.
+// Example paths (notes/a.md) and URIs are not references.
+func TestNoDanglingReferences(t *testing.T) {
+	mdRef := regexp.MustCompile(`(?:^|[^A-Za-z0-9_./:-])((?:docs/|\.\./)*[A-Za-z0-9_-]+\.md)\b`)
+	bad := []struct {
+		re   *regexp.Regexp
+		what string
+	}{
+		{regexp.MustCompile(`/[w]ork/`), "a path outside the repository"},
+		{regexp.MustCompile(`(?i)\b[i]ssue \d+|\bthe [i]ssue\b|\b[i]ssues show\b`), "an issue of a tracker: say what it asked for"},
+	}
+	have := map[string]bool{} // every file's path from the root, and its name
+	var texts []struct{ path, text string }
+	err := filepath.WalkDir(repoRoot, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != repoRoot && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules" || d.Name() == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		rel, _ := filepath.Rel(repoRoot, path)
+		have[filepath.ToSlash(rel)], have[d.Name()] = true, true
+		switch filepath.Ext(path) {
+		case ".md":
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			texts = append(texts, struct{ path, text string }{filepath.ToSlash(rel), string(b)})
+		case ".go":
+			f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ParseComments)
+			if err != nil {
+				return err
+			}
+			var b strings.Builder
+			for _, g := range f.Comments {
+				b.WriteString(g.Text())
+			}
+			texts = append(texts, struct{ path, text string }{filepath.ToSlash(rel), b.String()})
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range texts {
+		for _, sm := range mdRef.FindAllStringSubmatch(f.text, -1) {
+			m := sm[1]
+			joined := filepath.ToSlash(filepath.Join(filepath.Dir(f.path), m))
+			if !have[m] && !have[joined] && !have[filepath.Base(m)] {
+				t.Errorf("%s names %s, which is not in the repository: say what it says, or point into docs/", f.path, m)
+			}
+		}
+		for _, b := range bad {
+			for _, m := range b.re.FindAllString(f.text, -1) {
+				t.Errorf("%s has %q, %s", f.path, m, b.what)
+			}
+		}
+	}
+}
+
+// TestAdaptersFromClone checks what building the adapters from a clone
+// rests on: the committed go.work uses the root and every adapter module,
+// and each adapter's Example needs nothing from the adapter's other test
+// files (a reader copies the example file, not the tests' fakes).
+func TestAdaptersFromClone(t *testing.T) {
+	work := readDoc(t, "go.work")
+	uses := map[string]bool{}
+	for _, line := range strings.Split(work, "\n") {
+		if f := strings.Fields(line); len(f) == 1 && (f[0] == "." || strings.HasPrefix(f[0], "./")) {
+			uses[f[0]] = true
+		}
+	}
+	mods, err := filepath.Glob(filepath.Join(repoRoot, "adapters", "*", "go.mod"))
+	if err != nil || len(mods) == 0 {
+		t.Fatalf("no adapter modules: %v", err)
+	}
+	if !uses["."] {
+		t.Error("go.work does not use the root module")
+	}
+	for _, m := range mods {
+		dir, _ := filepath.Rel(repoRoot, filepath.Dir(m))
+		dir = "./" + filepath.ToSlash(dir)
+		if !uses[dir] {
+			t.Errorf("go.work does not use %s", dir)
+		}
+		checkExampleAlone(t, filepath.Dir(m))
+	}
+}
+
+// checkExampleAlone fails if the example file of dir uses a name that only
+// another test file of the package declares.
+func checkExampleAlone(t *testing.T, dir string) {
+	t.Helper()
+	fset := token.NewFileSet()
+	tests, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	declared := map[string]string{} // name: the other test file declaring it
+	var example *ast.File
+	for _, p := range tests {
+		f, err := parser.ParseFile(fset, p, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if filepath.Base(p) == "example_test.go" {
+			example = f
+			continue
+		}
+		if !strings.HasSuffix(f.Name.Name, "_test") {
+			continue // an internal test file: the example's package cannot see it
+		}
+		for name := range f.Scope.Objects {
+			declared[name] = filepath.Base(p)
+		}
+	}
+	if example == nil {
+		t.Errorf("%s has no example_test.go", dir)
+		return
+	}
+	for _, d := range example.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil {
+			delete(declared, fd.Name.Name)
+		}
+	}
+	for name := range example.Scope.Objects {
+		delete(declared, name)
+	}
+	// Names after a dot and struct keys are fields, not package names.
+	fields := map[*ast.Ident]bool{}
+	ast.Inspect(example, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.SelectorExpr:
+			fields[n.Sel] = true
+		case *ast.KeyValueExpr:
+			if id, ok := n.Key.(*ast.Ident); ok {
+				fields[id] = true
+			}
+		}
+		return true
+	})
+	ast.Inspect(example, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok && !fields[id] {
+			if file, hidden := declared[id.Name]; hidden && id.Obj == nil {
+				t.Errorf("%s/example_test.go uses %s, which only %s declares: the example must run from its own file", filepath.Base(dir), id.Name, file)
+				delete(declared, id.Name)
+			}
+		}
+		return true
+	})
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/feedback"
+	"github.com/contextasm/contextasm/learned"
 )
 
 func runFeedback(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -36,7 +37,7 @@ func runFeedback(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if *format != "text" && *format != "json" {
 		return usagef("feedback: --format must be text or json (got %q)", *format)
 	}
-	dump, err := readDumpFile(*renderPath)
+	dump, err := readDumpFile("feedback: --render", *renderPath)
 	if err != nil {
 		return err
 	}
@@ -60,7 +61,7 @@ func runFeedback(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	// The current trust only names the change in the report; the store
 	// adds the deltas to whatever it holds when they arrive.
 	st, lerr := loadState(ctx, store)
-	if lerr != nil && !errors.Is(lerr, feedback.ErrUnavailable) {
+	if lerr != nil && !errors.Is(lerr, learned.ErrUnavailable) {
 		return lerr
 	}
 	fb, batch, verr := contextasm.FeedbackDeltas(st, dump, string(response), feedback.Policy{})

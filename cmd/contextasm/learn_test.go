@@ -19,7 +19,7 @@ func renderDump(t *testing.T, state, out string) *contextasm.Dump {
 	if code, _, stderr := runCLI(t, args...); code != exitOK {
 		t.Fatalf("render: exit %d: %s", code, stderr)
 	}
-	d, err := readDumpFile(out)
+	d, err := readDumpFile("test", out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func blockOf(d *contextasm.Dump, id string) contextasm.BlockResult {
 	return contextasm.BlockResult{}
 }
 
-// The "done when": render → feedback → render → heat through the
+// The learning loop end to end: render → feedback → render → heat through the
 // CLI shows the trust change, the changed score and the counters.
 func TestRenderFeedbackRenderHeat(t *testing.T) {
 	dir := t.TempDir()

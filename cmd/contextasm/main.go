@@ -27,8 +27,13 @@ import (
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/feedback"
-	"github.com/contextasm/contextasm/feedback/redisstore"
 	"github.com/contextasm/contextasm/fingerprint"
+	"github.com/contextasm/contextasm/internal/bpe"
+	"github.com/contextasm/contextasm/internal/hftok"
+	"github.com/contextasm/contextasm/internal/strictjson"
+	"github.com/contextasm/contextasm/internal/tokfile"
+	"github.com/contextasm/contextasm/learned"
+	"github.com/contextasm/contextasm/learned/redisstore"
 	"github.com/contextasm/contextasm/template"
 	"github.com/contextasm/contextasm/view"
 )
@@ -92,6 +97,8 @@ Commands:
   diff A.json B.json [--format text|json]
                                          what changed between two render dumps
                                          (render --format json), and why
+  view DUMP.json [--format report|html] [-o FILE]
+                                         a saved render dump as the report or the page
   version                                the module version and build information
   help                                   this text; COMMAND --help for one command
 
@@ -101,6 +108,9 @@ blocks; 4 constraint violation; 1 anything else.
 --state takes a file or redis://[user:pass@]host:port/db?prefix=NAME
 (rediss:// for TLS): hosts sharing one learn together (docs/fleet.md).
 `
+
+// commands are the commands run knows, for "did you mean".
+var commands = []string{"demo", "render", "validate", "verify", "feedback", "heat", "end-session", "bench", "count", "diff", "view", "help", "version"}
 
 // run is the whole program, minus the process: tests drive it directly.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -131,6 +141,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = runCount(rest, stdin, stdout, stderr)
 	case "diff":
 		err = runDiff(rest, stdout, stderr)
+	case "view":
+		err = runView(rest, stdout)
 	case "serve":
 		err = runServe(ctx, rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
@@ -140,7 +152,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		writeVersion(stdout)
 		return exitOK
 	default:
-		fmt.Fprintf(stderr, "contextasm: unknown command %q\n\n%s", cmd, usage)
+		msg := fmt.Sprintf("contextasm: unknown command %q", cmd)
+		if near := strictjson.Closest(strings.TrimLeft(cmd, "-"), commands); near != "" {
+			msg += fmt.Sprintf(" (did you mean %s?)", near)
+		}
+		fmt.Fprintln(stderr, msg+"; see contextasm help")
 		return exitUsage
 	}
 	return report(err, stderr)
@@ -179,11 +195,26 @@ func report(err error, stderr io.Writer) int {
 		return exitBudget
 	case errors.Is(err, feedback.ErrConstraintViolation):
 		return exitViolation
-	case errors.Is(err, feedback.ErrStateVersion), errors.Is(err, feedback.ErrInvalidState), errors.Is(err, feedback.ErrResponseTooLarge),
+	case errors.Is(err, learned.ErrStateVersion), errors.Is(err, learned.ErrInvalidState), errors.Is(err, feedback.ErrResponseTooLarge),
 		errors.Is(err, redisstore.ErrConfig):
+		return exitUsage
+	case invalidTokenizer(err):
 		return exitUsage
 	}
 	return exitFailure
+}
+
+// invalidTokenizer reports whether err is about a tokenizer file that is
+// not one: malformed, unsupported, too large, not regular, or outside the
+// template's directory (invalid input, exit 2).
+func invalidTokenizer(err error) bool {
+	for _, target := range []error{hftok.ErrInvalid, hftok.ErrUnsupported, bpe.ErrInvalidRanks,
+		tokfile.ErrInvalid, tokfile.ErrTooLarge, tokfile.ErrNotRegular, tokfile.ErrOutside} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
 }
 
 // stringsFlag collects a repeatable flag.
@@ -197,9 +228,12 @@ func (s *stringsFlag) Set(v string) error { *s = append(*s, v); return nil }
 // points to the help.
 func parseError(fs *flag.FlagSet, err error) error {
 	if errors.Is(err, flag.ErrHelp) {
+		if out, ok := fs.Output().(*helpOutput); ok {
+			out.stdout.Write(out.help.Bytes())
+		}
 		return err
 	}
-	return usagef("%s: %v (see contextasm %s --help)", fs.Name(), err, fs.Name())
+	return flagError(fs, err)
 }
 
 // parse parses args and rejects stray positional arguments beyond want.

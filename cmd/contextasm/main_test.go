@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -64,7 +65,7 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// The demo must show every kind of decision the issue names.
+// The demo must show every kind of decision contextasm makes.
 func TestDemoShowsEveryDecision(t *testing.T) {
 	_, out, _ := runCLI(t, "demo", "--format", "json")
 	var d contextasm.Dump
@@ -243,7 +244,7 @@ func TestErrorsOnePerLine(t *testing.T) {
 }
 
 // TestRenderAuditNamesFiles: render --audit logs each -m file's SHA-256 and
-// each rendered block's hash, and no content (issue 16, item 14).
+// each rendered block's hash, and no content.
 func TestRenderAuditNamesFiles(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	args := append([]string{"render", "--audit", path, "-o", filepath.Join(t.TempDir(), "out.txt")}, demoArgs...)
@@ -364,6 +365,87 @@ func TestMalformedStateIsUsageError(t *testing.T) {
 		code, _, stderr := runCLI(t, args...)
 		if code != exitUsage || !strings.Contains(stderr, "not a state file") || !strings.Contains(stderr, state) {
 			t.Errorf("%s: exit %d, stderr %q; want 2 naming the file", args[0], code, stderr)
+		}
+	}
+}
+
+// A mistyped flag or command is one line on stderr, with the nearest one,
+// and exit 2; nothing on stdout. A mistyped flag used to print the
+// command's whole help on stdout, an unknown command the list of
+// commands. --help still prints the help.
+func TestMistypedFlagsAndCommands(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"render", "--budgte", "5"}, "render: unknown flag --budgte (did you mean --budget?); see contextasm render --help\n"},
+		{[]string{"validate", "-x"}, "validate: unknown flag -x; see contextasm validate --help\n"},
+		{[]string{"count", "--tokenzer", "f"}, "count: unknown flag --tokenzer (did you mean --tokenizer?); see contextasm count --help\n"},
+		{[]string{"diff", "a.json", "--fromat", "json"}, "diff: unknown flag --fromat (did you mean --format?); see contextasm diff --help\n"},
+		{[]string{"rendr"}, "contextasm: unknown command \"rendr\" (did you mean render?); see contextasm help\n"},
+		{[]string{"frobnicate"}, "contextasm: unknown command \"frobnicate\"; see contextasm help\n"},
+	} {
+		code, stdout, stderr := runCLI(t, tc.args...)
+		if code != exitUsage || stdout != "" || stderr != tc.want {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 2, nothing, %q", tc.args, code, stdout, stderr, tc.want)
+		}
+	}
+	code, stdout, _ := runCLI(t, "render", "--help")
+	if code != exitOK || !strings.HasPrefix(stdout, "Usage: contextasm render") || !strings.Contains(stdout, "-budget") {
+		t.Errorf("render --help: exit %d, stdout %q", code, stdout)
+	}
+}
+
+// Invalid inputs name the file (and the field), with exit 2: a tokenizer
+// file that is not one (it used to exit 1), an -o path in a directory that
+// does not exist (it used to name a temporary file), a --render file that
+// is not a dump (it used to say "view:").
+func TestInvalidInputsNamed(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "tok.json")
+	if err := os.WriteFile(bad, []byte(`{"added_tokens": []}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	notDump := filepath.Join(dir, "r.json")
+	if err := os.WriteFile(notDump, []byte(`{"text": "x"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "no", "such", "out.txt")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"count", "--tokenizer", bad, "testdata/demo.json"}, "hftok: " + bad + ": model: missing"},
+		{[]string{"render", "-t", mlTemplate, "-m", mlMemories, "--tokenizer", bad}, bad + ": model: missing"},
+		{[]string{"demo", "-o", missing}, "-o " + missing + ": the directory " + filepath.Dir(missing) + " does not exist\n"},
+		{[]string{"feedback", "--state", filepath.Join(dir, "s.json"), "--render", notDump, "--response", notDump}, "feedback: --render " + notDump + ": not a contextasm render dump"},
+	} {
+		code, _, stderr := runCLI(t, tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, ".tmp") {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+// A template file may name a tokenizer file only inside its directory: one
+// that names /etc/passwd, or ../ out of it, is refused (exit 2) without
+// the file being read; --tokenizer, the operator's own flag, takes any
+// path.
+func TestTemplateTokenizerConfined(t *testing.T) {
+	dir := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "secret.json")
+	if err := os.WriteFile(outside, []byte(`{"model": {"type": "BPE", "vocab": {}, "merges": []}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, enc := range []string{"/etc/passwd", outside, "../" + filepath.Base(filepath.Dir(outside)) + "/secret.json"} {
+		tpl := filepath.Join(dir, "t.json")
+		src := `{"budget": 100, "encoding": ` + strconv.Quote(enc) + `, "sections": [{"name": "s", "priority": 1, "memory_types": ["context"], "max_tokens": 50, "render": "{content}"}]}`
+		if err := os.WriteFile(tpl, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, stderr := runCLI(t, "validate", "-t", tpl)
+		if code != exitUsage || !strings.Contains(stderr, "only inside its own directory") || strings.Contains(stderr, "root:") {
+			t.Errorf("encoding %q: exit %d, stderr %q", enc, code, stderr)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/contextasm/contextasm/internal/atomicfile"
 )
@@ -58,9 +59,24 @@ func writeOutput(stdout io.Writer, name string, data []byte) error {
 func replaceFile(name string, data []byte, old fs.FileInfo) error {
 	// The umask applies to a new file, as for any program.
 	if err := atomicfile.Replace(name, data, atomicfile.Options{Perm: 0o644, Old: old}); err != nil {
-		return fmt.Errorf("-o: %w", err)
+		return outputError(name, err)
 	}
 	return nil
+}
+
+// outputError names the -o path in err, not the temporary file beside it
+// that the write went through: a missing directory is the directory the
+// user named.
+func outputError(name string, err error) error {
+	dir := filepath.Dir(name)
+	if _, serr := os.Stat(dir); errors.Is(serr, fs.ErrNotExist) {
+		return &withMessage{fmt.Sprintf("-o %s: the directory %s does not exist", name, dir), fs.ErrNotExist}
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("-o %s: %s: %w", name, pe.Op, pe.Err)
+	}
+	return fmt.Errorf("-o %s: %w", name, err)
 }
 
 // writeInPlace writes data into an existing file that is not regular, as

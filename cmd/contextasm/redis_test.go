@@ -16,8 +16,9 @@ import (
 
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/feedback"
-	"github.com/contextasm/contextasm/feedback/redisstore"
 	"github.com/contextasm/contextasm/internal/redistest"
+	"github.com/contextasm/contextasm/learned"
+	"github.com/contextasm/contextasm/learned/redisstore"
 	"github.com/contextasm/contextasm/outcome"
 )
 
@@ -77,7 +78,7 @@ func TestRedisUnreachable(t *testing.T) {
 	if code != exitOK || !strings.Contains(stderr, "not stored") {
 		t.Fatalf("render: exit %d, stderr %q; want 0 and a warning", code, stderr)
 	}
-	d, err := readDumpFile(out)
+	d, err := readDumpFile("test", out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +138,7 @@ func TestThreeCLIProcessesLoseNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	u, err := store.Changes(context.Background(), feedback.Version{}, "")
+	u, err := store.Changes(context.Background(), learned.Version{}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,9 +147,9 @@ func TestThreeCLIProcessesLoseNothing(t *testing.T) {
 	}
 	p := feedback.DefaultPolicy()
 	for _, id := range ids {
-		want := feedback.NewState()
+		want := learned.NewState()
 		for range processes {
-			want.Apply(&feedback.Batch{Trust: []feedback.TrustDelta{{ID: id, Base: trusts[id], Add: p.StartGain, Floor: p.Floor, Ceiling: p.Ceiling}}})
+			want.Apply(&learned.Batch{Trust: []learned.TrustDelta{{ID: id, Base: trusts[id], Add: p.StartGain, Floor: p.Floor, Ceiling: p.Ceiling}}})
 		}
 		if h := u.Full.Heat[id]; h.Refs != processes || h.StartRefs != processes {
 			t.Errorf("%s: %d citations stored, want %d", id, h.Refs, processes)

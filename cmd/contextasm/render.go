@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -16,7 +15,7 @@ import (
 	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
-	"github.com/contextasm/contextasm/feedback"
+	"github.com/contextasm/contextasm/learned"
 	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/template"
 )
@@ -33,6 +32,7 @@ type renderOptions struct {
 	tokenizer string
 	usage     string
 	fresh     bool
+	query     queryFlags
 	sources   sourceOptions
 }
 
@@ -43,6 +43,7 @@ func (o *renderOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.audit, "audit", "", "append the assembly's audit record to this JSONL file")
 	fs.StringVar(&o.state, "state", "", "learned state (trust, heat, conversations' decisions): a file, or redis://[user:pass@]host:port/db?prefix=NAME; read for ranking, updated with this render's heat and decisions")
 	fs.BoolVar(&o.fresh, "fresh", false, "decide from scratch, not following the previous render of this session, user and template (with --state)")
+	o.query.register(fs)
 	fs.StringVar(&o.format, "format", "text", "output format: text, json, report (why each block is in or out), html (the same as one page), or openai or anthropic (a chat API's request body)")
 	fs.StringVar(&o.output, "o", "", "write the output to this file instead of stdout")
 	fs.StringVar(&o.usage, "usage", "", "usage file (feedback --usage): what an approx: encoding learned from reported usage")
@@ -107,6 +108,9 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	req := o.request(in.tpl, now)
 	req.Format = chatFormat(o.format)
 	req.Fresh = o.fresh
+	if err := o.query.apply(&req, "render"); err != nil {
+		return err
+	}
 	res, err := assemble(ctx, cfg, in, req)
 	if err != nil {
 		return err
@@ -158,16 +162,14 @@ func loadInputs(tplPath string, memPaths []string, budget int) (*inputs, error) 
 		if all, err = (declare.Config{MaxBlocks: contextasm.DefaultMaxBlocks}).LoadFiles(memPaths...); err != nil {
 			errs = append(errs, err)
 		}
-		for _, p := range memPaths {
-			// The audit record names the version of each file: hashed as
-			// read right after loading it.
-			data, err := os.ReadFile(p)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			sum := sha256.Sum256(data)
-			files = append(files, outcome.Input{Name: "file:" + p, SHA256: hex.EncodeToString(sum[:])})
+		// The audit record names the version of each file: hashed as read
+		// right after loading it, streamed.
+		sums, err := hashFiles(memPaths)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		for i, sum := range sums {
+			files = append(files, outcome.Input{Name: "file:" + memPaths[i], SHA256: hex.EncodeToString(sum[:])})
 		}
 	}
 	if len(errs) > 0 {
@@ -204,7 +206,7 @@ func assemble(ctx context.Context, cfg contextasm.Config, in *inputs, req contex
 	// heat (a no-op without --state). A store out of reach does not stop
 	// the render: the result says state_unavailable.
 	if err := eng.Close(); err != nil {
-		if !errors.Is(err, feedback.ErrUnavailable) || in.warn == nil {
+		if !errors.Is(err, learned.ErrUnavailable) || in.warn == nil {
 			return nil, err
 		}
 		fmt.Fprintf(in.warn, "render: warning: this render's heat was not stored: %v\n", err)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/contextasm/contextasm/feedback"
 	"github.com/contextasm/contextasm/internal/redistest"
+	"github.com/contextasm/contextasm/learned"
 )
 
 // The serve command as processes of its own, against a real
@@ -211,14 +212,14 @@ func TestServeFleetLearnsTogether(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	want := feedback.TrustUnits(serveCites * feedback.DefaultPolicy().StartGain)
+	want := learned.TrustUnits(serveCites * feedback.DefaultPolicy().StartGain)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		trust := storedTrust(t, spec)
 		var wrong []string
 		for i := range serveBlocks {
 			id := fmt.Sprintf("b-%02d", i)
-			if got := feedback.TrustUnits(trust[id]); got != want {
+			if got := learned.TrustUnits(trust[id]); got != want {
 				wrong = append(wrong, fmt.Sprintf("%s: %v", id, trust[id]))
 			}
 		}
@@ -226,7 +227,7 @@ func TestServeFleetLearnsTogether(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("trust in Redis, want %v for every block (%d citations of %v): %v", feedback.TrustFromUnits(want), serveCites,
+			t.Fatalf("trust in Redis, want %v for every block (%d citations of %v): %v", learned.TrustFromUnits(want), serveCites,
 				feedback.DefaultPolicy().StartGain, wrong)
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -237,7 +238,7 @@ func TestServeFleetLearnsTogether(t *testing.T) {
 		deadline := time.Now().Add(10 * time.Second)
 		for {
 			_, a := s.call(t, "POST", "/v1/assemble", map[string]any{"template": "facts", "now": "2026-11-30T09:00:00Z", "dump": true})
-			if learned(a) == serveBlocks {
+			if taught(a) == serveBlocks {
 				break
 			}
 			if time.Now().After(deadline) {
@@ -249,9 +250,9 @@ func TestServeFleetLearnsTogether(t *testing.T) {
 	}
 }
 
-// learned counts the blocks of an assemble reply's dump ranked with the
+// taught counts the blocks of an assemble reply's dump ranked with the
 // trust the tests' citations teach.
-func learned(reply map[string]any) int {
+func taught(reply map[string]any) int {
 	n := 0
 	dump, _ := reply["dump"].(map[string]any)
 	sections, _ := dump["sections"].([]any)
@@ -316,9 +317,9 @@ func TestServeRestartLosesNothing(t *testing.T) {
 	rds.Restart()
 	total := 0
 	trust := storedTrust(t, spec)
-	gain := feedback.TrustUnits(feedback.DefaultPolicy().StartGain)
+	gain := learned.TrustUnits(feedback.DefaultPolicy().StartGain)
 	for id, n := range tried {
-		got := feedback.TrustUnits(trust[id])
+		got := learned.TrustUnits(trust[id])
 		if got < int64(acked[id])*gain || got > int64(n)*gain || got%gain != 0 {
 			t.Errorf("%s: trust %v; %d citation(s) acknowledged, %d tried: want a whole number of gains between", id, trust[id], acked[id], n)
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -48,4 +49,45 @@ func TestSplitCommand(t *testing.T) {
 			t.Errorf("splitCommand(%q) error = %v, want one saying %q", in, err, want)
 		}
 	}
+}
+
+// quoteWords quotes each word in single quotes (a quote in it closes them,
+// is escaped and opens them again) and joins
+// them with spaces: a line splitCommand must split back into the words.
+func quoteWords(words []string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
+}
+
+// FuzzSplitCommand holds the --mcp command lexer to its contract on any
+// line: it never panics; it gives words or an error naming the line (or
+// the empty command); and the words it gives, quoted again, split back
+// into the same words.
+func FuzzSplitCommand(f *testing.F) {
+	for _, s := range []string{
+		"npx -y @modelcontextprotocol/server-everything", `python3 "my server.py" --flag='a b'`, `a\ b c\\d`, "x \\\ny",
+		`"a\"b" 'c'"d"`, `echo $HOME`, `a | b`, `"unterminated`, `'unterminated`, `trailing\`, "", "   ", `"$x"`, "tab\tsep\nline",
+		`'it'\''s'`, `"\$\` + "`" + `"`, "ünï cödé 中文",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		words, err := splitCommand(line)
+		if err != nil {
+			if msg := err.Error(); msg != "empty command" && !strings.HasPrefix(msg, strconv.Quote(line)+": ") {
+				t.Fatalf("error %q does not name the line", msg)
+			}
+			return
+		}
+		if len(words) == 0 {
+			t.Fatal("no words and no error")
+		}
+		again, err := splitCommand(quoteWords(words))
+		if err != nil || !slices.Equal(again, words) {
+			t.Fatalf("%q: words %q quoted split as %q, %v", line, words, again, err)
+		}
+	})
 }

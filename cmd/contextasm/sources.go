@@ -27,7 +27,7 @@ const defaultSourceTimeout = 5 * time.Second
 type sourceOptions struct {
 	mcp, mcpURL, files stringsFlag
 	timeout            time.Duration
-	stderr             io.Writer // where unavailable sources are reported
+	stderr             io.Writer // where unavailable sources and cuts are reported
 }
 
 func (s *sourceOptions) register(fs *flag.FlagSet) {
@@ -89,8 +89,9 @@ func (s *sourceOptions) config() (mcpsource.Config, error) {
 
 // start starts collecting into eng and waits, at most the source timeout,
 // for every source's first sync. Sources that failed or are not done are
-// reported on stderr (and, as source_unavailable events, in the result);
-// rendering goes on without them. stop closes every source.
+// reported on stderr (and, as source_unavailable events, in the result),
+// and so is what a bound cut (MaxResources, MaxContentBytes, …: events
+// too); rendering goes on without them. stop closes every source.
 func (s *sourceOptions) start(ctx context.Context, sink mcpsource.Sink) (stop func(), err error) {
 	cfg, err := s.config()
 	if err != nil {
@@ -116,6 +117,9 @@ func (s *sourceOptions) start(ctx context.Context, sink mcpsource.Sink) (stop fu
 			fmt.Fprintf(s.stderr, "source %s unavailable: no answer within %v\n", st.Source, s.timeout)
 		case st.State != mcpsource.Ready:
 			fmt.Fprintf(s.stderr, "source %s unavailable: %v\n", st.Source, st.Err)
+		}
+		for _, cut := range st.Cuts { // nothing a bound cuts goes unsaid
+			fmt.Fprintf(s.stderr, "source %s: %s\n", st.Source, cut)
 		}
 	}
 	return func() { col.Close() }, nil

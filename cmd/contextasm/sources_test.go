@@ -200,3 +200,26 @@ func TestBenchWithSources(t *testing.T) {
 		t.Errorf("blocks %d (want 3), stderr %q", r.Blocks, stderr)
 	}
 }
+
+// What a source's bounds cut is said on stderr and in the dump's events:
+// a listing past MaxResources (1,000 for the command line), a resource
+// over MaxContentBytes (1 MiB). It used to be cut in silence: the command
+// line passed the collector no logger.
+func TestRenderSaysWhatBoundsCut(t *testing.T) {
+	bin := buildTestServer(t)
+	d, stderr, took := renderSources(t, "--source-timeout", "60s",
+		"--mcp", "many='"+bin+"' -name many -resources 1001",
+		"--mcp", "big='"+bin+"' -name big -resources 2 -pad 1100000")
+	t.Logf("render took %v", took) // measured, not asserted
+	if !d.has("mcp:many", "source_cut") || !d.has("mcp:big:test://big/doc/1", "source_unavailable") {
+		t.Errorf("events %+v", d.Events)
+	}
+	for _, want := range []string{
+		"source mcp:many: resources/list holds more than MaxResources (1000) resources",
+		"source mcp:big: mcp:big:test://big/doc/1: content over MaxContentBytes (1048576 bytes): not collected",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+}

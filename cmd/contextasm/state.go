@@ -11,9 +11,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/contextasm/contextasm/contextasm"
-	"github.com/contextasm/contextasm/feedback"
-	"github.com/contextasm/contextasm/feedback/redisstore"
+	"github.com/contextasm/contextasm/learned"
+	"github.com/contextasm/contextasm/learned/redisstore"
 )
 
 // stateTimeout bounds each call of a command to its learned-state store.
@@ -21,12 +20,12 @@ const stateTimeout = 2 * time.Second
 
 // stateStore is a store named by --state.
 type stateStore interface {
-	contextasm.StateStore
+	learned.Store
 	Close() error
 }
 
-// fileStore is a feedback.FileStore with nothing to close.
-type fileStore struct{ *feedback.FileStore }
+// fileStore is a learned.FileStore with nothing to close.
+type fileStore struct{ *learned.FileStore }
 
 func (fileStore) Close() error { return nil }
 
@@ -39,7 +38,7 @@ func openState(spec string) (stateStore, error) {
 		redis.SetLogger(quietLog{})
 		return redisstore.Open(spec)
 	}
-	return fileStore{feedback.NewFileStore(spec)}, nil
+	return fileStore{learned.NewFileStore(spec)}, nil
 }
 
 // quietLog drops the Redis client's log lines.
@@ -48,22 +47,22 @@ type quietLog struct{}
 func (quietLog) Printf(context.Context, string, ...any) {}
 
 // loadState reads the whole learned state. A store out of reach is an
-// empty state and the error, wrapping feedback.ErrUnavailable.
-func loadState(ctx context.Context, store stateStore) (*feedback.State, error) {
+// empty state and the error, wrapping learned.ErrUnavailable.
+func loadState(ctx context.Context, store stateStore) (*learned.State, error) {
 	ctx, cancel := context.WithTimeout(ctx, stateTimeout)
 	defer cancel()
-	u, err := store.Changes(ctx, feedback.Version{}, "")
+	u, err := store.Changes(ctx, learned.Version{}, "")
 	if err != nil {
-		return feedback.NewState(), err
+		return learned.NewState(), err
 	}
 	if u.Full == nil {
-		return feedback.NewState(), nil
+		return learned.NewState(), nil
 	}
 	return u.Full, nil
 }
 
 // storeBatch applies b as a one-shot writer of its own.
-func storeBatch(ctx context.Context, store stateStore, b *feedback.Batch) error {
+func storeBatch(ctx context.Context, store stateStore, b *learned.Batch) error {
 	if b.Len() == 0 {
 		return nil
 	}
@@ -78,7 +77,7 @@ func storeBatch(ctx context.Context, store stateStore, b *feedback.Batch) error 
 
 // notStored says that the deltas of a command were not stored.
 func notStored(cmd string, n int, err error) error {
-	if errors.Is(err, feedback.ErrUnavailable) {
+	if errors.Is(err, learned.ErrUnavailable) {
 		return fmt.Errorf("%s: the learned state is out of reach: %d delta(s) NOT stored: %w", cmd, n, err)
 	}
 	return fmt.Errorf("%s: %d delta(s) NOT stored: %w", cmd, n, err)

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/contextasm/contextasm/feedback"
+	"github.com/contextasm/contextasm/learned"
 )
 
 // TestMain lets a test run the CLI as a process of its own: the test
@@ -69,7 +69,7 @@ func TestConcurrentFeedbackProcesses(t *testing.T) {
 	runProcesses(t, n, func(int) []string {
 		return []string{"feedback", "--state", state, "--render", dump, "--response", "testdata/feedback/response.txt"}
 	})
-	st, err := feedback.NewFileStore(state).Load()
+	st, err := learned.NewFileStore(state).Load()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -158,7 +158,7 @@ func TestDiffUsage(t *testing.T) {
 		{[]string{"diff", "testdata/demo.json", tpl}, "missing protocol_version, fingerprint"},
 		{[]string{"diff", "testdata/demo.json", twice}, "more data after the JSON object"},
 		{[]string{"diff", "--format", "yaml", "testdata/demo.json", "testdata/demo.json"}, "--format must be text or json"},
-		{[]string{"diff", "testdata/demo.json", "testdata/demo.json", "--bogus"}, "flag provided but not defined"},
+		{[]string{"diff", "testdata/demo.json", "testdata/demo.json", "--bogus"}, "diff: unknown flag --bogus; see contextasm diff --help"},
 	}
 	for _, tt := range tests {
 		code, _, stderr := runCLI(t, tt.args...)
@@ -193,4 +193,35 @@ func mustRead(t *testing.T, name string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// view shows a saved dump as render would have: the same report, the
+// same page.
+func TestViewCommand(t *testing.T) {
+	dir := t.TempDir()
+	dump := filepath.Join(dir, "d.json")
+	if code, _, stderr := runCLI(t, "demo", "--format", "json", "-o", dump); code != 0 {
+		t.Fatalf("demo: exit %d: %s", code, stderr)
+	}
+	for _, format := range []string{"report", "html"} {
+		_, want, _ := runCLI(t, "demo", "--format", format)
+		code, got, stderr := runCLI(t, "view", dump, "--format", format)
+		if code != 0 || got != want {
+			t.Errorf("view --format %s: exit %d (%s), and the output differs from demo's: %t", format, code, stderr, got != want)
+		}
+	}
+	if code, got, _ := runCLI(t, "view", dump); code != 0 || !strings.HasPrefix(got, "contextasm report") {
+		t.Errorf("view without --format: exit %d, %.40q", code, got)
+	}
+	page := filepath.Join(dir, "p.html")
+	if code, _, _ := runCLI(t, "view", "--format", "html", "-o", page, dump); code != 0 {
+		t.Errorf("view -o: exit %d", code)
+	} else if data, err := os.ReadFile(page); err != nil || !strings.Contains(string(data), "<html") {
+		t.Errorf("view -o wrote %d bytes (%v)", len(data), err)
+	}
+	for _, args := range [][]string{{"view"}, {"view", dump, dump}, {"view", dump, "--format", "json"}, {"view", filepath.Join(dir, "none.json")}, {"view", "testdata/multilingual/template.json"}} {
+		if code, _, stderr := runCLI(t, args...); code != exitUsage || stderr == "" {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and a message", args, code, stderr)
+		}
+	}
 }

@@ -84,6 +84,12 @@ type SourceStatus struct {
 	Err error
 	// Protocol is the MCP protocol revision negotiated ("" for files).
 	Protocol string
+	// Cuts says what the source's last sync or scan left out at a bound,
+	// one line each: "BLOCK: what" for a block, "what" for the source's
+	// listing; each names the bound and has an event (source_unavailable
+	// for a block, source_cut for a listing). The command line prints them
+	// on stderr.
+	Cuts []string
 }
 
 // Collector runs sources and feeds what they collect into a Sink. Each
@@ -227,6 +233,7 @@ func (st *status) report(log *slog.Logger, state State, err error, protocol stri
 		st.s.Protocol = protocol
 	}
 	st.s.Blocks = len(st.led.declared)
+	st.s.Cuts = st.led.cutLines()
 }
 
 // ledger is one source's account of what it has handed to the Sink: the
@@ -243,6 +250,7 @@ type ledger struct {
 	size     map[string]int       // content bytes of each block declared or staged
 	total    int                  // their sum
 	problems map[string]outcome.Reason
+	cuts     map[string]string // of the problems, those at a bound: what was cut
 	down     bool
 
 	stage  map[string]declare.Declaration
@@ -261,7 +269,7 @@ func newLedger(sink Sink, key string, keepFor time.Duration) *ledger {
 	rec, _ := sink.(InputRecorder)
 	return &ledger{sink: sink, key: key, keepFor: keepFor, down: true,
 		declared: make(map[string]declare.Declaration), goodAt: make(map[string]time.Time),
-		problems: make(map[string]outcome.Reason), size: make(map[string]int),
+		problems: make(map[string]outcome.Reason), cuts: make(map[string]string), size: make(map[string]int),
 		stage: make(map[string]declare.Declaration), forget: make(map[string]bool),
 		rec: rec, hashes: make(map[string][sha256.Size]byte)}
 }
@@ -352,11 +360,42 @@ func (l *ledger) ids() []string {
 }
 
 func (l *ledger) problem(id string, r outcome.Reason) {
+	delete(l.cuts, id)
 	if r == "" {
 		delete(l.problems, id)
 		return
 	}
 	l.problems[id] = r
+}
+
+// cut records a problem of block (or source) id at a bound, and what the
+// bound left out.
+func (l *ledger) cut(id string, r outcome.Reason, what string) {
+	l.problem(id, r)
+	l.cuts[id] = what
+}
+
+// clearProblems forgets every problem (a scan reports them all anew).
+func (l *ledger) clearProblems() {
+	clear(l.problems)
+	clear(l.cuts)
+}
+
+// cutLines returns the cuts as lines, sorted: "what" for the source's
+// own, "id: what" for a block's.
+func (l *ledger) cutLines() []string {
+	if len(l.cuts) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(l.cuts))
+	for _, id := range slices.Sorted(maps.Keys(l.cuts)) {
+		if id == l.key {
+			out = append(out, l.cuts[id])
+		} else {
+			out = append(out, id+": "+l.cuts[id])
+		}
+	}
+	return out
 }
 
 // flush hands the staged changes to the Sink and publishes the events. A

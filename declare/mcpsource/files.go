@@ -183,15 +183,23 @@ func (r *Root) readFile(root *os.Root, rel string) (declare.Declaration, error) 
 // order, up to MaxFiles files and MaxSourceBytes of content. It returns
 // their blocks and the events of the files it could not take: outside_root
 // (a symlink leading out of the root), binary, source_unavailable (too
-// large, past MaxSourceBytes, unreadable). Names starting
+// large, past MaxSourceBytes, unreadable); and, when it stopped at
+// MaxFiles, a source_cut event for the root ("file:NAME"). Names starting
 // with "." (hidden files and directories) are skipped, and so are empty
 // files, non-regular files, and symlinks to directories inside the root
 // (their files are read under their own path; following them could loop).
 // The error is for the root itself (a missing directory).
 func (r *Root) Scan() ([]declare.Declaration, []outcome.Event, error) {
+	decls, events, _, err := r.scan()
+	return decls, events, err
+}
+
+// scan is Scan, and says what each bound left out, by request_id (or the
+// source's key for MaxFiles).
+func (r *Root) scan() ([]declare.Declaration, []outcome.Event, map[string]string, error) {
 	root, err := os.OpenRoot(r.dir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("mcpsource: file root %s: %w", r.cfg.Name, err)
+		return nil, nil, nil, fmt.Errorf("mcpsource: file root %s: %w", r.cfg.Name, err)
 	}
 	defer root.Close()
 	var (
@@ -199,6 +207,7 @@ func (r *Root) Scan() ([]declare.Declaration, []outcome.Event, error) {
 		events []outcome.Event
 		files  int
 		held   int // content bytes in decls
+		cuts   = make(map[string]string)
 	)
 	event := func(rel string, reason outcome.Reason) {
 		events = append(events, outcome.Event{Kind: outcome.KindSource, RequestID: FileRequestID(r.cfg.Name, rel), Reason: reason})
@@ -233,6 +242,9 @@ func (r *Root) Scan() ([]declare.Declaration, []outcome.Event, error) {
 			return nil
 		}
 		if files == r.cfg.MaxFiles {
+			key := "file:" + r.cfg.Name
+			events = append(events, outcome.Event{Kind: outcome.KindSource, RequestID: key, Reason: outcome.ReasonSourceCut})
+			cuts[key] = fmt.Sprintf("more than MaxFiles (%d) files: the scan stops there, files past it are not collected", r.cfg.MaxFiles)
 			return fs.SkipAll
 		}
 		files++
@@ -240,6 +252,7 @@ func (r *Root) Scan() ([]declare.Declaration, []outcome.Event, error) {
 		switch {
 		case err == nil && held+len(d.Content) > r.cfg.MaxSourceBytes:
 			event(rel, outcome.ReasonSourceUnavailable) // the root holds its MaxSourceBytes already
+			cuts[FileRequestID(r.cfg.Name, rel)] = fmt.Sprintf("content of %d bytes would take the root past MaxSourceBytes (%d): not collected", len(d.Content), r.cfg.MaxSourceBytes)
 		case err == nil:
 			decls = append(decls, d)
 			held += len(d.Content)
@@ -248,15 +261,18 @@ func (r *Root) Scan() ([]declare.Declaration, []outcome.Event, error) {
 			event(rel, outcome.ReasonOutsideRoot)
 		case errors.Is(err, ErrBinary):
 			event(rel, outcome.ReasonBinary)
+		case errors.Is(err, ErrTooLarge):
+			event(rel, outcome.ReasonSourceUnavailable)
+			cuts[FileRequestID(r.cfg.Name, rel)] = fmt.Sprintf("over MaxContentBytes (%d bytes): not collected", r.cfg.MaxContentBytes)
 		default:
 			event(rel, outcome.ReasonSourceUnavailable)
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("mcpsource: file root %s: %w", r.cfg.Name, err)
+		return nil, nil, nil, fmt.Errorf("mcpsource: file root %s: %w", r.cfg.Name, err)
 	}
-	return decls, events, nil
+	return decls, events, cuts, nil
 }
 
 // filesSource is a Files source: it scans its root now and every
@@ -270,7 +286,7 @@ type filesSource struct {
 func (s *filesSource) run(ctx context.Context) {
 	led := s.st.led
 	for {
-		decls, events, err := s.root.Scan()
+		decls, events, cuts, err := s.root.scan()
 		if err != nil {
 			s.log.Warn("file root unavailable", "error", err)
 			s.st.report(s.log, Unavailable, err, "")
@@ -286,9 +302,13 @@ func (s *filesSource) run(ctx context.Context) {
 					led.drop(id)
 				}
 			}
-			clear(led.problems)
+			led.clearProblems()
 			for _, e := range events {
-				led.problem(e.RequestID, e.Reason)
+				if what, ok := cuts[e.RequestID]; ok {
+					led.cut(e.RequestID, e.Reason, what)
+				} else {
+					led.problem(e.RequestID, e.Reason)
+				}
 			}
 			s.st.report(s.log, Ready, nil, "")
 		}

@@ -90,7 +90,7 @@ func (l *logBuffer) String() string {
 // MaxResponseBytes: the process does not read the body (the server cannot
 // write most of it), the error names the limit, the resource keeps its
 // last good content, and the other resources carry on. Before, the SDK
-// read every byte (6 GB held in the case).
+// read every byte (a case that held 6 GB).
 func TestHTTPResponseTooLarge(t *testing.T) {
 	const (
 		limit = 256 << 10
@@ -252,7 +252,7 @@ func TestFilesMaxSourceBytes(t *testing.T) {
 
 // A flood of resources/updated notifications with unique URIs, arriving
 // while the collector is busy, is coalesced into one full re-read instead
-// of growing a set of every URI (793 MB in 5 s in the case).
+// of growing a set of every URI (793 MB in 5 s, before the bound).
 func TestNotificationFlood(t *testing.T) {
 	const (
 		floodN   = 20000

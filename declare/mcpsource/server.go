@@ -194,8 +194,9 @@ func (m *mcpSource) transport() (mcp.Transport, *exec.Cmd, *tailBuffer, error) {
 		t, err := s.Transport()
 		return t, nil, nil, err
 	case s.URL != "":
-		// Never wrapped in mcp.LoggingTransport: that stops the
-		// notification stream from opening (MCP.md bite #4).
+		// Never wrapped in mcp.LoggingTransport: with the SDK's logging
+		// transport around it, the standalone notification stream never
+		// opens.
 		return &mcp.StreamableClientTransport{Endpoint: s.URL, MaxEventSize: s.MaxResponseBytes,
 			HTTPClient: limitClient(s.HTTPClient, int64(s.MaxResponseBytes), &m.trips)}, nil, nil, nil
 	}
@@ -221,9 +222,14 @@ func (m *mcpSource) sync(ctx context.Context, cs *mcp.ClientSession, readAll boo
 		}
 		return nil
 	}
-	listed, err := m.list(ctx, cs)
+	listed, cut, err := m.list(ctx, cs)
 	if err != nil {
 		return err
+	}
+	if cut != "" {
+		led.cut(m.st.key, outcome.ReasonSourceCut, cut)
+	} else {
+		led.problem(m.st.key, "")
 	}
 	keep := make(map[string]bool, len(listed))
 	for _, r := range listed {
@@ -267,8 +273,8 @@ func (m *mcpSource) sync(ctx context.Context, cs *mcp.ClientSession, readAll boo
 
 // list reads every page of resources/list, up to MaxPages pages and
 // MaxResources resources. Resources without a URI, and repeats (by
-// request_id), are skipped.
-func (m *mcpSource) list(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Resource, error) {
+// request_id), are skipped. cut says what a bound left out, if any.
+func (m *mcpSource) list(ctx context.Context, cs *mcp.ClientSession) (_ []*mcp.Resource, cut string, _ error) {
 	var out []*mcp.Resource
 	seen := make(map[string]bool)
 	cursors := make(map[string]bool)
@@ -280,9 +286,9 @@ func (m *mcpSource) list(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Res
 		cancel()
 		if err != nil {
 			if m.trips.Load() != trips || frameTooLarge(err) {
-				return nil, fmt.Errorf("resources/list: %w (%d bytes): %w", errResponseTooLarge, m.cfg.MaxResponseBytes, err)
+				return nil, "", fmt.Errorf("resources/list: %w (%d bytes): %w", errResponseTooLarge, m.cfg.MaxResponseBytes, err)
 			}
-			return nil, fmt.Errorf("resources/list: %w", err)
+			return nil, "", fmt.Errorf("resources/list: %w", err)
 		}
 		for _, r := range res.Resources {
 			if r == nil || r.URI == "" {
@@ -295,7 +301,7 @@ func (m *mcpSource) list(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Res
 			seen[id] = true
 			if len(out) == m.cfg.MaxResources {
 				m.log.Warn("resource list cut", "max_resources", m.cfg.MaxResources)
-				return out, nil
+				return out, fmt.Sprintf("resources/list holds more than MaxResources (%d) resources: those past it are not collected", m.cfg.MaxResources), nil
 			}
 			out = append(out, r)
 		}
@@ -304,13 +310,13 @@ func (m *mcpSource) list(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Res
 		next := res.NextCursor
 		switch {
 		case next == "":
-			return out, nil
+			return out, "", nil
 		case cursors[next]:
 			m.log.Warn("resource list cursor repeats; list ends here", "pages", page)
-			return out, nil
+			return out, fmt.Sprintf("resources/list repeated a cursor after %d pages: the list ends there, resources past it are not collected", page), nil
 		case page == m.cfg.MaxPages:
 			m.log.Warn("resource list cut", "max_pages", m.cfg.MaxPages)
-			return out, nil
+			return out, fmt.Sprintf("resources/list has more than MaxPages (%d) pages: resources past them are not collected", m.cfg.MaxPages), nil
 		}
 		cursors[next] = true
 		params = &mcp.ListResourcesParams{Cursor: next}
@@ -323,8 +329,10 @@ func (m *mcpSource) list(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Res
 // Under 2025-11-25 the subscription is registered when Subscribe returns,
 // so the read that follows it (sync always reads a resource after
 // subscribing to it) sees every change that is not notified. Under
-// 2026-07-28 Subscribe returns before the server registers it (MCP.md
-// bite #1): the server's acknowledgement queues a re-read (ackMiddleware).
+// 2026-07-28 Subscribe returns before the server registers it (the
+// subscription is registered when the server acknowledges it on the
+// subscriptions/listen stream): the acknowledgement queues a re-read
+// (ackMiddleware).
 func (m *mcpSource) subscribeTo(ctx context.Context, cs *mcp.ClientSession, e *entry) error {
 	rctx, cancel := bound(ctx, m.cfg.RequestTimeout, m.raw)
 	err := cs.Subscribe(rctx, &mcp.SubscribeParams{URI: e.res.URI})
@@ -357,7 +365,7 @@ func (m *mcpSource) read(ctx context.Context, cs *mcp.ClientSession, e *entry) e
 		m.log.Warn("response too large", "uri", e.res.URI, "max_response_bytes", m.cfg.MaxResponseBytes)
 		e.tooLarge = true
 		led.hold(e.id)
-		led.problem(e.id, outcome.ReasonSourceUnavailable)
+		led.cut(e.id, outcome.ReasonSourceUnavailable, fmt.Sprintf("the response to resources/read is over MaxResponseBytes (%d bytes): not read; the last good content is kept", m.cfg.MaxResponseBytes))
 		return fmt.Errorf("resources/read %s: %w (%d bytes)", e.res.URI, errResponseTooLarge, m.cfg.MaxResponseBytes)
 	}
 	if err != nil {
@@ -380,7 +388,7 @@ func (m *mcpSource) read(ctx context.Context, cs *mcp.ClientSession, e *entry) e
 		m.log.Warn("source over its byte bound; block not updated", "uri", e.res.URI,
 			"bytes", len(d.Content), "max_source_bytes", m.cfg.MaxSourceBytes)
 		led.hold(e.id)
-		led.problem(e.id, outcome.ReasonSourceUnavailable)
+		led.cut(e.id, outcome.ReasonSourceUnavailable, fmt.Sprintf("content of %d bytes would take the source past MaxSourceBytes (%d): not updated; the last good content is kept", len(d.Content), m.cfg.MaxSourceBytes))
 	case err == nil:
 		led.put(d, time.Now())
 		if blobs > 0 {
@@ -395,7 +403,11 @@ func (m *mcpSource) read(ctx context.Context, cs *mcp.ClientSession, e *entry) e
 		m.log.Info("read returned empty contents", "uri", e.res.URI)
 		led.hold(e.id)
 		led.problem(e.id, outcome.ReasonSourceUnavailable)
-	default: // too large, or not a valid block
+	case errors.Is(err, ErrTooLarge):
+		m.log.Warn("resource not declared", "uri", e.res.URI, "error", err)
+		led.drop(e.id)
+		led.cut(e.id, outcome.ReasonSourceUnavailable, fmt.Sprintf("content over MaxContentBytes (%d bytes): not collected", m.cfg.MaxContentBytes))
+	default: // not a valid block
 		m.log.Info("resource not declared", "uri", e.res.URI, "error", err)
 		led.drop(e.id)
 		led.problem(e.id, outcome.ReasonSourceUnavailable)

@@ -28,82 +28,19 @@ func candidateReason(r outcome.Reason) bool {
 // border between blocks the previous decision wrote and blocks it did
 // not (each batch a section sheds is a run of its own). Runs are found
 // from the newest block back, until they hold the section's max_tokens;
-// a group's members are never split between runs. A summary left out
-// whose turns are all here is not offered (its turns are), one naming a
-// turn that is not here is (it is all there is of it).
+// a group's members are never split between runs. A block an eligible
+// summary names is never offered (the host summarised it already); that
+// summary is, when it was left out for room.
 func (a *Assembler) summarizeCandidates(tpl *template.Template, blocks []*Block, out *Output, c truncate.Counter) {
-	for si := range a.cands {
+	for si := range a.secs {
 		sec := tpl.Section(si)
-		var hist []int
-		for i := range a.cands[si] {
-			if blocks[a.cands[si][i].Index].Type == declare.History {
-				hist = append(hist, i)
-			}
-		}
+		hist := a.historyInTime(si, blocks)
 		if len(hist) == 0 {
 			continue
 		}
-		cands := a.cands[si]
-		// Sorted by time, then declaration, then id: each candidate's
-		// place looked up once, not at every comparison.
-		keys := slices.Grow(a.histKeys[:0], len(hist))
-		for _, i := range hist {
-			t, seq := a.placeOf(&cands[i], blocks[cands[i].Index])
-			keys = append(keys, histKey{t, seq, cands[i].ID, i})
-		}
-		slices.SortFunc(keys, func(x, y histKey) int {
-			if c := x.t.Compare(y.t); c != 0 {
-				return c
-			}
-			if c := cmp.Compare(x.seq, y.seq); c != 0 {
-				return c
-			}
-			return strings.Compare(x.id, y.id) // cmp.Or would compare the ids every time
-		})
-		for k := range keys {
-			hist[k] = keys[k].i
-		}
-		clear(keys)
-		a.histKeys = keys[:0]
-		type run struct {
-			at     []int // positions in hist
-			tokens int
-			inc    bool
-		}
-		var runs []run
-		open, total := false, 0
-		for k := len(hist) - 1; k >= 0 && total < sec.MaxTokens(); k-- {
-			cd := &cands[hist[k]]
-			if cd.summary && !cd.inText() && a.deg.repls[cd.repl-1].complete {
-				continue // a summary not used: its turns speak for themselves
-			}
-			if cd.inText() || !candidateReason(cd.reason) {
-				open = false // in the text, stood for by a summary, or not left out for room
-				continue
-			}
-			if open && runs[len(runs)-1].inc != cd.inc {
-				open = false
-			}
-			if !open {
-				runs = append(runs, run{inc: cd.inc})
-				open = true
-			}
-			n := a.wholeTokens(sec, blocks[cd.Index], cd, c)
-			total += n
-			runs[len(runs)-1].tokens += n
-			runs[len(runs)-1].at = append(runs[len(runs)-1].at, k)
-		}
-		// A group's members are never split: runs sharing a unit merge.
-		for x := 0; x < len(runs); x++ {
-			for y := x + 1; y < len(runs); y++ {
-				if sharesUnit(cands, hist, runs[x].at, runs[y].at) {
-					runs[x].at = append(runs[x].at, runs[y].at...)
-					runs[x].tokens += runs[y].tokens
-					runs = slices.Delete(runs, y, y+1)
-					y = x
-				}
-			}
-		}
+		runs := a.dropRuns(sec, hist, blocks, c)
+		cands := a.secs[si].cands
+		runs = mergeUnitRuns(cands, hist, runs)
 		slices.Reverse(runs)
 		for _, r := range runs {
 			slices.Sort(r.at)
@@ -121,6 +58,98 @@ func (a *Assembler) summarizeCandidates(tpl *template.Template, blocks []*Block,
 			out.SummarizeCandidates = append(out.SummarizeCandidates, sc)
 		}
 	}
+}
+
+// historyInTime returns the positions of section si's history candidates
+// in time order (placeOf), then declaration, then request_id.
+func (a *Assembler) historyInTime(si int, blocks []*Block) []int {
+	cands := a.secs[si].cands
+	var hist []int
+	for i := range cands {
+		if blocks[cands[i].Index].Type == declare.History {
+			hist = append(hist, i)
+		}
+	}
+	if len(hist) == 0 {
+		return nil
+	}
+	// Each candidate's place looked up once, not at every comparison.
+	keys := slices.Grow(a.histKeys[:0], len(hist))
+	for _, i := range hist {
+		t, seq := a.placeOf(&cands[i], blocks[cands[i].Index])
+		keys = append(keys, histKey{t, seq, cands[i].ID, i})
+	}
+	slices.SortFunc(keys, func(x, y histKey) int {
+		if c := x.t.Compare(y.t); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(x.seq, y.seq); c != 0 {
+			return c
+		}
+		return strings.Compare(x.id, y.id) // cmp.Or would compare the ids every time
+	})
+	for k := range keys {
+		hist[k] = keys[k].i
+	}
+	clear(keys)
+	a.histKeys = keys[:0]
+	return hist
+}
+
+// dropRun is a run of history dropped for room: positions in hist, their
+// tokens, and whether the previous decision wrote them.
+type dropRun struct {
+	at     []int
+	tokens int
+	inc    bool
+}
+
+// dropRuns finds the runs of history dropped for room, from the newest
+// block back, until they hold the section's max_tokens. A block in the
+// text ends a run, and so does the border between blocks the previous
+// decision wrote and blocks it did not.
+func (a *Assembler) dropRuns(sec *template.Section, hist []int, blocks []*Block, c truncate.Counter) []dropRun {
+	cands := a.secs[sec.Index()].cands
+	var runs []dropRun
+	open, total := false, 0
+	for k := len(hist) - 1; k >= 0 && total < sec.MaxTokens(); k-- {
+		cd := &cands[hist[k]]
+		if a.deg.summarised[cd.ID] && !cd.inText() {
+			continue // a summary stands for it already: offered is the summary, if anything
+		}
+		if cd.inText() || !candidateReason(cd.reason) {
+			open = false // in the text, stood for by a summary, or not left out for room
+			continue
+		}
+		if open && runs[len(runs)-1].inc != cd.inc {
+			open = false
+		}
+		if !open {
+			runs = append(runs, dropRun{inc: cd.inc})
+			open = true
+		}
+		n := a.wholeTokens(sec, blocks[cd.Index], cd, c)
+		total += n
+		runs[len(runs)-1].tokens += n
+		runs[len(runs)-1].at = append(runs[len(runs)-1].at, k)
+	}
+	return runs
+}
+
+// mergeUnitRuns merges the runs that share a unit: a group's members are
+// never split between runs.
+func mergeUnitRuns(cands []candidate, hist []int, runs []dropRun) []dropRun {
+	for x := 0; x < len(runs); x++ {
+		for y := x + 1; y < len(runs); y++ {
+			if sharesUnit(cands, hist, runs[x].at, runs[y].at) {
+				runs[x].at = append(runs[x].at, runs[y].at...)
+				runs[x].tokens += runs[y].tokens
+				runs = slices.Delete(runs, y, y+1)
+				y = x
+			}
+		}
+	}
+	return runs
 }
 
 // wholeTokens returns cd's count written whole (not as a variant or

@@ -124,18 +124,18 @@ type msgRef struct{ si, j int32 }
 // makes its call, in the order of its calls.
 func (a *Assembler) messageOrder(blocks []*Block) []msgRef {
 	var refs []msgRef
-	for si := range a.cands {
-		for j := range a.cands[si] {
-			if cd := &a.cands[si][j]; cd.msg && cd.inText() {
+	for si := range a.secs {
+		for j := range a.secs[si].cands {
+			if cd := &a.secs[si].cands[j]; cd.msg && cd.inText() {
 				refs = append(refs, msgRef{int32(si), int32(j)})
 			}
 		}
 	}
-	block := func(r msgRef) *Block { return blocks[a.cands[r.si][r.j].Index] }
+	block := func(r msgRef) *Block { return blocks[a.secs[r.si].cands[r.j].Index] }
 	slices.SortFunc(refs, func(x, y msgRef) int {
 		bx, by := block(x), block(y)
-		tx, sx := a.placeOf(&a.cands[x.si][x.j], bx)
-		ty, sy := a.placeOf(&a.cands[y.si][y.j], by)
+		tx, sx := a.placeOf(&a.secs[x.si].cands[x.j], bx)
+		ty, sy := a.placeOf(&a.secs[y.si].cands[y.j], by)
 		if c := tx.Compare(ty); c != 0 {
 			return c
 		}
@@ -174,13 +174,31 @@ func (a *Assembler) messageOrder(blocks []*Block) []msgRef {
 	return order
 }
 
+// messages is the messages pass of a chat format: the kept history
+// blocks become Output.Messages in reading order, after, for a format whose
+// conversation must open with a user turn, the turns before the first one
+// are dropped (leadWithUser).
+func (a *Assembler) messages(r *run) error {
+	if !a.chat.on() {
+		return nil
+	}
+	blocks := a.view(r.blocks)
+	if a.chat.Format == chat.FormatAnthropic {
+		if err := a.leadWithUser(r.tpl, blocks, r.out); err != nil {
+			return err
+		}
+	}
+	a.buildMessages(blocks, r.out)
+	return nil
+}
+
 // leadWithUser drops, for a format whose conversation must open with a
 // user turn, every turn before the first user turn, with its group.
 // Messages are not in the text, so this only lowers the total.
 func (a *Assembler) leadWithUser(tpl *template.Template, blocks []*Block, out *Output) error {
 	var misses []truncate.RequiredMiss
 	for _, r := range a.messageOrder(blocks) {
-		cd := &a.cands[r.si][r.j]
+		cd := &a.secs[r.si].cands[r.j]
 		if !cd.inText() {
 			continue // dropped with a turn before it
 		}
@@ -198,7 +216,7 @@ func (a *Assembler) leadWithUser(tpl *template.Template, blocks []*Block, out *O
 			members = u.cands
 		}
 		for _, j := range members {
-			if m := &a.cands[r.si][j]; m.inText() {
+			if m := &a.secs[r.si].cands[j]; m.inText() {
 				out.TotalTokens -= m.tokens
 				a.dropBlock(sec, int(r.si), j, outcome.ReasonFirstMessage, blocks, out)
 			}
@@ -216,7 +234,7 @@ func (a *Assembler) buildMessages(blocks []*Block, out *Output) {
 	order := a.messageOrder(blocks)
 	out.Messages = make([]chat.Message, len(order))
 	for i, r := range order {
-		cd := &a.cands[r.si][r.j]
+		cd := &a.secs[r.si].cands[r.j]
 		b := blocks[cd.Index]
 		role := b.Role
 		if role == "" {

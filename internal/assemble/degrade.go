@@ -1,11 +1,9 @@
 package assemble
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/template"
 	"github.com/contextasm/contextasm/truncate"
@@ -37,6 +35,9 @@ type degradeState struct {
 	// superseded maps a block's index to the request_id of the newest
 	// eligible block superseding it.
 	superseded map[int32]string
+	// summarised holds the ids an eligible summary names (used or not):
+	// they are not offered for summarising again.
+	summarised map[string]bool
 	repls      []repl
 	replOf     map[int32]int32 // block index → its replacement in repls
 }
@@ -45,6 +46,7 @@ type degradeState struct {
 func (d *degradeState) reset(tpl *template.Template, c truncate.Counter, plain bool) {
 	d.plain, d.weighed, d.tpl, d.ctr = plain, false, tpl, c
 	clear(d.superseded)
+	clear(d.summarised)
 	d.repls = d.repls[:0]
 	clear(d.replOf)
 }
@@ -174,7 +176,7 @@ func (a *Assembler) degradeUnit(sec *template.Section, blocks []*Block, u *unit,
 	if a.deg.plain || (u.required && !sec.DegradeRequired()) {
 		return false
 	}
-	cands := a.cands[sec.Index()]
+	cands := a.secs[sec.Index()].cands
 	levels := 0
 	for _, j := range u.cands {
 		levels = max(levels, len(blocks[cands[j].Index].Variants()))
@@ -203,108 +205,6 @@ func (a *Assembler) degradeUnit(sec *template.Section, blocks []*Block, u *unit,
 	return false
 }
 
-// supersede finds the eligible blocks that an eligible block supersedes,
-// each with the newest block of its chain: the one that supersedes it,
-// directly or through others, and that nothing eligible supersedes (the
-// smallest request_id among several).
-func (a *Assembler) supersede(tpl *template.Template, blocks []*Block, req *Request, byID bool) {
-	first := slices.IndexFunc(blocks, func(b *Block) bool { return len(b.Supersedes()) > 0 })
-	if first < 0 {
-		return
-	}
-	var index map[string]int32
-	find := func(id string) int32 {
-		if byID {
-			if i, ok := slices.BinarySearchFunc(blocks, id, func(b *Block, id string) int { return strings.Compare(b.ID, id) }); ok {
-				return int32(i)
-			}
-			return -1
-		}
-		if index == nil {
-			index = make(map[string]int32, len(blocks))
-			for i, b := range blocks {
-				index[b.ID] = int32(i)
-			}
-		}
-		if i, ok := index[id]; ok {
-			return i
-		}
-		return -1
-	}
-	newer := make(map[int32][]int32) // block → the eligible blocks superseding it
-	for i := first; i < len(blocks); i++ {
-		b := blocks[i]
-		if len(b.Supersedes()) == 0 {
-			continue
-		}
-		if _, reason := eligibility(b, tpl, req); reason != "" {
-			continue
-		}
-		for _, id := range b.Supersedes() {
-			if t := find(id); t >= 0 {
-				newer[t] = append(newer[t], int32(i))
-			}
-		}
-	}
-	if len(newer) == 0 {
-		return
-	}
-	newest := make(map[int32]string, len(newer))
-	var resolve func(i int32) string
-	resolve = func(i int32) string {
-		ps, ok := newer[i]
-		if !ok {
-			return blocks[i].ID
-		}
-		if n, done := newest[i]; done {
-			return n // "" while in progress: a cycle, which Declare refuses
-		}
-		newest[i] = ""
-		best := ""
-		for _, p := range ps {
-			if n := resolve(p); n != "" && (best == "" || n < best) {
-				best = n
-			}
-		}
-		newest[i] = best
-		return best
-	}
-	if a.deg.superseded == nil {
-		a.deg.superseded = make(map[int32]string, len(newer))
-	}
-	for t := range newer {
-		if n := resolve(t); n != "" {
-			a.deg.superseded[t] = n
-		}
-	}
-}
-
-// lateExclusion returns why an eligible block is left out before ranking
-// for degradation's sake: superseded (by whom), or, in a plain assembly,
-// a summary.
-func (a *Assembler) lateExclusion(i int, b *Block) (outcome.Reason, string) {
-	if by, ok := a.deg.superseded[int32(i)]; ok {
-		return outcome.ReasonSuperseded, by
-	}
-	if a.deg.plain && len(b.Replaces()) > 0 && b.Type == declare.History {
-		return outcome.ReasonNoGain, ""
-	}
-	return "", ""
-}
-
-// void withdraws cd's dropped event: the block is back in the text.
-func (a *Assembler) void(cd *candidate, out *Output) {
-	if cd.event > 0 {
-		out.Events[cd.event-1].Kind = ""
-		cd.event = 0
-	}
-}
-
-// compactEvents removes the withdrawn events.
-func compactEvents(out *Output) {
-	out.Events = slices.DeleteFunc(out.Events, func(e outcome.Event) bool { return e.Kind == "" })
-}
-
 // sectionSum is what a section adds to the total with the given sums, as
 // sectionTokens counts it.
 func (a *Assembler) sectionSum(sec *template.Section, used, kept, msgs int) int {
@@ -321,14 +221,14 @@ func (a *Assembler) sectionSum(sec *template.Section, used, kept, msgs int) int 
 // of its text.
 func (a *Assembler) addBlock(si int, cd *candidate) {
 	if cd.msg {
-		a.msgs[si] += cd.tokens
+		a.secs[si].msgs += cd.tokens
 		return
 	}
-	if a.kept[si] > 0 {
-		a.used[si] += a.seps[si]
+	if a.secs[si].kept > 0 {
+		a.secs[si].used += a.secs[si].sep
 	}
-	a.used[si] += cd.tokens
-	a.kept[si]++
+	a.secs[si].used += cd.tokens
+	a.secs[si].kept++
 }
 
 // resized counts cd, in section si's text or messages, delta tokens
@@ -336,9 +236,9 @@ func (a *Assembler) addBlock(si int, cd *candidate) {
 // estimate by what the section's total moved from before.
 func (a *Assembler) resized(tpl *template.Template, si int, cd *candidate, delta, before int, estimate *int) {
 	if cd.msg {
-		a.msgs[si] += delta
+		a.secs[si].msgs += delta
 	} else {
-		a.used[si] += delta
+		a.secs[si].used += delta
 	}
 	*estimate -= before - a.sectionTokens(tpl, si)
 }
@@ -354,7 +254,7 @@ func (a *Assembler) degradeOnBudget(tpl *template.Template, si, j, budget int, e
 	if a.deg.plain {
 		return false
 	}
-	cd := &a.cands[si][j]
+	cd := &a.secs[si].cands[j]
 	if r := a.replOfCand(cd); r != nil && !cd.summary {
 		if a.standIn(r, budget, estimate, blocks, out, c, false) {
 			*cursor = dropCursor{k: tpl.NumSections() - 1, j: -2}
@@ -401,8 +301,8 @@ func (a *Assembler) degradeRequired(tpl *template.Template, budget int, estimate
 		if !sec.DegradeRequired() {
 			continue
 		}
-		for j := len(a.cands[si]) - 1; j >= 0; j-- {
-			cd := &a.cands[si][j]
+		for j := len(a.secs[si].cands) - 1; j >= 0; j-- {
+			cd := &a.secs[si].cands[j]
 			b := blocks[cd.Index]
 			if !cd.Required || cd.status != outcome.StatusKept || cd.unit != 0 || int(cd.form) >= len(b.Variants()) {
 				continue
@@ -447,25 +347,4 @@ func (a *Assembler) degradeNotices(sec *template.Section, cd *candidate, b *Bloc
 			out.Events = append(out.Events, outcome.Event{Kind: outcome.KindNotice, Section: sec.Name(), RequestID: cd.ID, Reason: outcome.ReasonClipped, Tokens: left})
 		}
 	}
-}
-
-// represented counts the blocks the text holds or stands for: each block
-// in it, a summary for each turn it stands for (present or not).
-func (a *Assembler) represented(blocks []*Block) int {
-	n := 0
-	for si := range a.cands {
-		for i := range a.cands[si] {
-			cd := &a.cands[si][i]
-			switch {
-			case !cd.inText():
-			case cd.summary:
-				n += a.deg.repls[cd.repl-1].ids
-			case len(blocks[cd.Index].Replaces()) > 0 && blocks[cd.Index].Type == declare.History:
-				n += len(blocks[cd.Index].Replaces())
-			default:
-				n++
-			}
-		}
-	}
-	return n
 }

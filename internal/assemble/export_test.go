@@ -13,10 +13,10 @@ var Descending = descending
 // their order as indexes into ranked.
 func (a *Assembler) RankSection(ranked []Ranked) []int32 {
 	a.reset(1)
-	a.ranked[0] = append(a.ranked[0], ranked...)
+	a.secs[0].ranked = append(a.secs[0].ranked, ranked...)
 	a.rankByIndex(0)
-	out := make([]int32, len(a.cands[0]))
-	for i, cd := range a.cands[0] {
+	out := make([]int32, len(a.secs[0].cands))
+	for i, cd := range a.secs[0].cands {
 		out[i] = cd.Index
 	}
 	return out
@@ -26,7 +26,7 @@ func (a *Assembler) RankSection(ranked []Ranked) []int32 {
 // allocation tests.
 func (a *Assembler) RankSectionNoResult(ranked []Ranked) {
 	a.reset(1)
-	a.ranked[0] = append(a.ranked[0], ranked...)
+	a.secs[0].ranked = append(a.secs[0].ranked, ranked...)
 	a.rankByIndex(0)
 }
 
@@ -61,4 +61,4 @@ func (x *Index) Verify(blocks []*Block) error {
 }
 
 // Looked returns how many index entries the last AssembleIndexed looked at.
-func (a *Assembler) Looked() int { return a.looked }
+func (a *Assembler) Looked() int { return a.inc.looked }

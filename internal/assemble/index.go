@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/internal/lexical"
 	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/template"
 	"github.com/contextasm/contextasm/truncate"
@@ -45,6 +46,17 @@ type Index struct {
 	keys       []rankKey // scratch of rank and ixSection.index
 	keysTmp    []rankKey // the other array of sortRankKeys
 	epoch      uint64    // moves with every change to the entries
+	// lex holds the entries' documents for relevance, once a query asked
+	// for them (lexOn); lexOf gives a document's block and section.
+	lex   lexical.Index
+	lexOn bool
+	lexOf []lexRef
+}
+
+// lexRef is what a document of Index.lex is.
+type lexRef struct {
+	b  *Block
+	si int32
 }
 
 // ixSection is one section's eligible blocks in rank order: a sorted base
@@ -57,15 +69,18 @@ type ixSection struct {
 	byTime  []int32 // base positions, newest first (compareNewest)
 	history []int32 // the same, of history blocks only
 	extra   []ixEntry
-	win     window // the times its entries hold for
-	linked  int    // entries in a group or a tool call: the Index cannot serve them
+	win     window           // the times its entries hold for
+	sc      truncate.Scoring // the section's weights (sectionScoring)
+	share   float64          // the section's relevance share
+	linked  int              // entries in a group or a tool call: the Index cannot serve them
 }
 
 // ixEntry is an eligible block with what ranking needs.
 type ixEntry struct {
 	b     *Block
 	score float64
-	min   int32 // b.MinTokens
+	min   int32          // b.MinTokens
+	lex   lexical.Handle // its document in Index.lex, when lexOn
 	req   bool
 	dead  bool
 	mark  uint8 // during an assembly: markPrior or markVisited
@@ -74,10 +89,11 @@ type ixEntry struct {
 
 // Marks an assembly puts on entries, and takes off when it ends.
 const (
-	markPrior   = 1 // an incumbent or news of a sticky section: taken out of rank order
-	markVisited = 2 // made a candidate
-	markInc     = 4 // with markPrior: an incumbent
-	markNews    = 8 // with markPrior: news
+	markPrior   = 1  // an incumbent or news of a sticky section: taken out of rank order
+	markVisited = 2  // made a candidate
+	markInc     = 4  // with markPrior: an incumbent
+	markNews    = 8  // with markPrior: news
+	markRel     = 16 // in the relevance lane of a query (relindex.go)
 )
 
 // ixHeat is an entry's lazily counted heat: it has been eligible in
@@ -148,8 +164,12 @@ func (w *window) narrow(b *Block, now time.Time, sc *truncate.Scoring) {
 // session, user and roles), ranking with s (each zero field taking its
 // default). Build fills it.
 func NewIndex(tpl *template.Template, req Request, s truncate.Scoring) *Index {
-	return &Index{tpl: tpl, shape: Request{SessionID: req.SessionID, UserID: req.UserID, Roles: slices.Clone(req.Roles)}, sc: s.WithDefaults(),
+	x := &Index{tpl: tpl, shape: Request{SessionID: req.SessionID, UserID: req.UserID, Roles: slices.Clone(req.Roles)}, sc: s.WithDefaults(),
 		secs: make([]ixSection, tpl.NumSections())}
+	for si := range x.secs {
+		x.secs[si].sc, x.secs[si].share = sectionScoring(s, tpl.Section(si))
+	}
+	return x
 }
 
 // Now returns the instant the index ranks at.
@@ -219,6 +239,17 @@ func (x *Index) Refresh(blocks []*Block, now time.Time) {
 func (x *Index) fill(blocks []*Block, redo []bool) {
 	x.epoch++
 	all := redo == nil
+	if x.lexOn {
+		if all {
+			x.lex, x.lexOf = lexical.Index{}, x.lexOf[:0]
+		} else {
+			for si := range x.secs {
+				if redo[si] {
+					x.lexRemoveSection(si)
+				}
+			}
+		}
+	}
 	lists := make([][]ixEntry, len(x.secs))
 	for si := range x.secs {
 		if all || redo[si] {
@@ -237,7 +268,7 @@ func (x *Index) fill(blocks []*Block, redo []bool) {
 			}
 		}
 		if si := x.admit(b, redo); si >= 0 {
-			lists[si] = append(lists[si], x.entry(b))
+			lists[si] = append(lists[si], x.entry(b, si))
 		}
 	}
 	for si := range x.secs {
@@ -250,8 +281,11 @@ func (x *Index) fill(blocks []*Block, redo []bool) {
 			lists[si][i].heat = &heat[i]
 		}
 		s := &x.secs[si]
-		*s = ixSection{base: x.rank(lists[si]), win: s.win, linked: s.linked, tree: s.tree, byTime: s.byTime[:0], history: s.history[:0]}
+		*s = ixSection{base: x.rank(lists[si]), win: s.win, linked: s.linked, tree: s.tree, byTime: s.byTime[:0], history: s.history[:0], sc: s.sc, share: s.share}
 		s.index(&x.keys, &x.keysTmp)
+		if x.lexOn {
+			x.lexAddSection(si)
+		}
 	}
 }
 
@@ -275,7 +309,7 @@ func (x *Index) admit(b *Block, redo []bool) int {
 		}
 		if sj, ok := x.tpl.SectionFor(b.Type); ok {
 			if all || redo[sj] {
-				x.secs[sj].win.narrow(b, x.shape.Now, &x.sc)
+				x.secs[sj].win.narrow(b, x.shape.Now, &x.secs[sj].sc)
 			}
 		} else if all && b.Required {
 			x.noSection = append(x.noSection, b)
@@ -286,7 +320,7 @@ func (x *Index) admit(b *Block, redo []bool) int {
 		return -1
 	}
 	s := &x.secs[si]
-	s.win.narrow(b, x.shape.Now, &x.sc)
+	s.win.narrow(b, x.shape.Now, &s.sc)
 	if linked(b) {
 		s.linked++
 	}
@@ -325,10 +359,10 @@ func (x *Index) rank(list []ixEntry) []ixEntry {
 	return out
 }
 
-// entry returns b's entry at the index's now.
-func (x *Index) entry(b *Block) ixEntry {
+// entry returns b's entry in section si at the index's now.
+func (x *Index) entry(b *Block, si int) ixEntry {
 	frac, stale := b.staleness(x.shape.Now)
-	return ixEntry{b: b, score: score(x.sc, b, x.shape.Now, frac, stale), min: int32(min(b.MinTokens, math.MaxInt32)), req: b.Required}
+	return ixEntry{b: b, score: score(x.secs[si].sc, b, x.shape.Now, frac, stale), min: b.MinTokens, req: b.Required}
 }
 
 // compareEntries is rank order: required first, then score descending,
@@ -403,6 +437,9 @@ func newestKey(t time.Time) uint64 {
 	return ^(uint64(n) ^ 1<<63)
 }
 
+// CompareNewest orders blocks newest first, as compareNewest does.
+func CompareNewest(a, b *Block) int { return compareNewest(a, b) }
+
 // compareNewest orders blocks newest first: last_modified, then
 // declaration, then request_id descending (the reverse of the order
 // summarizeCandidates reads history in).
@@ -445,14 +482,16 @@ func (x *Index) remove(b *Block) {
 	if linked(b) {
 		s.linked--
 	}
-	e := x.entry(b)
+	e := x.entry(b, si)
 	if i, ok := find(s.extra, e); ok {
 		x.settle(&s.extra[i])
+		x.lexRemove(&s.extra[i])
 		s.extra = slices.Delete(s.extra, i, i+1)
 		return
 	}
 	if i, ok := find(s.base, e); ok {
 		x.settle(&s.base[i])
+		x.lexRemove(&s.base[i])
 		s.base[i].dead = true
 		s.dead++
 		s.tree.set(i, math.MaxInt32)
@@ -486,8 +525,11 @@ func (x *Index) insert(b *Block) {
 		return
 	}
 	s := &x.secs[si]
-	e := x.entry(b)
+	e := x.entry(b, si)
 	e.heat = &ixHeat{since: x.asm}
+	if x.lexOn {
+		e.lex = x.lexAdd(b, si)
+	}
 	i, _ := slices.BinarySearchFunc(s.extra, e, compareEntries)
 	s.extra = slices.Insert(s.extra, i, e)
 	if len(s.extra) > 64+2*int(math.Sqrt(float64(len(s.base)))) {

@@ -14,7 +14,9 @@ import (
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/internal/bpe"
+	"github.com/contextasm/contextasm/internal/lexical"
 	"github.com/contextasm/contextasm/outcome"
+	"github.com/contextasm/contextasm/template"
 	"github.com/contextasm/contextasm/truncate"
 )
 
@@ -122,7 +124,7 @@ func randomTurnBlock(rng *rand.Rand, id string, at time.Time, groups bool) *asse
 		b.Content = randomContent(rng, 1)
 	}
 	// Bounds of any quality: the two assemblies read the same ones.
-	b.MinTokens = rng.IntN(len(b.Content)/3 + 1)
+	b.MinTokens = int32(rng.IntN(len(b.Content)/3 + 1))
 	return keyedPtr(b)
 }
 
@@ -147,10 +149,14 @@ func TestIndexedEqualsFull(t *testing.T) {
 	if testing.Short() {
 		runs = 30
 	}
-	var served, fallback, failed, skippedSome, rebuilt, warm, floors, prefixes int
+	var served, fallback, failed, skippedSome, rebuilt, warm, floors, prefixes, queried, turnQueries int
 	for run := range runs {
 		rng := rand.New(rand.NewPCG(uint64(run), 77))
 		tpl := randomWorkload(t, rng).tpl
+		// Queries and sections' scoring from a stream of their own, so the
+		// stores and templates are those of the runs without them.
+		qrng := rand.New(rand.NewPCG(uint64(run), 99))
+		tpl = withSectionScoring(t, qrng, tpl)
 		groups := run%8 == 0 // blocks in groups or with variants: the full assembly only
 		at := now
 		s := &store{heat: map[string]*assemble.Heat{}}
@@ -185,7 +191,7 @@ func TestIndexedEqualsFull(t *testing.T) {
 					case 1:
 						nb.Content += " " + randomContent(rng, 1)
 						nb.LastModified = at
-						nb.MinTokens = rng.IntN(len(nb.Content)/3 + 1)
+						nb.MinTokens = int32(rng.IntN(len(nb.Content)/3 + 1))
 					default:
 						nb = *randomTurnBlock(rng, old.ID, at, groups)
 					}
@@ -223,6 +229,22 @@ func TestIndexedEqualsFull(t *testing.T) {
 				t.Fatalf("run %d step %d: the index is not the one built from the store: %v", run, step, err)
 			}
 			req := assemble.Request{Now: at, SessionID: "s1", UserID: "u1", Roles: []string{"analyst"}}
+			switch qrng.IntN(5) {
+			case 4:
+				req.NewestTurnQuery = true
+			case 0:
+				text := randomContent(qrng, 1+qrng.IntN(3))
+				req.Query, req.QueryKey = lexical.NewQuery(text), text
+			case 1:
+				req.Relevance, req.QueryKey = map[string]float64{}, fmt.Sprint("host", step)
+				for range qrng.IntN(12) {
+					id := fmt.Sprintf("b%03d", qrng.IntN(next))
+					req.Relevance[id] = []float64{0, 0.1, 0.5, 1, 2, -1}[qrng.IntN(6)]
+				}
+			}
+			if req.Query != nil || req.Relevance != nil || req.NewestTurnQuery {
+				queried++
+			}
 			switch rng.IntN(5) {
 			case 0: // no conversation
 			case 1:
@@ -255,6 +277,12 @@ func TestIndexedEqualsFull(t *testing.T) {
 			}
 			served++
 			compareOutputs(t, describe, full, fast)
+			if (full.QueryTurn == nil) != (fast.QueryTurn == nil) || full.QueryTurn != nil && full.QueryTurn.ID != fast.QueryTurn.ID {
+				t.Fatalf("%s: the query turns differ: full %v, incremental %v", describe, full.QueryTurn, fast.QueryTurn)
+			}
+			if full.QueryTurn != nil {
+				turnQueries++
+			}
 			if fast.Sections != nil || fast.Events != nil {
 				t.Fatalf("%s: the incremental Output lists sections or events", describe)
 			}
@@ -286,9 +314,9 @@ func TestIndexedEqualsFull(t *testing.T) {
 		x.Settle()
 		checkHeat(t, fmt.Sprintf("run %d, at the end", run), s, want)
 	}
-	t.Logf("%d assemblies served incrementally (%d failed alike; %d with a prefix, %d with a floor), %d by the full assembly only, %d refreshed sections, %d warm",
-		served, failed, prefixes, floors, fallback, rebuilt, warm)
-	if served < runs*steps/2 || fallback == 0 || failed == 0 || rebuilt == 0 || warm == 0 || skippedSome == 0 || floors == 0 || prefixes == 0 {
+	t.Logf("%d assemblies served incrementally (%d failed alike; %d with a prefix, %d with a floor), %d by the full assembly only, %d refreshed sections, %d warm, %d with a query",
+		served, failed, prefixes, floors, fallback, rebuilt, warm, queried)
+	if served < runs*steps/2 || fallback == 0 || failed == 0 || rebuilt == 0 || warm == 0 || skippedSome == 0 || floors == 0 || prefixes == 0 || queried < runs*steps/4 || turnQueries == 0 {
 		t.Errorf("the runs do not cover enough: %d served, %d fallback, %d failed, %d refreshed, %d warm, %d with blocks passed over, %d floors, %d prefixes",
 			served, fallback, failed, rebuilt, warm, skippedSome, floors, prefixes)
 	}
@@ -437,7 +465,7 @@ func TestTurnLooksAtWhatItKeeps(t *testing.T) {
 			b := &assemble.Block{ID: fmt.Sprintf("b%06d", i), Type: declare.MemoryTypes()[rng.IntN(declare.NumMemoryTypes)], Scope: declare.ScopeGlobal,
 				ForAssistant: true, Weight: float64(rng.IntN(101)) / 100, Trust: 0.5, Content: randomContent(rng, 3+rng.IntN(8)),
 				LastModified: now.Add(-time.Duration(n-i) * time.Minute)}
-			b.MinTokens = max(0, boundOf(b.Content))
+			b.MinTokens = int32(max(0, boundOf(b.Content)))
 			s.put(keyedPtr(b))
 		}
 		x := assemble.NewIndex(tpl, assemble.Request{}, truncate.Scoring{})
@@ -464,3 +492,29 @@ func TestTurnLooksAtWhatItKeeps(t *testing.T) {
 // boundOf is a lower bound of a rendering's count, as package contextasm
 // computes it.
 func boundOf(content string) int { return bpe.LowerBound(content) }
+
+// withSectionScoring returns tpl with some sections' relevance share,
+// recency weight and half-age set, zero among them.
+func withSectionScoring(t *testing.T, rng *rand.Rand, tpl *template.Template) *template.Template {
+	t.Helper()
+	def := tpl.Definition()
+	for i := range def.Sections {
+		if rng.IntN(3) == 0 {
+			v := float64(rng.IntN(5)) / 4
+			def.Sections[i].Relevance = &v
+		}
+		if rng.IntN(4) == 0 {
+			v := []float64{0, 0.5, 3}[rng.IntN(3)]
+			def.Sections[i].Recency = &v
+		}
+		if rng.IntN(4) == 0 {
+			v := declare.Duration(time.Duration(1+rng.IntN(180)) * time.Minute)
+			def.Sections[i].RecencyHalfAge = &v
+		}
+	}
+	out, err := template.Compile(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,13 +37,13 @@ type span struct {
 
 // spans cuts text into its blocks' spans, in text order.
 func (a *Assembler) spans(tpl *template.Template, text string) []span {
-	out := make([]span, len(a.written))
+	out := make([]span, len(a.wr.written))
 	start := len(tpl.Header()) + 1
 	if a.spanHashes == nil || len(a.spanHashes) >= maxSpanHashes {
-		a.spanHashes = make(map[string]string, len(a.written))
+		a.spanHashes = make(map[string]string, len(a.wr.written))
 	}
-	for k, w := range a.written {
-		cd := &a.cands[w.si][w.ci]
+	for k, w := range a.wr.written {
+		cd := &a.secs[w.si].cands[w.ci]
 		end := cd.offset + len(cd.text) + 1 // the text ends with a newline after its last block
 		out[k] = span{si: w.si, ci: w.ci, end: end, hash: a.spanHash(text[start:end])}
 		start = end
@@ -72,13 +73,13 @@ func (a *Assembler) decision(tpl *template.Template, blocks []*Block, spans []sp
 	d := &Decision{Version: DecisionVersion, Now: now.UTC(), Sections: make([]SectionDecision, tpl.NumSections())}
 	for si := range d.Sections {
 		d.Sections[si] = SectionDecision{Name: tpl.Section(si).Name()}
-		if ss := a.sticky[si]; ss.hasFloor {
+		if ss := a.secs[si].sticky; ss.hasFloor {
 			d.Sections[si].Floor = &ss.floor
 		}
 	}
 	for _, sp := range spans {
-		cd := &a.cands[sp.si][sp.ci]
-		w := WrittenBlock{ID: cd.ID, Key: hexKey(keyOf(blocks[cd.Index])), Span: sp.hash, Variant: int(cd.form)}
+		cd := &a.secs[sp.si].cands[sp.ci]
+		w := WrittenBlock{ID: cd.ID, Key: hexKey(keyOf(blocks[cd.Index])), Span: sp.hash, Variant: int(cd.form), Recalled: cd.late}
 		if cd.status == outcome.StatusCut {
 			w.Cut = cd.cutLen
 		}
@@ -86,8 +87,8 @@ func (a *Assembler) decision(tpl *template.Template, blocks []*Block, spans []sp
 	}
 	// The messages, in reading order: what the next call keeps too.
 	for _, r := range a.messageOrder(blocks) {
-		cd := &a.cands[r.si][r.j]
-		w := WrittenBlock{ID: cd.ID, Key: hexKey(keyOf(blocks[cd.Index])), Message: true, Variant: int(cd.form)}
+		cd := &a.secs[r.si].cands[r.j]
+		w := WrittenBlock{ID: cd.ID, Key: hexKey(keyOf(blocks[cd.Index])), Message: true, Variant: int(cd.form), Recalled: cd.late}
 		if cd.status == outcome.StatusCut {
 			w.Cut = cd.cutLen
 		}
@@ -96,137 +97,206 @@ func (a *Assembler) decision(tpl *template.Template, blocks []*Block, spans []sp
 	return d
 }
 
-// cacheInfo sets out.Prefix (against prev, when there is one) and
-// out.Breakpoints.
-func (a *Assembler) cacheInfo(tpl *template.Template, blocks []*Block, prev *Decision, req *Request, out *Output, c truncate.Counter, minPrefix int) {
+// cacheInfo sets out.Prefix (against prev, when there is one),
+// out.Breakpoints, and, when req.Record asks, out.Decision and out.Repeat.
+func (a *Assembler) cacheInfo(r *run) {
+	tpl, prev, req, out, c, minPrefix := r.tpl, r.prev, r.req, r.out, r.c, r.stick.MinCachePrefix
+	blocks := a.view(r.blocks)
 	spans := a.spans(tpl, out.Text)
 	if req.Record {
 		out.Decision = a.decision(tpl, blocks, spans, req.Now)
-	}
-	header := len(tpl.Header()) + 1
-	// tokensBefore returns the token count of the text before the end of
-	// the first k spans: a sum of line counts when the text's count is
-	// (see fitBudget), else counted.
-	var headerTokens int
-	if a.exactText {
-		headerTokens = c.Count(tpl.Header() + "\n")
-	}
-	tokensBefore := func(k int) int {
-		if !a.exactText {
-			if k == 0 {
-				return c.Count(out.Text[:header])
-			}
-			return c.Count(out.Text[:spans[k-1].end])
+		if req.queried() {
+			out.Decision.Query = req.QueryKey
 		}
-		n := headerTokens
-		for _, sp := range spans[:k] {
-			n += a.cands[sp.si][sp.ci].tokens
-		}
-		return n
 	}
-
-	type prevSpan struct {
-		si int
-		w  *WrittenBlock
+	tc := textCounts{a: a, tpl: tpl, text: out.Text, spans: spans, c: c}
+	if a.wr.exactText {
+		tc.header = c.Count(tpl.Header() + "\n")
 	}
-	var before []prevSpan
 	if prev != nil {
-		for si := range prev.Sections {
-			for j := range prev.Sections[si].Blocks {
-				if w := &prev.Sections[si].Blocks[j]; !w.Message {
-					before = append(before, prevSpan{si, w})
-				}
-			}
+		p := a.prefix(tpl, spans, prev.textBlocks())
+		if p.Reason == outcome.PrefixRemoved && r.hides(p.FirstChangedBlock) {
+			p.FirstChangedBlock = "" // the text lost a block the request may not know of
 		}
-		k := 0
-		for k < len(spans) && k < len(before) && a.cands[spans[k].si][spans[k].ci].ID == before[k].w.ID && spans[k].hash == before[k].w.Span {
-			k++
-		}
-		p := &outcome.Prefix{StableBytes: header}
-		if k > 0 {
-			p.StableBytes = spans[k-1].end
-		}
-		switch {
-		case k == len(spans) && k == len(before):
-			p.Reason = outcome.PrefixUnchanged
-		case k == len(before):
-			p.Reason = outcome.PrefixAppended
-		case k == len(spans):
-			p.Reason = outcome.PrefixRemoved
-		default:
-			cur := a.cands[spans[k].si][spans[k].ci].ID
-			inBefore, inNow := false, false
-			for _, b := range before {
-				inBefore = inBefore || b.w.ID == cur
-			}
-			for _, sp := range spans {
-				inNow = inNow || a.cands[sp.si][sp.ci].ID == before[k].w.ID
-			}
-			switch {
-			case cur == before[k].w.ID:
-				p.Reason = outcome.PrefixChanged
-			case !inBefore:
-				p.Reason = outcome.PrefixAdded
-			case !inNow:
-				p.Reason = outcome.PrefixRemoved
-			default:
-				p.Reason = outcome.PrefixMoved
-			}
-		}
-		switch {
-		case p.Reason == outcome.PrefixRemoved:
-			p.FirstChangedSection, p.FirstChangedBlock = tpl.Section(before[k].si).Name(), before[k].w.ID
-		case p.Reason != outcome.PrefixUnchanged:
-			p.FirstChangedSection, p.FirstChangedBlock = tpl.Section(spans[k].si).Name(), a.cands[spans[k].si][spans[k].ci].ID
-		}
-		p.StableTokens = tokensBefore(k)
+		p.StableTokens = tc.before(p.StableTokens) // the span count until now
 		out.Prefix = p
 	}
+	out.Breakpoints = a.breakpoints(tpl, spans, prev, &tc, minPrefix)
+	if req.Record {
+		out.Repeat = &outcome.Prefix{StableBytes: len(out.Text), StableTokens: tc.before(len(spans)), Reason: outcome.PrefixUnchanged}
+	}
+}
 
-	// Breakpoints: the ends of the sections whose spans are the previous
-	// text's (every section's, on a conversation's first assembly), the
-	// last maxBreakpoints of those that cover at least minPrefix tokens.
+// textCounts tells the token count of the text up to a span's end.
+type textCounts struct {
+	a      *Assembler
+	tpl    *template.Template
+	text   string
+	spans  []span
+	c      truncate.Counter
+	header int // the header line's count, when the text's count is exact
+}
+
+// before returns the token count of the text before the end of its first
+// k spans: a sum of line counts when the text's count is (see write),
+// else counted.
+func (tc *textCounts) before(k int) int {
+	if !tc.a.wr.exactText {
+		if k == 0 {
+			return tc.c.Count(tc.text[:len(tc.tpl.Header())+1])
+		}
+		return tc.c.Count(tc.text[:tc.spans[k-1].end])
+	}
+	n := tc.header
+	for _, sp := range tc.spans[:k] {
+		n += tc.a.secs[sp.si].cands[sp.ci].tokens
+	}
+	return n
+}
+
+// prevSpan is a block of the previous text: its section and what was
+// written.
+type prevSpan struct {
+	si int
+	w  *WrittenBlock
+}
+
+// textBlocks returns the blocks of d's text (not its messages), in
+// written order.
+func (d *Decision) textBlocks() []prevSpan {
+	var before []prevSpan
+	for si := range d.Sections {
+		for j := range d.Sections[si].Blocks {
+			if w := &d.Sections[si].Blocks[j]; !w.Message {
+				before = append(before, prevSpan{si, w})
+			}
+		}
+	}
+	return before
+}
+
+// prefix compares the text's spans with the previous text's (before):
+// how many bytes agree, why they part, and where. Its StableTokens holds
+// the number of spans that agree, for the caller to count.
+func (a *Assembler) prefix(tpl *template.Template, spans []span, before []prevSpan) *outcome.Prefix {
+	id := func(sp span) string { return a.secs[sp.si].cands[sp.ci].ID }
+	k := 0
+	for k < len(spans) && k < len(before) && id(spans[k]) == before[k].w.ID && spans[k].hash == before[k].w.Span {
+		k++
+	}
+	p := &outcome.Prefix{StableBytes: len(tpl.Header()) + 1, StableTokens: k}
+	if k > 0 {
+		p.StableBytes = spans[k-1].end
+	}
+	switch {
+	case k == len(spans) && k == len(before):
+		p.Reason = outcome.PrefixUnchanged
+		return p
+	case k == len(before):
+		p.Reason = outcome.PrefixAppended
+	case k == len(spans):
+		p.Reason = outcome.PrefixRemoved
+	default:
+		p.Reason = partReason(id(spans[k]), before[k].w.ID, spans, before, id)
+	}
+	if p.Reason == outcome.PrefixRemoved {
+		p.FirstChangedSection, p.FirstChangedBlock = tpl.Section(before[k].si).Name(), before[k].w.ID
+	} else {
+		p.FirstChangedSection, p.FirstChangedBlock = tpl.Section(spans[k].si).Name(), id(spans[k])
+	}
+	return p
+}
+
+// partReason says why two texts part at a block: cur, written now where
+// the previous text wrote was.
+func partReason(cur, was string, spans []span, before []prevSpan, id func(span) string) outcome.PrefixReason {
+	if cur == was {
+		return outcome.PrefixChanged
+	}
+	inBefore := slices.ContainsFunc(before, func(b prevSpan) bool { return b.w.ID == cur })
+	inNow := slices.ContainsFunc(spans, func(sp span) bool { return id(sp) == was })
+	switch {
+	case !inBefore:
+		return outcome.PrefixAdded
+	case !inNow:
+		return outcome.PrefixRemoved
+	}
+	return outcome.PrefixMoved
+}
+
+// breakpoints returns where a prompt cache may end: the ends of the
+// sections whose spans are the previous text's (every section's, on a
+// conversation's first assembly), the last maxBreakpoints of those that
+// cover at least minPrefix tokens.
+func (a *Assembler) breakpoints(tpl *template.Template, spans []span, prev *Decision, tc *textCounts, minPrefix int) []outcome.Breakpoint {
 	var bps []outcome.Breakpoint
 	for k := 0; k < len(spans); {
 		si, first := spans[k].si, k
 		for k < len(spans) && spans[k].si == si {
 			k++
 		}
-		if prev != nil {
-			var was []WrittenBlock
-			for _, w := range prev.Sections[si].Blocks {
-				if !w.Message {
-					was = append(was, w)
-				}
-			}
-			same := len(was) == k-first
-			for j := first; same && j < k; j++ {
-				same = was[j-first].ID == a.cands[si][spans[j].ci].ID && was[j-first].Span == spans[j].hash
-			}
-			if !same {
-				continue
-			}
+		if prev != nil && !a.sameSpans(si, spans[first:k], &prev.Sections[si]) {
+			continue
 		}
 		bps = append(bps, outcome.Breakpoint{Section: tpl.Section(si).Name(), Offset: spans[k-1].end, Tokens: k})
 	}
 	// Tokens held the span count until now: count only what is kept.
 	j := 0
 	for _, bp := range bps {
-		if n := tokensBefore(bp.Tokens); n >= minPrefix {
+		if n := tc.before(bp.Tokens); n >= minPrefix {
 			bp.Tokens = n
 			bps[j] = bp
 			j++
 		}
 	}
-	bps = bps[:j]
 	if j == 0 {
-		bps = nil // none, as a dump read back has
+		return nil // none, as a dump read back has
 	}
+	bps = bps[:j]
 	if len(bps) > maxBreakpoints {
 		bps = bps[len(bps)-maxBreakpoints:]
 	}
-	out.Breakpoints = bps
-	if req.Record {
-		out.Repeat = &outcome.Prefix{StableBytes: len(out.Text), StableTokens: tokensBefore(len(spans)), Reason: outcome.PrefixUnchanged}
+	return bps
+}
+
+// sameSpans reports whether section si's spans are the ones its previous
+// decision wrote, block for block.
+func (a *Assembler) sameSpans(si int, spans []span, prev *SectionDecision) bool {
+	n := 0
+	for _, w := range prev.Blocks {
+		if w.Message {
+			continue
+		}
+		if n >= len(spans) || w.ID != a.secs[si].cands[spans[n].ci].ID || w.Span != spans[n].hash {
+			return false
+		}
+		n++
+	}
+	return n == len(spans)
+}
+
+// markRecalled marks the candidates that are what the query recalled
+// (candidate.late, WrittenBlock.Recalled): following the previous
+// decision, a block that entered after the stable part (tier 1: what the
+// query recalled, and what fills the room after it) or that was so
+// written before and stays; deciding afresh, a block whose relevance adds
+// more than the margin to its score, but the query's own turn.
+func (a *Assembler) markRecalled(r *run) {
+	if !r.req.queried() {
+		return
+	}
+	margin := r.stick.Margin
+	blocks := a.view(r.blocks)
+	for si := range a.secs {
+		_, share := sectionScoring(a.Scoring, r.tpl.Section(si))
+		sticky := a.secs[si].sticky.on
+		for i := range a.secs[si].cands {
+			cd := &a.secs[si].cands[i]
+			if sticky {
+				cd.late = cd.soft || cd.prevRecall
+			} else {
+				cd.late = share*cd.Relevance > margin && blocks[cd.Index] != r.out.QueryTurn
+			}
+		}
 	}
 }

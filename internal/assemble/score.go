@@ -1,14 +1,63 @@
 package assemble
 
 import (
-	"cmp"
-	"github.com/contextasm/contextasm/declare"
 	"slices"
-	"strings"
 	"time"
+
+	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/template"
 
 	"github.com/contextasm/contextasm/truncate"
 )
+
+// scoring is the scoring pass: each eligible block's score at the
+// request's now, under its section's weights (sectionScoring), with its
+// relevance to the query when the request has one.
+func (a *Assembler) scoring(r *run) {
+	now := r.req.Now
+	queried := r.req.queried()
+	for si := range a.secs {
+		sc, share := sectionScoring(a.Scoring, r.tpl.Section(si))
+		for i := range a.secs[si].ranked {
+			e := &a.secs[si].ranked[i]
+			b := r.blocks[e.Index]
+			frac, stale := b.staleness(now)
+			e.Score = score(sc, b, now, frac, stale)
+			e.Base = e.Score
+			if queried {
+				e.Score = withRelevance(e.Score, share, e.Relevance)
+			}
+		}
+	}
+}
+
+// sectionScoring returns the weights section sec ranks with: s, each zero
+// field defaulted, with the section's recency weight and half-age when
+// its template sets them, and its relevance share: the template's, else
+// s.Relevance for a section that takes history and 0 for one that does
+// not (a query then moves only the history, and the sections before it
+// keep the prompt cache's prefix; docs/relevance.md).
+func sectionScoring(s truncate.Scoring, sec *template.Section) (truncate.Scoring, float64) {
+	s = s.WithDefaults()
+	if v, ok := sec.Recency(); ok {
+		s.Recency = v
+	}
+	if v, ok := sec.RecencyHalfAge(); ok {
+		s.RecencyHalfAge = v
+	}
+	if v, ok := sec.Relevance(); ok {
+		return s, v
+	}
+	if !slices.Contains(sec.MemoryTypes(), declare.History) {
+		return s, 0
+	}
+	return s, min(max(s.Relevance, 0), 1)
+}
+
+// withRelevance returns a score with relevance rel taking share of it.
+func withRelevance(score, share, rel float64) float64 {
+	return (1-share)*score + share*rel
+}
 
 // Score returns b's score at now under s, each zero field of s taking its
 // default (see [truncate.Scoring]).
@@ -51,73 +100,4 @@ func recency(lastModified, now time.Time, h time.Duration) float64 {
 		return 1
 	}
 	return float64(h) / (float64(h) + float64(age))
-}
-
-// compareTie orders two blocks of equal rank (required and score): history
-// blocks first, newer last_modified first, then later declared; then, and
-// for every other block, request_id ascending. A total order, so the
-// result of a sort does not depend on the sort.
-func compareTie(a, b *Block) int {
-	ha, hb := a.Type == declare.History, b.Type == declare.History
-	switch {
-	case ha != hb:
-		if ha {
-			return -1
-		}
-		return 1
-	case ha:
-		if c := b.LastModified.Compare(a.LastModified); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(b.Seq, a.Seq); c != 0 {
-			return c
-		}
-	}
-	return strings.Compare(a.ID, b.ID)
-}
-
-// breakTies reorders each run of candidates of equal rank that holds a
-// history block by compareTie (runs without one are already in request_id
-// order). Ties are rare once history has recency, so this is one pass.
-func breakTies(cands []candidate, blocks []*Block) {
-	for i := 0; i < len(cands); {
-		j, history := i+1, blocks[cands[i].Index].Type == declare.History
-		for j < len(cands) && cands[j].Required == cands[i].Required && cands[j].Score == cands[i].Score {
-			history = history || blocks[cands[j].Index].Type == declare.History
-			j++
-		}
-		if j-i > 1 && history {
-			slices.SortFunc(cands[i:j], func(x, y candidate) int { return compareTie(blocks[x.Index], blocks[y.Index]) })
-		}
-		i = j
-	}
-}
-
-// Ranked is one block's place in a section's ranking: a flat value so that
-// sorting moves no pointers and allocates nothing.
-type Ranked struct {
-	Index    int32   // into the blocks the assembly ranks (given, or pulled from an Index)
-	Required bool    // Block.Required: ranks before every block that is not
-	Score    float64 // the block's score at the request's Now
-	ID       string  // Block.ID: the last tie-break, ascending (history ties: compareTie)
-}
-
-// Rank sorts r best first: required blocks, then higher score, then
-// request_id ascending. It does not allocate.
-func Rank(r []Ranked) { slices.SortFunc(r, compareRanked) }
-
-func compareRanked(a, b Ranked) int {
-	if a.Required != b.Required {
-		if a.Required {
-			return -1
-		}
-		return 1
-	}
-	if a.Score != b.Score {
-		if a.Score > b.Score {
-			return -1
-		}
-		return 1
-	}
-	return strings.Compare(a.ID, b.ID)
 }

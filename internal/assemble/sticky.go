@@ -33,6 +33,9 @@ type Decision struct {
 	// Sections are the decisions of the template's sections, one per
 	// section, in template order.
 	Sections []SectionDecision `json:"sections"`
+	// Query identifies what the assembly's relevance was computed from
+	// (Request.QueryKey); empty without a query.
+	Query string `json:"query,omitempty"`
 }
 
 // SectionDecision is one section's part of a Decision, in template order.
@@ -70,6 +73,11 @@ type WrittenBlock struct {
 	// Variant is the variant the block was written as, counting from 1;
 	// 0 for its content.
 	Variant int `json:"variant,omitempty"`
+	// Recalled marks a block the query brought in: its relevance added
+	// more than the margin to its score. When it no longer fits, the
+	// section lets it go without shedding (it was never the history's
+	// stable part).
+	Recalled bool `json:"recalled,omitempty"`
 }
 
 // usable reports whether d can guide an assembly under tpl: this release's
@@ -121,31 +129,46 @@ func blockKeyOf(b *Block) [16]byte {
 // first, then by score, an incumbent's raised by the margin, incumbents
 // first on ties, then in rank order. A block thus takes an incumbent's
 // place only by outscoring it by more than the margin.
-func (a *Assembler) prepareSticky(si int, blocks []*Block, prev *SectionDecision, prevNow time.Time, margin float64) {
-	a.sticky[si].on = true
+//
+// A block the previous decision did not write is news, and weighed as an
+// incumbent is, when it was modified since. One the query recalls (the
+// query changed, and its relevance adds more than the margin to its
+// score) passes the floor of a section that shed, as news does, and comes
+// after the stable part, with the blocks the previous query recalled
+// (tier).
+func (a *Assembler) prepareSticky(r *run, si int) {
+	blocks, prev, prevNow, margin := r.blocks, &r.prev.Sections[si], r.prev.Now, r.stick.Margin
+	_, share := sectionScoring(a.Scoring, r.tpl.Section(si))
+	queryChanged := r.req.queried() && r.req.QueryKey != r.prev.Query
+	tiered := r.req.queried() && share > 0
+	a.secs[si].sticky.on = true
 	if prev.Floor != nil {
-		a.sticky[si].hasFloor, a.sticky[si].floor = true, *prev.Floor
+		a.secs[si].sticky.hasFloor, a.secs[si].sticky.floor = true, *prev.Floor
 	}
 	type was struct {
-		pos  int
-		key  string
-		cut  int
-		form int
+		pos      int
+		key      string
+		cut      int
+		form     int
+		recalled bool
 	}
 	written := make(map[string]was, len(prev.Blocks))
 	for i, w := range prev.Blocks {
-		written[w.ID] = was{i, w.Key, w.Cut, w.Variant}
+		written[w.ID] = was{i, w.Key, w.Cut, w.Variant, w.Recalled}
 	}
-	cands := a.cands[si]
+	cands := a.secs[si].cands
 	for i := range cands {
 		cd := &cands[i]
 		w, ok := written[cd.ID]
 		if !ok {
 			cd.news = blocks[cd.Index].LastModified.After(prevNow)
+			cd.recall = !cd.news && relevanceNews(cd, share, margin, queryChanged) && blocks[cd.Index] != r.out.QueryTurn
+			cd.soft = tiered && !cd.news && !cd.Required && blocks[cd.Index] != r.out.QueryTurn
 			continue
 		}
 		b := blocks[cd.Index]
-		cd.inc, cd.prevPos = true, int32(w.pos)
+		cd.inc, cd.prevPos, cd.prevRecall = true, int32(w.pos), w.recalled
+		cd.soft = tiered && w.recalled && queryChanged // recalled for another question
 		same := w.key == hexKey(keyOf(b))
 		if same && w.form > 0 && w.form <= len(b.Variants()) && !a.deg.plain {
 			cd.prevForm = int8(w.form) // written in a variant: written so again
@@ -162,6 +185,9 @@ func (a *Assembler) prepareSticky(si int, blocks []*Block, prev *SectionDecision
 				return -1
 			}
 			return 1
+		}
+		if tx, ty := x.tier(), y.tier(); tx != ty {
+			return tx - ty
 		}
 		ex, ey := x.Score, y.Score
 		if x.inc || x.news {
@@ -192,174 +218,16 @@ func keyOf(b *Block) [16]byte {
 	return b.Key
 }
 
-// fillSticky is fill for a section that follows its previous decision,
-// in the order prepareSticky set. Incumbents come back as they were
-// written (a cut one cut at the same byte), so a section whose blocks did
-// not change is written byte for byte as before: the blocks it left out
-// still do not fit, or rank below every incumbent and go to the budget
-// first, as they did. Other blocks enter as in fill; a group is decided
-// whole, as in fill. When an incumbent no longer fits because blocks new
-// to the section took its room, the section sheds (see shed) rather than
-// cut anew on every call.
-func (a *Assembler) fillSticky(sec *template.Section, blocks []*Block, c truncate.Counter, out *Output, misses []truncate.RequiredMiss, slack float64) []truncate.RequiredMiss {
-	si := sec.Index()
-	ss := &a.sticky[si]
-	var cands []candidate // a.cands[si], which a pull may grow
-	capTokens := sec.MaxTokens()
-	st, bounded := newFillState(sec, c)
-	entrants := 0
-	keep := func(cd *candidate, status outcome.Status) {
-		cd.status = status
-		st.add(cd)
-		if !cd.inc {
-			entrants++
-		}
-	}
-	cutTo := func(cd *candidate, b *Block, room int) bool {
-		if !sec.Partial() || st.cutDone || ss.shed || room < sec.MinPartialTokens() || !a.cutAny(sec, b, cd, room, c) {
-			return false
-		}
-		cutEvent(sec, cd, b, out)
-		keep(cd, outcome.StatusCut)
-		st.cutDone = true
-		return true
-	}
-	drop := func(cd *candidate, b *Block, reason outcome.Reason) {
-		cd.text, cd.rendered = "", false
-		a.drop(sec, cd, b, reason, out)
-	}
-	for i := 0; a.more(sec, i, &st, bounded); i++ {
-		cands, blocks = a.cands[si], a.view(blocks)
-		cd := &cands[i]
-		if cd.done {
-			continue
-		}
-		b := blocks[cd.Index]
-		if r := a.replOfCand(cd); r != nil && r.state == replOpen {
-			done, m := a.fillRepl(sec, blocks, r, cd, c, out, &st, misses)
-			misses = m
-			for _, j := range r.mCands {
-				if m := &cands[j]; m.done && m.inText() && !m.inc {
-					entrants++
-				}
-			}
-			if s := &cands[r.sCand]; s.inText() && !s.inc {
-				entrants++
-			}
-			if done {
-				continue
-			}
-		}
-		if u := a.unitOfCand(cd); u != nil {
-			if a.belowFloor(si, u) {
-				for _, j := range u.cands {
-					cands[j].done = true
-					drop(&cands[j], blocks[cands[j].Index], outcome.ReasonSticky) // let go when the section shed
-				}
-				continue
-			}
-			before := entrants
-			misses = a.fillUnit(sec, blocks, u, c, out, &st, misses)
-			kept, incumbent := false, false
-			for _, j := range u.cands {
-				m := &cands[j]
-				if m.inText() && !m.inc {
-					entrants++
-				}
-				kept, incumbent = kept || m.inText(), incumbent || m.inc
-			}
-			if !kept && incumbent && before > 0 {
-				// New blocks took an incumbent group's room: shed, as for
-				// a lone incumbent.
-				ss.shed = true
-			}
-			continue
-		}
-		if st.stopped && !cd.Required {
-			drop(cd, b, outcome.ReasonSectionCap)
-			continue
-		}
-		room := capTokens - st.used - st.msgs - st.sep(cd)
-		switch {
-		case cd.Required:
-			a.blockTokens(sec, b, cd, c)
-			if cd.tokens > room && !a.degrade(sec, b, cd, room, c) {
-				misses = append(misses, truncate.RequiredMiss{RequestID: cd.ID, Section: sec.Name(), Tokens: cd.tokens, Limit: capTokens, Reason: outcome.ReasonSectionCap})
-			}
-			keep(cd, outcome.StatusKept)
-			continue
-		case cd.inc:
-			if cd.prevCut > 0 {
-				a.recut(sec, b, cd, c)
-			} else {
-				a.blockTokens(sec, b, cd, c)
-			}
-			if cd.tokens <= room {
-				if cd.prevCut > 0 {
-					cutEvent(sec, cd, b, out)
-					keep(cd, outcome.StatusCut)
-					st.cutDone = true
-				} else {
-					keep(cd, outcome.StatusKept)
-				}
-				continue
-			}
-			if a.degrade(sec, b, cd, room, c) {
-				keep(cd, outcome.StatusKept)
-				continue
-			}
-			if entrants > 0 {
-				// New blocks took its room: shed, rather than cut it anew
-				// and again on every call that follows.
-				ss.shed = true
-				drop(cd, b, outcome.ReasonSectionCap)
-			} else {
-				cd.prevCut = 0
-				if !cutTo(cd, b, room) {
-					drop(cd, b, outcome.ReasonSectionCap)
-				}
-			}
-		case ss.hasFloor && cd.Score <= ss.floor && !cd.news:
-			drop(cd, b, outcome.ReasonSticky) // let go when the section shed
-			continue
-		default:
-			misfit := bounded && b.MinTokens > room && !cd.msg
-			if !misfit {
-				a.blockTokens(sec, b, cd, c)
-				if cd.tokens <= room {
-					keep(cd, outcome.StatusKept)
-					continue
-				}
-			}
-			if a.degrade(sec, b, cd, room, c) {
-				keep(cd, outcome.StatusKept)
-				continue
-			}
-			if !cutTo(cd, b, room) {
-				drop(cd, b, outcome.ReasonSectionCap)
-			}
-		}
-		if sec.Fill() == template.FillStop {
-			st.stopped = true
-		}
-	}
-	a.used[si], a.kept[si], a.msgs[si], a.seps[si] = st.used, st.kept, st.msgs, st.sepTokens
-	if ss.shed {
-		a.shed(sec, si, int(slack*float64(capTokens)), blocks, out)
-	}
-	return misses
-}
-
 // belowFloor reports whether section si shed and group u stays out: no
 // member is required, was written last time or is new, and none scores
-// above the floor (as a lone block, in fillSticky).
+// above the floor (as a lone block: filler.belowFloor).
 func (a *Assembler) belowFloor(si int, u *unit) bool {
-	ss := &a.sticky[si]
+	ss := &a.secs[si].sticky
 	if !ss.hasFloor || u.required {
 		return false
 	}
 	for _, j := range u.cands {
-		if m := &a.cands[si][j]; m.inc || m.news || m.Score > ss.floor {
+		if m := &a.secs[si].cands[j]; m.inc || m.news || m.recall || m.Score > ss.floor {
 			return false
 		}
 	}
@@ -388,8 +256,8 @@ func (a *Assembler) recut(sec *template.Section, b *Block, cd *candidate, c trun
 // oldest history at once, so the next calls have room to append. It then
 // sets the section's floor.
 func (a *Assembler) shed(sec *template.Section, si int, target int, blocks []*Block, out *Output) {
-	cands := a.cands[si]
-	for j := len(cands) - 1; j >= 0 && a.used[si]+a.msgs[si] > target; j-- {
+	cands := a.secs[si].cands
+	for j := len(cands) - 1; j >= 0 && a.secs[si].used+a.secs[si].msgs > target; j-- {
 		cd := &cands[j]
 		if !cd.inText() || cd.Required || !cd.inc {
 			continue
@@ -410,9 +278,9 @@ func (a *Assembler) shed(sec *template.Section, si int, target int, blocks []*Bl
 // setFloor sets section si's floor after it shed: the best score among
 // the blocks it leaves out (and the floor it had, if higher).
 func (a *Assembler) setFloor(si int) {
-	ss := &a.sticky[si]
-	for i := range a.cands[si] {
-		cd := &a.cands[si][i]
+	ss := &a.secs[si].sticky
+	for i := range a.secs[si].cands {
+		cd := &a.secs[si].cands[i]
 		if cd.Required || cd.inText() {
 			continue
 		}
@@ -424,7 +292,7 @@ func (a *Assembler) setFloor(si int) {
 		}
 	}
 	// An incremental assembly never pulled some of them (turn.go).
-	if t := a.tail[si]; t.has && (!ss.hasFloor || t.score > ss.floor) {
+	if t := a.secs[si].tail; t.has && (!ss.hasFloor || t.score > ss.floor) {
 		ss.hasFloor, ss.floor = true, t.score
 	}
 }
@@ -432,8 +300,8 @@ func (a *Assembler) setFloor(si int) {
 // hasEntrants reports whether section si has a block in the text that the
 // previous decision did not write.
 func (a *Assembler) hasEntrants(si int) bool {
-	for i := range a.cands[si] {
-		if cd := &a.cands[si][i]; cd.inText() && !cd.inc {
+	for i := range a.secs[si].cands {
+		if cd := &a.secs[si].cands[i]; cd.inText() && !cd.inc {
 			return true
 		}
 	}
@@ -448,13 +316,13 @@ func (a *Assembler) hasEntrants(si int) bool {
 // stays dropped for the cap or the budget, as a fresh decision would
 // leave it; blocks dropped by the slack keep that reason.
 func (a *Assembler) stickyReasons(tpl *template.Template, out *Output, margin float64) {
-	for si := range a.cands {
-		if !a.sticky[si].on {
+	for si := range a.secs {
+		if !a.secs[si].sticky.on {
 			continue
 		}
-		cands := a.cands[si]
+		cands := a.secs[si].cands
 		sec := tpl.Section(si)
-		room := sec.MaxTokens() - a.used[si]
+		room := sec.MaxTokens() - a.secs[si].used
 		kept := a.keptInc[:0]
 		for i := range cands {
 			if cd := &cands[i]; cd.inText() && cd.inc && !cd.Required {
@@ -487,4 +355,27 @@ func (a *Assembler) stickyReasons(tpl *template.Template, out *Output, margin fl
 		}
 		a.keptInc = kept
 	}
+}
+
+// tier is cd's place in a sticky fill before its score. In a section
+// where relevance counts, with a query: 0 for the text's stable part (its
+// incumbents, news, the query's own turn, required blocks), 1 for every
+// other block, the ones the query recalls (relevanceNews) and the ones
+// another query recalled (WrittenBlock.Recalled; asked the same again,
+// they are incumbents like any) among them. What a query recalls thus
+// takes the room the stable part leaves, and another query's recalls,
+// never the stable part's: a conversation's questions move the end of
+// its history, not its prefix. Elsewhere every block is tier 0.
+func (cd *candidate) tier() int {
+	if cd.soft {
+		return 1
+	}
+	return 0
+}
+
+// relevanceNews reports whether cd's relevance recalls it into a section
+// that follows its previous decision: the query changed, and relevance
+// adds more than the margin to cd's score.
+func relevanceNews(cd *candidate, share, margin float64, queryChanged bool) bool {
+	return queryChanged && share*cd.Relevance > margin
 }

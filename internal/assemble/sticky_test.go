@@ -806,3 +806,76 @@ func messageIDs(out *assemble.Output) []string {
 	}
 	return ids
 }
+
+// TestPrefixNamesNoHiddenBlock: the prefix never names a block hidden
+// from the request, though the previous decision (of the same
+// conversation with another role, or a crafted one) wrote it: it says
+// the text lost a block, not which.
+func TestPrefixNamesNoHiddenBlock(t *testing.T) {
+	tok := realTokenizer(t)
+	tpl := mustParse(t, `{"budget": 4000, "sections": [
+	  {"name": "A", "priority": 1, "memory_types": ["constraint"], "max_tokens": 1000, "render": "<a>{content}</a>"},
+	  {"name": "C", "priority": 2, "memory_types": ["history"], "max_tokens": 1000, "render": "{content}", "order": "time"}]}`)
+	admin := block("role-ctx", declare.Constraint, "admins may see this")
+	admin.EditRare().Roles = []string{"admin"}
+	other := block("other-user", declare.Constraint, "u2's own rule")
+	other.Scope, other.UserID = declare.ScopeUser, "u2"
+	blocks := []assemble.Block{keyed(block("a-open", declare.Constraint, "everyone sees this")), keyed(admin), keyed(other),
+		keyed(chatTurn("c1", "USER: hi", now))}
+	var asm assemble.Assembler
+	assembleAs := func(user string, roles []string, prev *assemble.Decision) *assemble.Output {
+		t.Helper()
+		out, err := asm.Assemble(tpl, blocks, assemble.Request{Now: now, SessionID: "s1", UserID: user, Roles: roles, Previous: prev, Record: true}, tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		name       string
+		user       string
+		roles      []string
+		hiddenNext string // the block the next request may not see
+	}{
+		{"a role dropped", "u1", []string{"admin"}, "role-ctx"},
+		{"another user's decision", "u2", nil, "other-user"},
+	} {
+		first := assembleAs(tt.user, tt.roles, nil)
+		if !strings.Contains(first.Text, blocks[slices.IndexFunc(blocks, func(b assemble.Block) bool { return b.ID == tt.hiddenNext })].Content) {
+			t.Fatalf("%s: the first text lacks %s:\n%s", tt.name, tt.hiddenNext, first.Text)
+		}
+		next := assembleAs("u1", nil, first.Decision)
+		p := next.Prefix
+		if p == nil || p.Reason != outcome.PrefixRemoved {
+			t.Fatalf("%s: prefix %+v, want removed", tt.name, p)
+		}
+		if p.FirstChangedBlock != "" {
+			t.Errorf("%s: the prefix names %q, which the request may not see", tt.name, p.FirstChangedBlock)
+		}
+		if strings.Contains(fmt.Sprintf("%+v", next.Events), tt.hiddenNext) {
+			t.Errorf("%s: an event names %s", tt.name, tt.hiddenNext)
+		}
+	}
+}
+
+// TestStickyRowsInRankOrder: a section that follows its previous decision
+// fills in the sticky order (incumbents raised by the margin), but its
+// rows list the blocks in rank order, as for a fresh one: required first,
+// then by score.
+func TestStickyRowsInRankOrder(t *testing.T) {
+	tpl := mustParse(t, fmt.Sprintf(chatTemplate, 4000, 60, 300))
+	c := newConvo(t, tpl, doc("d-low", 0.3, "low doc words here"), doc("d-mid", 0.5, "mid doc words here"))
+	c.call(now, false)
+	// A better document, by less than the margin: the incumbents stay
+	// first in the fill, the rows still rank it first.
+	c.put(doc("d-best", 0.6, "best doc words here"), doc("d-top", 0.9, wordsN("top doc", 5)))
+	out := c.call(now.Add(time.Minute), false)
+	for _, s := range out.Sections {
+		for i := 1; i < len(s.Blocks); i++ {
+			x, y := s.Blocks[i-1], s.Blocks[i]
+			if !x.Required && y.Required || x.Required == y.Required && x.Score < y.Score {
+				t.Errorf("section %s: row %d %s (score %v) before row %d %s (score %v)", s.Name, i-1, x.RequestID, x.Score, i, y.RequestID, y.Score)
+			}
+		}
+	}
+}

@@ -57,9 +57,9 @@ func (a *Assembler) buildRepls(tpl *template.Template, blocks []*Block, out *Out
 	if a.deg.plain {
 		return
 	}
-	for si := range a.ranked {
+	for si := range a.secs {
 		var sums []int
-		for p, r := range a.ranked[si] {
+		for p, r := range a.secs[si].ranked {
 			if b := blocks[r.Index]; len(b.Replaces()) > 0 && b.Type == declare.History {
 				sums = append(sums, p)
 			}
@@ -72,77 +72,126 @@ func (a *Assembler) buildRepls(tpl *template.Template, blocks []*Block, out *Out
 }
 
 // replSection makes the replacements of section sec, whose summaries are
-// at sums in a.ranked. A summary stands for the turns it names, the turns
-// a summary it names stands for, and the groups of all of them. Two
-// summaries that stand for a common block, or one that names the other,
-// cannot both stand: the one named by the other, else the older (by
-// last_modified, then declaration), is excluded as superseded.
+// at sums in its ranked blocks. A summary stands for the turns it names,
+// the turns a summary it names stands for, and the groups of all of them.
+// Two summaries that stand for a common block, or one that names the
+// other, cannot both stand: the one named by the other, else the older
+// (by last_modified, then declaration), is excluded as superseded.
 func (a *Assembler) replSection(sec *template.Section, blocks []*Block, sums []int, out *Output) {
 	si := sec.Index()
-	ranked := a.ranked[si]
-	pos := make(map[string]int, len(ranked))
+	ranked := a.secs[si].ranked
+	cl := claimer{ranked: ranked, blocks: blocks, pos: make(map[string]int, len(ranked)), unitOf: a.plan.unitOf}
 	for p, r := range ranked {
-		pos[blocks[r.Index].ID] = p
+		cl.pos[blocks[r.Index].ID] = p
 	}
-	var unitMembers map[int32][]int
-	if len(a.unitOf) > 0 {
-		unitMembers = make(map[int32][]int)
+	if len(a.plan.unitOf) > 0 {
+		cl.unitMembers = make(map[int32][]int)
 		for p, r := range ranked {
-			if u, ok := a.unitOf[r.Index]; ok {
-				unitMembers[u] = append(unitMembers[u], p)
+			if u, ok := a.plan.unitOf[r.Index]; ok {
+				cl.unitMembers[u] = append(cl.unitMembers[u], p)
 			}
 		}
-	}
-	type claim struct {
-		set       []int    // the positions it stands for, sorted
-		names     []string // every id it stands for, here or not
-		ids       int      // how many turns it stands for, here or not
-		complete  bool
-		unusable  bool
-		named     bool // another summary here names it
-		summaryAt int
 	}
 	claims := make([]claim, len(sums))
 	for k, p := range sums {
-		b := blocks[ranked[p].Index]
-		cl := claim{complete: true, summaryAt: p}
-		for _, id := range b.Replaces() {
-			if _, ok := pos[id]; !ok {
-				cl.complete = false
-			}
-		}
-		seen := map[string]bool{b.ID: true}
-		queue := slices.Clone(b.Replaces())
-		for len(queue) > 0 {
-			id := queue[0]
-			queue = queue[1:]
-			if seen[id] {
-				continue
-			}
-			seen[id] = true
-			cl.names = append(cl.names, id)
-			q, ok := pos[id]
-			if !ok {
-				cl.ids++ // not here: the summary is all there is of it
-				continue
-			}
-			qb := blocks[ranked[q].Index]
-			if len(qb.Replaces()) > 0 {
-				queue = append(queue, qb.Replaces()...)
-			} else {
-				cl.ids++
-			}
-			cl.set = append(cl.set, q)
-			cl.unusable = cl.unusable || ranked[q].Required
-			if u, ok := a.unitOf[ranked[q].Index]; ok {
-				for _, m := range unitMembers[u] {
-					queue = append(queue, blocks[ranked[m].Index].ID)
-				}
-			}
-		}
-		slices.Sort(cl.set)
-		claims[k] = cl
+		claims[k] = cl.claimOf(p)
 	}
+	markNamed(claims, ranked, blocks)
+	taken := make(map[string]int) // id → the claim standing for it
+	drop := make(map[int]bool)
+	for _, k := range cl.order(claims) {
+		c := &claims[k]
+		b := blocks[ranked[c.summaryAt].Index]
+		if owner, clash := c.clashes(b.ID, taken); clash {
+			by := blocks[ranked[claims[owner].summaryAt].Index].ID
+			out.Events = append(out.Events, outcome.Event{Kind: outcome.KindExcluded, Section: sec.Name(), RequestID: b.ID, Reason: outcome.ReasonSuperseded, By: by})
+			drop[c.summaryAt] = true
+			continue
+		}
+		taken[b.ID] = k
+		for _, id := range c.names {
+			taken[id] = k
+		}
+		a.addRepl(si, c, ranked, blocks)
+	}
+	if len(drop) > 0 {
+		kept := ranked[:0]
+		for p, r := range ranked {
+			if !drop[p] {
+				kept = append(kept, r)
+			}
+		}
+		clear(ranked[len(kept):])
+		a.secs[si].ranked = kept
+	}
+}
+
+// claim is what one summary stands for in its section.
+type claim struct {
+	set       []int    // the positions (in ranked) it stands for, sorted
+	names     []string // every id it stands for, here or not
+	ids       int      // how many turns it stands for, here or not
+	complete  bool     // every id it names is here
+	unusable  bool     // a block it stands for is required
+	named     bool     // another summary here names it
+	summaryAt int      // its own position
+}
+
+// claimer finds claims among one section's ranked blocks.
+type claimer struct {
+	ranked      []Ranked
+	blocks      []*Block
+	pos         map[string]int  // request_id → position in ranked
+	unitOf      map[int32]int32 // block index → unit (plan.unitOf)
+	unitMembers map[int32][]int // unit → its members' positions
+}
+
+// claimOf returns the claim of the summary at position p: the turns it
+// names, those the summaries it names stand for, and their units'
+// members, found breadth first.
+func (cl *claimer) claimOf(p int) claim {
+	b := cl.blocks[cl.ranked[p].Index]
+	c := claim{complete: true, summaryAt: p}
+	for _, id := range b.Replaces() {
+		if _, ok := cl.pos[id]; !ok {
+			c.complete = false
+		}
+	}
+	seen := map[string]bool{b.ID: true}
+	queue := slices.Clone(b.Replaces())
+	for len(queue) > 0 {
+		id := queue[0]
+		queue = queue[1:]
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		c.names = append(c.names, id)
+		q, ok := cl.pos[id]
+		if !ok {
+			c.ids++ // not here: the summary is all there is of it
+			continue
+		}
+		qb := cl.blocks[cl.ranked[q].Index]
+		if len(qb.Replaces()) > 0 {
+			queue = append(queue, qb.Replaces()...)
+		} else {
+			c.ids++
+		}
+		c.set = append(c.set, q)
+		c.unusable = c.unusable || cl.ranked[q].Required
+		if u, ok := cl.unitOf[cl.ranked[q].Index]; ok {
+			for _, m := range cl.unitMembers[u] {
+				queue = append(queue, cl.blocks[cl.ranked[m].Index].ID)
+			}
+		}
+	}
+	slices.Sort(c.set)
+	return c
+}
+
+// markNamed marks the claims whose summary another claim names.
+func markNamed(claims []claim, ranked []Ranked, blocks []*Block) {
 	for k := range claims {
 		id := blocks[ranked[claims[k].summaryAt].Index].ID
 		for j := range claims {
@@ -151,6 +200,12 @@ func (a *Assembler) replSection(sec *template.Section, blocks []*Block, sums []i
 			}
 		}
 	}
+}
+
+// order returns the claims in the order they are taken: those no other
+// summary names first, then the newest summary first (last_modified,
+// declaration, request_id).
+func (cl *claimer) order(claims []claim) []int {
 	order := make([]int, len(claims))
 	for k := range order {
 		order[k] = k
@@ -163,7 +218,7 @@ func (a *Assembler) replSection(sec *template.Section, blocks []*Block, sums []i
 			}
 			return 1
 		}
-		bx, by := blocks[ranked[cx.summaryAt].Index], blocks[ranked[cy.summaryAt].Index]
+		bx, by := cl.blocks[cl.ranked[cx.summaryAt].Index], cl.blocks[cl.ranked[cy.summaryAt].Index]
 		if c := by.LastModified.Compare(bx.LastModified); c != 0 {
 			return c
 		}
@@ -172,59 +227,46 @@ func (a *Assembler) replSection(sec *template.Section, blocks []*Block, sums []i
 		}
 		return strings.Compare(by.ID, bx.ID)
 	})
-	taken := make(map[string]int) // id → the claim standing for it
-	drop := make(map[int]bool)
-	for _, k := range order {
-		cl := &claims[k]
-		b := blocks[ranked[cl.summaryAt].Index]
-		owner, clash := taken[b.ID]
-		for _, id := range cl.names {
-			if clash {
-				break
-			}
-			owner, clash = taken[id]
-		}
-		if clash {
-			by := blocks[ranked[claims[owner].summaryAt].Index].ID
-			out.Events = append(out.Events, outcome.Event{Kind: outcome.KindExcluded, Section: sec.Name(), RequestID: b.ID, Reason: outcome.ReasonSuperseded, By: by})
-			drop[cl.summaryAt] = true
-			continue
-		}
-		taken[b.ID] = k
-		for _, id := range cl.names {
-			taken[id] = k
-		}
-		// A summary of turns none of which is here still stands for them:
-		// a replacement without members, decided as any block is.
-		r := repl{si: si, summary: ranked[cl.summaryAt].Index, ids: cl.ids, complete: cl.complete, unusable: cl.unusable,
-			at: b.LastModified, seq: b.Seq}
-		for i, q := range cl.set {
-			m := blocks[ranked[q].Index]
-			r.members = append(r.members, ranked[q].Index)
-			if i == 0 || m.LastModified.After(r.at) || (m.LastModified.Equal(r.at) && m.Seq > r.seq) {
-				r.at, r.seq = m.LastModified, m.Seq
-			}
-		}
-		if a.deg.replOf == nil {
-			a.deg.replOf = make(map[int32]int32)
-		}
-		ri := int32(len(a.deg.repls))
-		a.deg.replOf[r.summary] = ri
-		for _, m := range r.members {
-			a.deg.replOf[m] = ri
-		}
-		a.deg.repls = append(a.deg.repls, r)
+	return order
+}
+
+// clashes returns the claim already standing for the summary (id) or for
+// one of the blocks c stands for, if any.
+func (c *claim) clashes(id string, taken map[string]int) (int, bool) {
+	if owner, ok := taken[id]; ok {
+		return owner, true
 	}
-	if len(drop) > 0 {
-		kept := ranked[:0]
-		for p, r := range ranked {
-			if !drop[p] {
-				kept = append(kept, r)
-			}
+	for _, n := range c.names {
+		if owner, ok := taken[n]; ok {
+			return owner, true
 		}
-		clear(ranked[len(kept):])
-		a.ranked[si] = kept
 	}
+	return 0, false
+}
+
+// addRepl makes claim c a replacement of section si. A summary of turns
+// none of which is here still stands for them: a replacement without
+// members, decided as any block is.
+func (a *Assembler) addRepl(si int, c *claim, ranked []Ranked, blocks []*Block) {
+	b := blocks[ranked[c.summaryAt].Index]
+	r := repl{si: si, summary: ranked[c.summaryAt].Index, ids: c.ids, complete: c.complete, unusable: c.unusable,
+		at: b.LastModified, seq: b.Seq}
+	for i, q := range c.set {
+		m := blocks[ranked[q].Index]
+		r.members = append(r.members, ranked[q].Index)
+		if i == 0 || m.LastModified.After(r.at) || (m.LastModified.Equal(r.at) && m.Seq > r.seq) {
+			r.at, r.seq = m.LastModified, m.Seq
+		}
+	}
+	if a.deg.replOf == nil {
+		a.deg.replOf = make(map[int32]int32)
+	}
+	ri := int32(len(a.deg.repls))
+	a.deg.replOf[r.summary] = ri
+	for _, m := range r.members {
+		a.deg.replOf[m] = ri
+	}
+	a.deg.repls = append(a.deg.repls, r)
 }
 
 // bindRepls records where section si's replacements stand among its
@@ -238,7 +280,7 @@ func (a *Assembler) bindRepls(si int, blocks []*Block, out *Output) {
 	if len(a.deg.replOf) == 0 {
 		return
 	}
-	cands := a.cands[si]
+	cands := a.secs[si].cands
 	for i := range cands {
 		cd := &cands[i]
 		ri, ok := a.deg.replOf[cd.Index]
@@ -276,116 +318,124 @@ func (a *Assembler) bindRepls(si int, blocks []*Block, out *Output) {
 }
 
 // fillRepl decides replacement r when cur, its summary or one of its
-// turns, comes up in section sec's fill: its turns, if all of them fit
+// turns, comes up in the section's fill: its turns, if all of them fit
 // the room left (its summary then waits, with reason turns_kept unless
 // the budget lets it stand in later); else its summary, in the richest
 // form that fits, standing in for the turns (summarized); else neither:
 // the summary is dropped and the turns are decided one by one. It
 // reports whether cur is decided; when it is not, the fill goes on with
 // cur as with any block.
-func (a *Assembler) fillRepl(sec *template.Section, blocks []*Block, r *repl, cur *candidate, c truncate.Counter, out *Output, st *fillState, misses []truncate.RequiredMiss) (bool, []truncate.RequiredMiss) {
-	si := sec.Index()
-	cands := a.cands[si]
-	s := &cands[r.sCand]
-	sb := blocks[s.Index]
-	capTokens := sec.MaxTokens()
+func (f *filler) fillRepl(r *repl, cur *candidate) bool {
+	s := &f.cands()[r.sCand]
 	preferSummary := s.Required || !r.complete || s.inc
-	turns := func() bool {
-		if !r.complete || (st.stopped && !s.Required) {
-			return false
-		}
-		ss := &a.sticky[si]
-		need, texts := 0, 0
-		for _, j := range r.mCands {
-			m := &cands[j]
-			if ss.on && ss.hasFloor && m.Score <= ss.floor && !m.news && !m.inc {
-				return false // let go when the section shed: it stays out
-			}
-			a.blockTokens(sec, blocks[m.Index], m, c)
-			need += m.tokens
-			if !m.msg {
-				texts++
-			}
-		}
-		if texts > 0 {
-			need += (texts - 1) * st.sepTokens
-			if st.kept > 0 {
-				need += st.sepTokens
-			}
-		}
-		if st.used+st.msgs+need > capTokens {
-			return false
-		}
-		for _, j := range r.mCands {
-			m := &cands[j]
-			m.done, m.status = true, outcome.StatusKept
-			st.add(m)
-		}
-		r.state = replTurns
-		return true
-	}
-	summary := func() bool {
-		if st.stopped && !s.Required {
-			return false
-		}
-		room := capTokens - st.used - st.msgs - st.sep(s)
-		a.blockTokens(sec, sb, s, c)
-		if s.tokens > room && !a.degrade(sec, sb, s, room, c) {
-			if !s.Required {
-				return false
-			}
-			misses = append(misses, truncate.RequiredMiss{RequestID: s.ID, Section: sec.Name(), Tokens: s.tokens, Limit: capTokens, Reason: outcome.ReasonSectionCap})
-		}
-		s.done, s.status = true, outcome.StatusKept
-		st.add(s)
-		r.state, r.wasOn = replOn, true
-		for _, j := range r.mCands {
-			m := &cands[j]
-			m.done = true
-			m.text, m.rendered = "", false
-			a.dropFor(sec, m, blocks[m.Index], outcome.ReasonSummarized, s.ID, out)
-		}
-		return true
-	}
 	if cur == s && !preferSummary {
 		// The summary comes up before its turns: if everything ranked from
 		// here down to the last of them fits the room left, the turns will
 		// fit and the summary waits for them; otherwise some must go, and
 		// the summary takes its place now, at its own rank.
-		if a.fitsUntil(sec, blocks, r, st, c) || !summary() {
+		if f.fitsUntil(r) || !f.replSummary(r) {
 			s.done, s.status = true, outcome.StatusDropped
 		}
-		return true, misses
+		return true
 	}
-	if preferSummary && (summary() || turns()) || !preferSummary && (turns() || summary()) {
-		return true, misses
+	if preferSummary && (f.replSummary(r) || f.replTurns(r)) || !preferSummary && (f.replTurns(r) || f.replSummary(r)) {
+		return true
 	}
 	r.state = replDissolved
 	s.done = true
-	s.text, s.rendered = "", false
-	a.drop(sec, s, sb, outcome.ReasonSectionCap, out)
-	return cur == s, misses
+	f.drop(s, outcome.ReasonSectionCap)
+	return cur == s
+}
+
+// replTurns keeps r's turns, when all of them fit the room left, and
+// reports whether it did.
+func (f *filler) replTurns(r *repl) bool {
+	cands := f.cands()
+	s := &cands[r.sCand]
+	if !r.complete || (f.st.stopped && !s.Required) {
+		return false
+	}
+	need, texts := 0, 0
+	for _, j := range r.mCands {
+		m := &cands[j]
+		if f.belowFloor(m) && !m.inc {
+			return false // let go when the section shed: it stays out
+		}
+		f.a.blockTokens(f.sec, f.block(m), m, f.c)
+		need += m.tokens
+		if !m.msg {
+			texts++
+		}
+	}
+	if texts > 0 {
+		need += (texts - 1) * f.st.sep
+		if f.st.kept > 0 {
+			need += f.st.sep
+		}
+	}
+	if f.st.used+f.st.msgs+need > f.sec.MaxTokens() {
+		return false
+	}
+	for _, j := range r.mCands {
+		cands[j].done = true
+		f.keep(&cands[j], outcome.StatusKept)
+	}
+	r.state = replTurns
+	// The summary waits, out of the text: settleRepls gives it its
+	// reason, unless the budget lets it stand in first.
+	s.done, s.status = true, outcome.StatusDropped
+	return true
+}
+
+// replSummary keeps r's summary in the richest form that fits the room
+// left, standing in for its turns, and reports whether it did (a
+// required summary always is, and misses when it does not fit).
+func (f *filler) replSummary(r *repl) bool {
+	cands := f.cands()
+	s := &cands[r.sCand]
+	if f.st.stopped && !s.Required {
+		return false
+	}
+	sb := f.block(s)
+	room := f.room(s)
+	f.a.blockTokens(f.sec, sb, s, f.c)
+	if s.tokens > room && !f.a.degrade(f.sec, sb, s, room, f.c) {
+		if !s.Required {
+			return false
+		}
+		f.miss(s)
+	}
+	s.done = true
+	f.keep(s, outcome.StatusKept)
+	r.state, r.wasOn = replOn, true
+	for _, j := range r.mCands {
+		m := &cands[j]
+		m.done = true
+		m.text, m.rendered = "", false
+		f.a.dropFor(f.sec, m, f.block(m), outcome.ReasonSummarized, s.ID, f.out)
+	}
+	return true
 }
 
 // fitsUntil reports whether every undecided block of the section ranked
-// after r's summary, down to the last of its turns, fits the room left
-// in st: then the turns fit when they come up. It counts blocks only
-// until they overflow the room.
-func (a *Assembler) fitsUntil(sec *template.Section, blocks []*Block, r *repl, st *fillState, c truncate.Counter) bool {
-	cands := a.cands[sec.Index()]
-	room := sec.MaxTokens() - st.used - st.msgs
+// after r's summary, down to the last of its turns, fits the room left:
+// then the turns fit when they come up. It counts blocks only until they
+// overflow the room.
+func (f *filler) fitsUntil(r *repl) bool {
+	cands := f.cands()
+	room := f.sec.MaxTokens() - f.st.used - f.st.msgs
 	last := slices.Max(r.mCands)
-	need, texts := 0, st.kept
+	need, texts := 0, f.st.kept
 	for i := r.sCand + 1; i <= last; i++ {
 		cd := &cands[i]
 		if cd.done {
 			continue
 		}
-		a.blockTokens(sec, blocks[cd.Index], cd, c)
+		f.a.blockTokens(f.sec, f.block(cd), cd, f.c)
 		need += cd.tokens
 		if !cd.msg {
 			if texts > 0 {
-				need += st.sepTokens
+				need += f.st.sep
 			}
 			texts++
 		}
@@ -414,10 +464,10 @@ func (a *Assembler) standIn(r *repl, budget int, estimate *int, blocks []*Block,
 	}
 	si := r.si
 	sec := a.deg.tpl.Section(si)
-	cands := a.cands[si]
+	cands := a.secs[si].cands
 	s := &cands[r.sCand]
 	sb := blocks[s.Index]
-	used, kept, msgs := a.used[si], a.kept[si], a.msgs[si]
+	used, kept, msgs := a.secs[si].used, a.secs[si].kept, a.secs[si].msgs
 	someOut := false
 	for _, j := range r.mCands {
 		m := &cands[j]
@@ -430,7 +480,7 @@ func (a *Assembler) standIn(r *repl, budget int, estimate *int, blocks []*Block,
 			if kept--; kept == 0 {
 				used = 0
 			} else {
-				used -= m.tokens + a.seps[si]
+				used -= m.tokens + a.secs[si].sep
 			}
 		}
 	}
@@ -447,7 +497,7 @@ func (a *Assembler) standIn(r *repl, budget int, estimate *int, blocks []*Block,
 			m += s.tokens
 		} else {
 			if k > 0 {
-				u += a.seps[si]
+				u += a.secs[si].sep
 			}
 			u += s.tokens
 			k++
@@ -503,7 +553,7 @@ func (a *Assembler) settleRepls(tpl *template.Template, blocks []*Block, out *Ou
 	for ri := range a.deg.repls {
 		r := &a.deg.repls[ri]
 		sec := tpl.Section(r.si)
-		cands := a.cands[r.si]
+		cands := a.secs[r.si].cands
 		s := &cands[r.sCand]
 		if s.inText() {
 			continue

@@ -3,10 +3,10 @@ package assemble
 import (
 	"math"
 	"slices"
-	"time"
 	"unicode/utf8"
 
 	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/internal/lexical"
 	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/template"
 	"github.com/contextasm/contextasm/truncate"
@@ -23,6 +23,24 @@ import (
 // rows and events that list them are missing from the Output, which the
 // caller gets from AssembleRefs when asked.
 
+// incremental is an incremental assembly's pull from its Index.
+type incremental struct {
+	on       bool
+	w        walk                    // the section being pulled
+	pulled   []*Block                // the blocks pulled, which candidates index
+	pulledE  []*ixEntry              // their entries
+	priorAll []*ixEntry              // every prior item's entry, pulled or not
+	looked   int                     // index entries looked at (TestTurnLooksAtWhatItKeeps)
+	pulledBy map[*ixEntry]*candidate // scratch of pullHistory
+	// With a query: each hit's relevance by entry, and the hits (of the
+	// lexical index, or the host's) in the order found.
+	relOf  map[*ixEntry]float64
+	hits   []relHit
+	raises []relRaise // neighbourHits' scratch
+	xhist  []extraRef
+	lex    []lexical.Hit // scratch of the lexical index's Score
+}
+
 // walk is the pull of one section's candidates from an Index: the base
 // and the extra entries in rank order, merged with the prior entries of a
 // sticky section (incumbents and news, taken out of rank order by the
@@ -37,6 +55,45 @@ type walk struct {
 	hasFloor   bool
 	floor      float64
 	done       bool
+	// With a query (queried), entries score (1 − share)·score + share·
+	// relevance: the ones it touches come in their own lane, rel, in that
+	// order; every other entry's score is scaled alike, so the base and
+	// extra lanes keep their order.
+	queried bool
+	share   float64
+	rel     []relItem
+	ri      int
+	relGap  []*relItem // items passed over for their lower bound
+	// tiered: the section follows its previous decision with a query and
+	// relevance counts in it (candidate.tier); queryTurn is the query's
+	// own turn; took is the tier of what next returned last.
+	tiered    bool
+	queryTurn *Block
+	took      int8
+}
+
+// relItem is an entry the query touches, in a section's relevance lane.
+type relItem struct {
+	e      *ixEntry
+	eff    float64 // its score with its relevance
+	recall bool    // the query recalls it (relevanceNews)
+	tier   int8    // candidate.tier
+}
+
+// tier is the item's candidate.tier.
+func (p *priorItem) tier() int8 {
+	if p.soft {
+		return 1
+	}
+	return 0
+}
+
+// eff returns the score an entry outside the relevance lane ranks with.
+func (w *walk) eff(e *ixEntry) float64 {
+	if !w.queried {
+		return e.score
+	}
+	return (1 - w.share) * e.score
 }
 
 // priorItem is an entry of a sticky section that prepareSticky takes out
@@ -46,6 +103,7 @@ type priorItem struct {
 	e                *ixEntry
 	eff              float64 // the score the sticky order weighs: raised by the margin
 	inc, news        bool
+	prevRecall, soft bool
 	prevPos, prevCut int32
 }
 
@@ -128,58 +186,50 @@ func (a *Assembler) AssembleIndexed(x *Index, req Request, c truncate.Counter, l
 	if x.degradable > 0 {
 		return nil, nil, false, nil
 	}
-	tpl := x.tpl
-	n := tpl.NumSections()
-	a.reset(n)
-	a.deg.reset(tpl, c, false)
-	a.chat = req.Chat
-	st := a.Stickiness.WithDefaults()
-	prev := req.Previous
-	if !prev.usable(tpl) {
-		prev = nil
-	}
-	sticky := prev != nil && !req.Fresh
-	out = &Output{}
-	var misses []truncate.RequiredMiss
-	a.walking, a.pulled, a.pulledE, a.looked = true, a.pulled[:0], a.pulledE[:0], 0
-	a.priorAll = a.priorAll[:0]
+	r := a.begin(x.tpl, nil, &req, c, false)
+	r.x, r.lookup = x, lookup
+	a.inc.on, a.inc.pulled, a.inc.pulledE, a.inc.looked = true, a.inc.pulled[:0], a.inc.pulledE[:0], 0
+	a.inc.priorAll = a.inc.priorAll[:0]
 	defer a.endWalk()
-	for k := range n {
-		si := tpl.ByPriority(k)
-		a.w = walk{looked: &a.looked, s: &x.secs[si], gapB: len(x.secs[si].base), gapX: len(x.secs[si].extra), prior: a.w.prior[:0]}
-		if sticky {
-			a.priorItems(x, si, &prev.Sections[si], prev.Now, st.Margin, lookup)
-			misses = a.fillSticky(tpl.Section(si), a.pulled, c, out, misses, st.Slack)
-			continue
-		}
-		misses = a.fill(tpl.Section(si), a.pulled, c, out, misses)
+	if req.NewestTurnQuery && req.Query == nil && req.Relevance == nil {
+		a.queryTurn(r, x.newestTurn(&req))
 	}
-	if len(misses) > 0 {
-		return nil, nil, true, &truncate.RequiredError{Misses: misses}
+	if req.queried() {
+		a.findHits(x, &req, lookup, r.out.QueryTurn)
 	}
-	out.ExcludedCounts = x.excludedCounts()
-	if err := a.fitBudget(tpl, a.pulled, c, out, st.Slack); err != nil {
+	if err := a.decide(r); err != nil {
 		return nil, nil, true, err
 	}
-	if req.Record || req.Previous != nil {
-		for si := range a.cands {
-			a.pullHistory(x, tpl.Section(si), c)
-		}
-		a.summarizeCandidates(tpl, a.pulled, out, c)
-		a.cacheInfo(tpl, a.pulled, prev, &req, out, c, st.MinCachePrefix)
-	}
+	out = r.out
+	out.ExcludedCounts = x.excludedCounts()
 	out.Events = nil // a few: not the assembly's list
 	heat = &HeatRecord{x: x, epoch: x.epoch}
-	for si := range a.cands {
-		for i := range a.cands[si] {
-			if cd := &a.cands[si][i]; cd.inText() {
-				e := a.pulledE[cd.Index]
+	for si := range a.secs {
+		for i := range a.secs[si].cands {
+			if cd := &a.secs[si].cands[i]; cd.inText() {
+				e := a.inc.pulledE[cd.Index]
 				heat.text = append(heat.text, heatText{h: e.heat, b: e.b, cut: cd.status == outcome.StatusCut})
 			}
 		}
 	}
 	x.count(heat.text)
 	return out, heat, true, nil
+}
+
+// startWalk starts section si's walk of an incremental assembly (the
+// ranking pass's part: the Index keeps the order), as prepareSticky starts
+// a full one's fill when the section follows its previous decision.
+func (a *Assembler) startWalk(r *run, si int) {
+	x := r.x
+	a.inc.w = walk{looked: &a.inc.looked, s: &x.secs[si], gapB: len(x.secs[si].base), gapX: len(x.secs[si].extra), prior: a.inc.w.prior[:0],
+		queried: r.req.queried(), share: x.secs[si].share, rel: a.inc.w.rel[:0], relGap: a.inc.w.relGap[:0],
+		tiered: r.follow && r.req.queried() && x.secs[si].share > 0, queryTurn: r.out.QueryTurn}
+	if r.follow {
+		a.priorItems(r, si)
+	}
+	if a.inc.w.queried {
+		a.relevanceLane(r, si)
+	}
 }
 
 // pullHistory makes candidates of the history blocks of section sec that
@@ -202,18 +252,18 @@ func (a *Assembler) pullHistory(x *Index, sec *template.Section, c truncate.Coun
 	}
 	slices.SortFunc(extra, func(i, j int) int { return compareNewest(s.extra[i].b, s.extra[j].b) })
 	// The pulled candidates of the section, by entry.
-	if a.pulledBy == nil {
-		a.pulledBy = make(map[*ixEntry]*candidate)
+	if a.inc.pulledBy == nil {
+		a.inc.pulledBy = make(map[*ixEntry]*candidate)
 	}
-	pulled := a.pulledBy
+	pulled := a.inc.pulledBy
 	clear(pulled)
 	defer clear(pulled)
-	for i := range a.cands[si] {
-		pulled[a.pulledE[a.cands[si][i].Index]] = &a.cands[si][i]
+	for i := range a.secs[si].cands {
+		pulled[a.inc.pulledE[a.secs[si].cands[i].Index]] = &a.secs[si].cands[i]
 	}
 	total, bi, xi := 0, 0, 0
 	for total < sec.MaxTokens() {
-		a.looked++
+		a.inc.looked++
 		var e *ixEntry
 		for bi < len(s.history) && s.base[s.history[bi]].dead {
 			bi++
@@ -246,42 +296,52 @@ func (a *Assembler) pullHistory(x *Index, sec *template.Section, c truncate.Coun
 // take makes entry e the next candidate of section si, and returns it.
 func (a *Assembler) take(si int, e *ixEntry) *candidate {
 	e.mark |= markVisited
-	a.cands[si] = append(a.cands[si], candidate{Ranked: Ranked{Index: int32(len(a.pulled)), Required: e.req, Score: e.score, ID: e.b.ID}})
-	a.pulled = append(a.pulled, e.b)
-	a.pulledE = append(a.pulledE, e)
-	return &a.cands[si][len(a.cands[si])-1]
+	rel := a.inc.relOf[e]
+	score := e.score
+	if a.inc.w.queried {
+		score = withRelevance(e.score, a.inc.w.share, rel)
+	}
+	a.secs[si].cands = append(a.secs[si].cands, candidate{Ranked: Ranked{Index: int32(len(a.inc.pulled)), Required: e.req, Score: score, ID: e.b.ID, Relevance: rel, Base: e.score}})
+	a.inc.pulled = append(a.inc.pulled, e.b)
+	a.inc.pulledE = append(a.inc.pulledE, e)
+	return &a.secs[si].cands[len(a.secs[si].cands)-1]
 }
 
 // endWalk takes the marks of an incremental assembly off its entries.
 func (a *Assembler) endWalk() {
-	for _, e := range a.pulledE {
+	for _, e := range a.inc.pulledE {
 		e.mark = 0
 	}
-	for _, e := range a.priorAll {
+	for _, e := range a.inc.priorAll {
 		e.mark = 0
 	}
-	a.walking = false
+	a.inc.on = false
 	a.deg.tpl, a.deg.ctr = nil, nil
-	clear(a.pulled)
-	clear(a.pulledE)
-	clear(a.priorAll)
-	a.w = walk{prior: a.w.prior[:0]}
+	clear(a.inc.pulled)
+	clear(a.inc.pulledE)
+	clear(a.inc.priorAll)
+	clear(a.inc.relOf)
+	clear(a.inc.hits)
+	a.inc.hits = a.inc.hits[:0]
+	clear(a.inc.w.rel)
+	clear(a.inc.w.relGap)
+	a.inc.w = walk{prior: a.inc.w.prior[:0], rel: a.inc.w.rel[:0], relGap: a.inc.w.relGap[:0]}
 }
 
 // more reports whether section si has a candidate at i: made up front by
 // AssembleRefs, or pulled now by AssembleIndexed.
 func (a *Assembler) more(sec *template.Section, i int, st *fillState, bounded bool) bool {
-	if i < len(a.cands[sec.Index()]) {
+	if i < len(a.secs[sec.Index()].cands) {
 		return true
 	}
-	return a.walking && a.pull(sec, st, bounded)
+	return a.inc.on && a.pull(sec, st, bounded)
 }
 
 // view returns the blocks candidates index: the ones pulled so far, in an
 // incremental assembly.
 func (a *Assembler) view(blocks []*Block) []*Block {
-	if a.walking {
-		return a.pulled
+	if a.inc.on {
+		return a.inc.pulled
 	}
 	return blocks
 }
@@ -289,30 +349,33 @@ func (a *Assembler) view(blocks []*Block) []*Block {
 // priorItems starts a sticky section's walk as prepareSticky starts its
 // fill: the section follows prev, and its incumbents and news come in
 // the order the margin gives them.
-func (a *Assembler) priorItems(x *Index, si int, prev *SectionDecision, prevNow time.Time, margin float64, lookup func(string) (*Block, bool)) {
-	a.sticky[si].on = true
+func (a *Assembler) priorItems(r *run, si int) {
+	x, prev, prevNow, margin, lookup := r.x, &r.prev.Sections[si], r.prev.Now, r.stick.Margin, r.lookup
+	queryChanged := r.req.queried() && r.req.QueryKey != r.prev.Query
+	a.secs[si].sticky.on = true
 	if prev.Floor != nil {
-		a.sticky[si].hasFloor, a.sticky[si].floor = true, *prev.Floor
-		a.w.hasFloor, a.w.floor = true, *prev.Floor
+		a.secs[si].sticky.hasFloor, a.secs[si].sticky.floor = true, *prev.Floor
+		a.inc.w.hasFloor, a.inc.w.floor = true, *prev.Floor
 	}
 	s := &x.secs[si]
 	type was struct {
-		pos int
-		key string
-		cut int
+		pos      int
+		key      string
+		cut      int
+		recalled bool
 	}
 	written := make(map[string]was, len(prev.Blocks))
 	for i, w := range prev.Blocks {
-		written[w.ID] = was{i, w.Key, w.Cut}
+		written[w.ID] = was{i, w.Key, w.Cut, w.Recalled}
 	}
 	add := func(e *ixEntry, p priorItem) {
-		p.e, p.eff = e, e.score+margin
+		p.e, p.eff = e, a.effOf(e)+margin
 		e.mark = markPrior | markNews
 		if p.inc {
 			e.mark = markPrior | markInc
 		}
-		a.priorAll = append(a.priorAll, e)
-		a.w.prior = append(a.w.prior, p)
+		a.inc.priorAll = append(a.inc.priorAll, e)
+		a.inc.w.prior = append(a.inc.w.prior, p)
 	}
 	for id, w := range written {
 		b, ok := lookup(id)
@@ -322,11 +385,11 @@ func (a *Assembler) priorItems(x *Index, si int, prev *SectionDecision, prevNow 
 		if bs, reason := eligibility(b, x.tpl, &x.shape); reason != "" || bs != si {
 			continue
 		}
-		e := s.entryOf(x.entry(b))
+		e := s.entryOf(x.entry(b, si))
 		if e == nil {
 			continue
 		}
-		p := priorItem{inc: true, prevPos: int32(w.pos)}
+		p := priorItem{inc: true, prevPos: int32(w.pos), prevRecall: w.recalled, soft: a.inc.w.tiered && w.recalled && queryChanged}
 		if w.cut > 0 && w.cut < len(b.Content) && utf8.RuneStart(b.Content[w.cut]) && w.key == hexKey(keyOf(b)) {
 			p.prevCut = int32(w.cut)
 		}
@@ -346,7 +409,9 @@ func (a *Assembler) priorItems(x *Index, si int, prev *SectionDecision, prevNow 
 	for i := range s.extra {
 		news(&s.extra[i])
 	}
-	slices.SortFunc(a.w.prior, func(p, q priorItem) int { return compareHeads(p.e, p.eff, p.inc, q.e, q.eff, q.inc) })
+	slices.SortFunc(a.inc.w.prior, func(p, q priorItem) int {
+		return compareHeads(p.e, p.eff, p.inc, p.tier(), q.e, q.eff, q.inc, q.tier())
+	})
 }
 
 // entryOf returns the live entry ranked as e, or nil.
@@ -361,14 +426,17 @@ func (s *ixSection) entryOf(e ixEntry) *ixEntry {
 }
 
 // compareHeads is the order of a sticky fill (prepareSticky): required
-// first, then the score weighed (eff), incumbents first on a tie, then
-// rank order.
-func compareHeads(a *ixEntry, effA float64, incA bool, b *ixEntry, effB float64, incB bool) int {
+// first, then the tier (candidate.tier), then the score weighed (eff),
+// incumbents first on a tie, then rank order.
+func compareHeads(a *ixEntry, effA float64, incA bool, tierA int8, b *ixEntry, effB float64, incB bool, tierB int8) int {
 	if a.req != b.req {
 		if a.req {
 			return -1
 		}
 		return 1
+	}
+	if tierA != tierB {
+		return int(tierA) - int(tierB)
 	}
 	switch {
 	case effA > effB:
@@ -394,7 +462,7 @@ func compareHeads(a *ixEntry, effA float64, incA bool, b *ixEntry, effB float64,
 // and, in a section that shed, every block of rank order scoring under its
 // floor.
 func (a *Assembler) pull(sec *template.Section, st *fillState, bounded bool) bool {
-	w := &a.w
+	w := &a.inc.w
 	si := sec.Index()
 	if w.done {
 		return false
@@ -407,25 +475,27 @@ func (a *Assembler) pull(sec *template.Section, st *fillState, bounded bool) boo
 	if bounded && !a.chat.on() && sec.Fill() == template.FillSkip { // under stop, the first misfit stops the section
 		room = sec.MaxTokens() - st.used - st.msgs
 		if st.kept > 0 {
-			room -= st.sepTokens
+			room -= st.sep
 		}
-		skip = !(sec.Partial() && !st.cutDone && !a.sticky[si].shed && room >= sec.MinPartialTokens())
+		skip = !(sec.Partial() && !st.cutDone && !a.secs[si].sticky.shed && room >= sec.MinPartialTokens())
 	}
-	e, p := w.next(skip, room)
+	e, p, rel := w.next(skip, room)
 	if e == nil {
 		a.finishWalk(si)
 		return false
 	}
 	cd := a.take(si, e)
 	if p != nil {
-		cd.inc, cd.news, cd.prevPos, cd.prevCut = p.inc, p.news, p.prevPos, p.prevCut
+		cd.inc, cd.news, cd.prevPos, cd.prevCut, cd.prevRecall, cd.soft = p.inc, p.news, p.prevPos, p.prevCut, p.prevRecall, p.soft
 	}
+	cd.recall = rel != nil && rel.recall
+	cd.soft = w.took == 1
 	return true
 }
 
 // next returns the next entry in fill order, passing over what skip and
 // room allow (see pull), and its prior item when it is one.
-func (w *walk) next(skip bool, room int) (*ixEntry, *priorItem) {
+func (w *walk) next(skip bool, room int) (*ixEntry, *priorItem, *relItem) {
 	m := int32(max(min(room, math.MaxInt32-1), math.MinInt32))
 	be := w.head(w.s.base, &w.bi, &w.gapB, &w.s.tree, skip, m)
 	xe := w.head(w.s.extra, &w.xi, &w.gapX, nil, skip, m)
@@ -434,18 +504,61 @@ func (w *walk) next(skip bool, room int) (*ixEntry, *priorItem) {
 	if w.pi < len(w.prior) {
 		p = &w.prior[w.pi]
 	}
-	best, from := be, &w.bi
-	if xe != nil && (best == nil || compareEntries(*xe, *best) < 0) {
-		best, from = xe, &w.xi
+	best, bestTier, from := be, w.tierOf(be), &w.bi
+	if xt := w.tierOf(xe); xe != nil && (best == nil || xt < bestTier || xt == bestTier && compareEntries(*xe, *best) < 0) {
+		best, bestTier, from = xe, xt, &w.xi
 	}
-	if p != nil && (best == nil || compareHeads(p.e, p.eff, p.inc, best, best.score, false) < 0) {
+	var bestEff float64
+	if best != nil {
+		bestEff = w.eff(best)
+	}
+	var rel *relItem
+	if r := w.relHead(skip, m); r != nil && (best == nil || compareHeads(r.e, r.eff, false, r.tier, best, bestEff, false, bestTier) < 0) {
+		best, bestEff, bestTier, from, rel = r.e, r.eff, r.tier, &w.ri, r
+	}
+	if p != nil && (best == nil || compareHeads(p.e, p.eff, p.inc, p.tier(), best, bestEff, false, bestTier) < 0) {
 		w.pi++
-		return p.e, p
+		w.took = p.tier()
+		return p.e, p, nil
 	}
 	if best != nil {
 		*from++
 	}
-	return best, nil
+	w.took = bestTier
+	return best, nil, rel
+}
+
+// tierOf returns the tier (candidate.tier) an entry of the base, extra or
+// relevance lane has in the walk's section: 1 for any but a required
+// block and the query's own turn, where tiers count.
+func (w *walk) tierOf(e *ixEntry) int8 {
+	if e == nil || !w.tiered || e.req || e.b == w.queryTurn {
+		return 0
+	}
+	return 1
+}
+
+// relHead returns the relevance lane's next item the walk may pull,
+// passing over what skip and room allow (see pull: room only shrinks, so
+// an item passed over stays so) and, in a section that shed, what scores
+// under its floor and the query does not recall; nil when none is left.
+func (w *walk) relHead(skip bool, m int32) *relItem {
+	for w.ri < len(w.rel) {
+		r := &w.rel[w.ri]
+		switch {
+		case r.e.mark&markVisited != 0:
+			w.ri++
+		case !r.e.req && !r.recall && w.hasFloor && r.eff <= w.floor:
+			w.relGap = append(w.relGap, r) // under the floor; one the query recalls may come after it
+			w.ri++
+		case skip && !r.e.req && r.e.min > m:
+			w.relGap = append(w.relGap, r) // for finishWalk's tail
+			w.ri++
+		default:
+			return r
+		}
+	}
+	return nil
 }
 
 // head returns the entry of list (the base, with its tree, or the extra
@@ -459,7 +572,7 @@ func (w *walk) head(list []ixEntry, at, gap *int, tree *minTree, skip bool, m in
 		switch {
 		case e.dead || e.mark != 0:
 			*at++
-		case !e.req && w.hasFloor && e.score <= w.floor:
+		case !e.req && w.hasFloor && w.eff(e) <= w.floor:
 			*gap = min(*gap, *at)
 			*at = len(list) // rank order: every entry after it scores no higher
 		case skip && !e.req && e.min > m:
@@ -479,12 +592,12 @@ func (w *walk) head(list []ixEntry, at, gap *int, tree *minTree, skip bool, m in
 // finishWalk ends section si's walk, noting the best score among the
 // entries never pulled.
 func (a *Assembler) finishWalk(si int) {
-	w := &a.w
+	w := &a.inc.w
 	w.done = true
 	var t tailBest
 	note := func(e *ixEntry) {
-		if !e.req && (!t.has || e.score > t.score) {
-			t.has, t.score = true, e.score
+		if s := a.effOf(e); !e.req && (!t.has || s > t.score) {
+			t.has, t.score = true, s
 		}
 	}
 	for i := min(w.gapB, w.bi); i < len(w.s.base); i++ {
@@ -502,5 +615,13 @@ func (a *Assembler) finishWalk(si int) {
 	for _, p := range w.prior[w.pi:] {
 		note(p.e)
 	}
-	a.tail[si] = t
+	for _, r := range w.rel[w.ri:] {
+		if r.e.mark&markVisited == 0 {
+			note(r.e)
+		}
+	}
+	for _, r := range w.relGap {
+		note(r.e)
+	}
+	a.secs[si].tail = t
 }

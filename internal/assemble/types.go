@@ -7,6 +7,7 @@ import (
 
 	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/internal/lexical"
 	"github.com/contextasm/contextasm/outcome"
 )
 
@@ -55,14 +56,14 @@ type Block struct {
 	StaleAfter time.Duration
 	// LastModified is zero when unknown.
 	LastModified time.Time
-	// MinTokens is a number of tokens any rendering of the block has at
-	// least, for counters that are LowerBounded; 0 means unknown. A block
-	// that cannot fit even so is dropped without being counted.
-	MinTokens int
 	// Key identifies everything a rendering of the block reads (id, type,
 	// source, content), for the Assembler's Memo; zero means "not
 	// memoised". Package contextasm sets it to a hash.
 	Key [16]byte
+
+	// Doc is the block's content analysed for relevance (package lexical),
+	// once, when it is declared; nil: analysed when a query needs it.
+	Doc *lexical.Doc
 
 	// Heat counts the block's renders. Package contextasm keeps one per
 	// request_id and points every version of the block at it; the
@@ -72,6 +73,12 @@ type Block struct {
 	// Rare holds the fields most blocks leave empty; nil when all of them
 	// are. Use the accessors to read them.
 	Rare *Rare
+
+	// MinTokens is a number of tokens any rendering of the block has at
+	// least, for counters that are LowerBounded; 0 means unknown. A block
+	// that cannot fit even so is dropped without being counted. (An int32
+	// beside the flags keeps a Block in its allocation size class.)
+	MinTokens int32
 
 	// HasPriority reports whether the declaration gave a Priority.
 	HasPriority bool
@@ -260,6 +267,30 @@ type Request struct {
 	Fresh bool
 	// Record asks for Output.Decision, for the next assembly.
 	Record bool
+	// Query, when it has terms, is what the request is about: each
+	// eligible block's relevance to it enters its score
+	// (truncate.Scoring.Relevance), from the built-in lexical scorer over
+	// the eligible blocks, unless Relevance is set.
+	Query *lexical.Query
+	// Relevance, when not nil, is the host's relevance by request_id, in
+	// [0, 1], in place of the built-in scorer's (Query is then not read):
+	// a block it does not name has relevance 0.
+	Relevance map[string]float64
+	// QueryKey identifies what relevance is computed from (the query's
+	// text, or the host's scores), as the caller hashes it: a section that
+	// follows its previous decision takes relevance as news only when the
+	// key changed (Decision.Query).
+	QueryKey string
+	// NewestTurnQuery, without a Query or Relevance, makes the query the
+	// newest user turn of the request's session among the eligible blocks
+	// (a history block of the session whose role is user, not a summary),
+	// when there is one; its key is its content's SHA-256.
+	NewestTurnQuery bool
+}
+
+// queried reports whether relevance enters the request's scores.
+func (r *Request) queried() bool {
+	return r.Relevance != nil || r.Query != nil && r.Query.Terms() > 0
 }
 
 // Output is the result of one assembly.
@@ -297,6 +328,9 @@ type Output struct {
 	// SummarizeCandidates are the runs of history dropped for room that
 	// nothing in the text represents (degrade.go).
 	SummarizeCandidates []outcome.SummarizeCandidate
+	// QueryTurn is the block whose content was the query, when
+	// Request.NewestTurnQuery found one; nil otherwise.
+	QueryTurn *Block
 
 	represented int // blocks in the text, or stood for by a summary in it
 }

@@ -57,29 +57,33 @@ func coarseClass(c uint8) int {
 }
 
 // boundedCut is Cut for text with stretches counted bytewise: whole units
-// while they fit, then, inside a bytewise stretch, as many whole
-// characters as fit, or, inside a piece, its longest prefix that fits.
+// while they fit, then, inside the stretch around an unknown character,
+// as many whole characters as fit; inside a long piece, its longest token
+// prefix that fits among its first MaxPieceBytes bytes (a prefix that
+// short counts exactly, where one token per byte of a longer one would
+// spend the room on an over-estimate: 3,000 bytes of "a" count 188 tokens,
+// not 3,000); inside any other piece, its longest prefix that fits.
 func (t *Tokenizer) boundedCut(text string, maxTokens int) string {
 	n, end := 0, 0
 	t.units(text, func(u string, bytewise bool) bool {
+		room := maxTokens - n
 		if bytewise {
-			room := maxTokens - n
 			if room >= len(u) {
 				n += len(u)
 				end += len(u)
 				return true
 			}
-			cut := room
-			for cut > 0 && !utf8.RuneStart(u[cut]) {
-				cut--
+			if t.sp.check(u) == textPlain { // a long piece
+				end += len(t.cutSmall(u[:runeFloor(u, MaxPieceBytes)], room))
+				return false
 			}
-			end += cut
+			end += runeFloor(u, room)
 			return false
 		}
 		c := t.voc.count(u)
-		if n+c > maxTokens {
+		if c > room {
 			// The piece does not fit whole: take its longest token prefix.
-			end += len(t.cutSmall(u, maxTokens-n))
+			end += len(t.cutSmall(u, room))
 			return false
 		}
 		n += c
@@ -87,4 +91,16 @@ func (t *Tokenizer) boundedCut(text string, maxTokens int) string {
 		return true
 	})
 	return text[:end]
+}
+
+// runeFloor returns the largest i <= n (and <= len(s)) where a character
+// of s starts.
+func runeFloor(s string, n int) int {
+	if n >= len(s) {
+		return len(s)
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return n
 }

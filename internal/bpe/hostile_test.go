@@ -142,3 +142,38 @@ func BenchmarkCountHostile(b *testing.B) {
 		})
 	}
 }
+
+// TestCutLongPieceExact cuts a run longer than MaxPieceBytes to rooms
+// smaller and larger than the run: the cut counts exactly what it holds
+// (it used to hold as many bytes as the room and count one token per
+// byte: 3,000 bytes of "a", 188 tokens, counted 3,000), and keeps what
+// fits of its first MaxPieceBytes bytes.
+func TestCutLongPieceExact(t *testing.T) {
+	for _, enc := range encodings {
+		tk, or := load(t, enc), loadOracle(t, enc)
+		for _, c := range []struct {
+			text string
+			run  int // bytes of its long run
+		}{{strings.Repeat("a", 40832), 40832}, {"Intro text. " + strings.Repeat("=", 9000), 9000}, {strings.Repeat("ab", 5000) + " end", 10000}} {
+			text := c.text
+			// Rooms that end the cut inside the run (a room of the
+			// run's bytes takes it whole, as counted).
+			for _, m := range []int{1, 50, 200, 3000, c.run - 1} {
+				cut := tk.Cut(text, m)
+				got := tk.Count(cut)
+				if got > m || !strings.HasPrefix(text, cut) {
+					t.Fatalf("%s: Cut(%.20q…, %d) counts %d", enc, text, m, got)
+				}
+				if hasLongPiece(tk, cut) {
+					t.Errorf("%s: Cut(%.20q…, %d) = %d bytes, with a piece counted bytewise (%d tokens)", enc, text, m, len(cut), got)
+				}
+				if exact := len(or.tokenLens(cut)); got != exact {
+					t.Errorf("%s: Cut(%.20q…, %d) counts %d, exactly %d", enc, text, m, got, exact)
+				}
+				if len(cut) < min(len(text), MaxPieceBytes/2) && got < m/2 {
+					t.Errorf("%s: Cut(%.20q…, %d) keeps %d bytes, %d tokens: more fits", enc, text, m, len(cut), got)
+				}
+			}
+		}
+	}
+}

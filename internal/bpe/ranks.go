@@ -1,6 +1,29 @@
 package bpe
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// ErrInvalidRanks is wrapped by the errors about a malformed rank file.
+var ErrInvalidRanks = errors.New("bpe: invalid rank file")
+
+// RanksError is a problem of a rank file: its name, the line (1-based) and
+// what is wrong. It wraps ErrInvalidRanks.
+type RanksError struct {
+	File    string
+	Line    int
+	Message string
+}
+
+// Error returns "bpe: FILE:LINE: message".
+func (e *RanksError) Error() string {
+	return "bpe: " + e.File + ":" + strconv.Itoa(e.Line) + ": " + e.Message
+}
+
+// Unwrap returns ErrInvalidRanks.
+func (e *RanksError) Unwrap() error { return ErrInvalidRanks }
 
 // ParseRanks reads a tiktoken-format rank file (Llama 3's tokenizer.model,
 // an OpenAI .tiktoken file): one token a line, its bytes in base64, a

@@ -51,58 +51,85 @@ func isPre(c uint8) bool { return c&(cLetter|cNumber|cNewline) == 0 }
 // isPunct reports [^\s\p{L}\p{N}].
 func isPunct(c uint8) bool { return c&(cSpace|cLetter|cNumber) == 0 }
 
-// next returns the end of the piece that starts at text[i:], i < len(text).
+// next returns the end of the piece that starts at text[i:], i < len(text):
+// the first alternative of the pattern that matches there, in the
+// pattern's order — a word (with its contraction), digits, punctuation,
+// white space.
 func (s *splitter) next(text string, i int) int {
 	c0, n0 := s.at(text, i)
-	if s.o200k {
-		// The two word alternatives, each first with the optional leading
-		// character taken, then without it.
-		if pre := isPre(c0); pre || c0&(cUpper|cLower) != 0 {
-			if pre {
-				if e := s.lowerWord(text, i+n0); e >= 0 {
-					return e
-				}
-			}
-			if e := s.lowerWord(text, i); e >= 0 {
-				return e
-			}
-			if pre {
-				if e := s.upperWord(text, i+n0); e >= 0 {
-					return e
-				}
-			}
-			if e := s.upperWord(text, i); e >= 0 {
-				return e
-			}
-		}
-	} else {
-		if text[i] == '\'' {
-			if e := s.contraction(text, i); e > i {
-				return e
-			}
-		}
-		if isPre(c0) {
-			if c1, n1 := s.at(text, i+n0); n1 > 0 && c1&cLetter != 0 {
-				return s.run(text, i+n0, cLetter)
-			}
-		}
-		if c0&cLetter != 0 {
-			return s.run(text, i, cLetter)
-		}
-	}
-	// \p{N}{1,3}
-	if c0&cNumber != 0 {
-		e := i + n0
-		for range 2 {
-			c, n := s.at(text, e)
-			if n == 0 || c&cNumber == 0 {
-				break
-			}
-			e += n
-		}
+	if e := s.word(text, i, c0, n0); e >= 0 {
 		return e
 	}
-	//  ?[^\s\p{L}\p{N}]+[\r\n/]* (o200k), [\r\n]* (cl100k)
+	if c0&cNumber != 0 {
+		return s.digits(text, i+n0)
+	}
+	if e := s.punct(text, i, c0); e >= 0 {
+		return e
+	}
+	return s.space(text, i)
+}
+
+// word matches the encoding's word alternatives at text[i:] (its first
+// character of classes c0, n0 bytes), returning the end or -1.
+func (s *splitter) word(text string, i int, c0 uint8, n0 int) int {
+	if s.o200k {
+		return s.o200kWord(text, i, c0, n0)
+	}
+	if text[i] == '\'' {
+		if e := s.contraction(text, i); e > i {
+			return e
+		}
+	}
+	// [^\r\n\p{L}\p{N}]?\p{L}+
+	if isPre(c0) {
+		if c1, n1 := s.at(text, i+n0); n1 > 0 && c1&cLetter != 0 {
+			return s.run(text, i+n0, cLetter)
+		}
+	}
+	if c0&cLetter != 0 {
+		return s.run(text, i, cLetter)
+	}
+	return -1
+}
+
+// o200kWord matches o200k_base's two word alternatives, each first with
+// the optional leading character taken, then without it.
+func (s *splitter) o200kWord(text string, i int, c0 uint8, n0 int) int {
+	pre := isPre(c0)
+	if !pre && c0&(cUpper|cLower) == 0 {
+		return -1
+	}
+	if pre {
+		if e := s.lowerWord(text, i+n0); e >= 0 {
+			return e
+		}
+	}
+	if e := s.lowerWord(text, i); e >= 0 {
+		return e
+	}
+	if pre {
+		if e := s.upperWord(text, i+n0); e >= 0 {
+			return e
+		}
+	}
+	return s.upperWord(text, i)
+}
+
+// digits matches the rest of \p{N}{1,3} from e, after its first digit.
+func (s *splitter) digits(text string, e int) int {
+	for range 2 {
+		c, n := s.at(text, e)
+		if n == 0 || c&cNumber == 0 {
+			break
+		}
+		e += n
+	}
+	return e
+}
+
+// punct matches  ?[^\s\p{L}\p{N}]+[\r\n/]* (o200k), [\r\n]* (cl100k) at
+// text[i:], returning its end or -1.
+func (s *splitter) punct(text string, i int, c0 uint8) int {
 	j := -1
 	if isPunct(c0) {
 		j = i
@@ -111,23 +138,28 @@ func (s *splitter) next(text string, i int) int {
 			j = i + 1
 		}
 	}
-	if j >= 0 {
-		e := j
-		for {
-			c, n := s.at(text, e)
-			if n == 0 || !isPunct(c) {
-				break
-			}
-			e += n
-		}
-		for e < len(text) && (text[e] == '\r' || text[e] == '\n' || (s.o200k && text[e] == '/')) {
-			e++
-		}
-		return e
+	if j < 0 {
+		return -1
 	}
-	// What is left starts with white space: \s*[\r\n]+ ends after the
-	// run's last newline; else \s+(?!\S) gives the run's last character to
-	// what follows; else \s+ (the run ends the text, or is one character).
+	e := j
+	for {
+		c, n := s.at(text, e)
+		if n == 0 || !isPunct(c) {
+			break
+		}
+		e += n
+	}
+	for e < len(text) && (text[e] == '\r' || text[e] == '\n' || (s.o200k && text[e] == '/')) {
+		e++
+	}
+	return e
+}
+
+// space matches what is left, which starts with white space: \s*[\r\n]+
+// ends after the run's last newline; else \s+(?!\S) gives the run's last
+// character to what follows; else \s+ (the run ends the text, or is one
+// character).
+func (s *splitter) space(text string, i int) int {
 	e, afterNewline, last := i, -1, i
 	for {
 		c, n := s.at(text, e)

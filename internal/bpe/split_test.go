@@ -138,3 +138,20 @@ func TestTokensMatchTiktokenGo(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSplit finds the pieces of a text of every class the patterns
+// tell apart, in both encodings: the splitter alone, without BPE.
+func BenchmarkSplit(b *testing.B) {
+	text := strings.Repeat("It's the 2026 plan: A memória é útil; 你好，世界。\n\tDON'T  stop —  x/y\r\n  ", 40)
+	for _, enc := range encodings {
+		b.Run(enc, func(b *testing.B) {
+			sp := load(b, enc).sp
+			b.SetBytes(int64(len(text)))
+			for b.Loop() {
+				for i := 0; i < len(text); {
+					i = sp.next(text, i)
+				}
+			}
+		})
+	}
+}

@@ -39,7 +39,7 @@ func parseVocab(data []byte, name string) (*vocab, error) {
 	lines := bytes.Count(data, []byte{'\n'}) + 1
 	// All tokens' bytes live in one string; the map's keys are slices of it.
 	arena := make([]byte, 0, len(data)*3/4)
-	type entry struct{ from, to, rank int32 }
+	type entry struct{ from, to, rank, line int32 }
 	entries := make([]entry, 0, lines)
 	for n := 1; len(data) > 0; n++ {
 		line := data
@@ -54,25 +54,25 @@ func parseVocab(data []byte, name string) (*vocab, error) {
 		}
 		tok, rank, ok := bytes.Cut(line, []byte{' '})
 		if !ok {
-			return nil, fmt.Errorf("bpe: %s:%d: want \"<base64 token> <rank>\"", name, n)
+			return nil, &RanksError{File: name, Line: n, Message: `want "<base64 token> <rank>"`}
 		}
 		from := len(arena)
 		var err error
 		if arena, err = base64.StdEncoding.AppendDecode(arena, tok); err != nil {
-			return nil, fmt.Errorf("bpe: %s:%d: token: %v", name, n, err)
+			return nil, &RanksError{File: name, Line: n, Message: "token: " + err.Error()}
 		}
 		r, err := strconv.ParseInt(string(rank), 10, 32)
 		if err != nil || r < 0 || r >= int64(noRank) {
-			return nil, fmt.Errorf("bpe: %s:%d: rank %q is not a rank", name, n, rank)
+			return nil, &RanksError{File: name, Line: n, Message: fmt.Sprintf("rank %q is not a rank", rank)}
 		}
-		entries = append(entries, entry{int32(from), int32(len(arena)), int32(r)})
+		entries = append(entries, entry{int32(from), int32(len(arena)), int32(r), int32(n)})
 	}
 	all := string(arena)
 	v := &vocab{ranks: make(map[string]int32, len(entries))}
 	for _, e := range entries {
 		tok := all[e.from:e.to]
 		if _, dup := v.ranks[tok]; dup {
-			return nil, fmt.Errorf("bpe: %s: token %q listed twice", name, tok)
+			return nil, &RanksError{File: name, Line: int(e.line), Message: fmt.Sprintf("token %q listed twice", tok)}
 		}
 		v.ranks[tok] = e.rank
 		v.maxLen = max(v.maxLen, len(tok))

@@ -112,28 +112,46 @@ func isObject(s string) bool {
 	return json.Unmarshal([]byte(s), &m) == nil && m != nil
 }
 
+// The checks are a walk of the body, one method a part of it, on a
+// checker that holds the problems and what the rules carry from one
+// message to the next. A rule added for a new part (a Responses API
+// item, a reasoning block) is one more method and one more entry in its
+// table.
+
 // OpenAI checks a Chat Completions request body.
 func OpenAI(body []byte, opt Options) error {
-	var p problems
-	top := object(body, "body", []string{"messages"}, &p)
-	if top == nil {
-		return p.err("openai")
-	}
-	msgs := list(top["messages"], "messages", &p)
-	if len(msgs) == 0 && !opt.AllowNoMessages {
-		p.add("messages: empty")
-	}
+	c := &openaiCheck{}
+	c.body(body, opt)
+	return c.p.err("openai")
+}
+
+// openaiCheck walks a Chat Completions body.
+type openaiCheck struct {
+	p problems
 	// pending holds the calls of the last assistant message with
-	// tool_calls while the tool messages after it answer them.
-	var pending map[string]bool
-	var pendingAt string
-	closeRun := func() {
-		for id, open := range pending {
-			if open {
-				p.add("%s: call %q has no tool message responding to it", pendingAt, id)
-			}
-		}
-		pending = nil
+	// tool_calls while the tool messages after it answer them (true:
+	// not answered yet); pendingAt is where that message is.
+	pending   map[string]bool
+	pendingAt string
+}
+
+// openaiRoles checks a message by its role.
+var openaiRoles = map[string]func(c *openaiCheck, raw json.RawMessage, at string){
+	"system":    (*openaiCheck).plain,
+	"developer": (*openaiCheck).plain,
+	"user":      (*openaiCheck).plain,
+	"assistant": (*openaiCheck).assistant,
+	"tool":      (*openaiCheck).tool,
+}
+
+func (c *openaiCheck) body(body []byte, opt Options) {
+	top := object(body, "body", []string{"messages"}, &c.p)
+	if top == nil {
+		return
+	}
+	msgs := list(top["messages"], "messages", &c.p)
+	if len(msgs) == 0 && !opt.AllowNoMessages {
+		c.p.add("messages: empty")
 	}
 	for i, raw := range msgs {
 		at := fmt.Sprintf("messages[%d]", i)
@@ -142,232 +160,307 @@ func OpenAI(body []byte, opt Options) error {
 		}
 		_ = json.Unmarshal(raw, &head)
 		if head.Role != "tool" {
-			closeRun()
+			c.closeRun()
 		}
-		switch head.Role {
-		case "system", "developer", "user":
-			m := object(raw, at, []string{"role", "content", "name"}, &p)
-			if s, ok := str(m["content"], at+".content", &p); ok && s == "" {
-				p.add("%s.content: empty", at)
-			}
-		case "assistant":
-			m := object(raw, at, []string{"role", "content", "tool_calls", "name", "refusal"}, &p)
-			if m == nil {
-				continue
-			}
-			_, hasCalls := m["tool_calls"]
-			if c, ok := m["content"]; ok && string(c) != "null" {
-				str(c, at+".content", &p)
-			} else if !hasCalls {
-				p.add("%s: content is required unless tool_calls is given", at)
-			}
-			if !hasCalls {
-				continue
-			}
-			calls := list(m["tool_calls"], at+".tool_calls", &p)
-			if len(calls) == 0 {
-				p.add("%s.tool_calls: empty", at)
-			}
-			pending, pendingAt = make(map[string]bool, len(calls)), at
-			for j, rc := range calls {
-				cat := fmt.Sprintf("%s.tool_calls[%d]", at, j)
-				c := object(rc, cat, []string{"id", "type", "function"}, &p)
-				id, _ := str(c["id"], cat+".id", &p)
-				if !openaiID.MatchString(id) {
-					p.add("%s.id: %q is not 1 to 40 characters of [A-Za-z0-9_-]", cat, id)
-				}
-				if typ, _ := str(c["type"], cat+".type", &p); typ != "function" {
-					p.add("%s.type: %q, want \"function\"", cat, typ)
-				}
-				f := object(c["function"], cat+".function", []string{"name", "arguments"}, &p)
-				if name, _ := str(f["name"], cat+".function.name", &p); !toolName.MatchString(name) {
-					p.add("%s.function.name: %q does not match ^[a-zA-Z0-9_-]{1,64}$", cat, name)
-				}
-				if args, ok := str(f["arguments"], cat+".function.arguments", &p); ok && !isObject(args) {
-					p.add("%s.function.arguments: not a JSON object", cat)
-				}
-				if _, dup := pending[id]; dup {
-					p.add("%s.id: %q repeats a call of the same message", cat, id)
-				}
-				pending[id] = true
-			}
-		case "tool":
-			m := object(raw, at, []string{"role", "content", "tool_call_id"}, &p)
-			str(m["content"], at+".content", &p)
-			id, _ := str(m["tool_call_id"], at+".tool_call_id", &p)
-			switch open, ok := pending[id]; {
-			case pending == nil:
-				p.add("%s: a message with role 'tool' must be a response to a preceding message with 'tool_calls'", at)
-			case !ok:
-				p.add("%s.tool_call_id: %q is not a call of %s", at, id, pendingAt)
-			case !open:
-				p.add("%s.tool_call_id: %q is answered twice", at, id)
-			default:
-				pending[id] = false
-			}
-		default:
-			p.add("%s.role: %q is not a role", at, head.Role)
+		check, ok := openaiRoles[head.Role]
+		if !ok {
+			c.p.add("%s.role: %q is not a role", at, head.Role)
+			continue
+		}
+		check(c, raw, at)
+	}
+	c.closeRun()
+}
+
+// closeRun ends a run of tool messages: every call of the assistant
+// message before it must have been answered.
+func (c *openaiCheck) closeRun() {
+	for id, open := range c.pending {
+		if open {
+			c.p.add("%s: call %q has no tool message responding to it", c.pendingAt, id)
 		}
 	}
-	closeRun()
-	return p.err("openai")
+	c.pending = nil
+}
+
+// plain checks a system, developer or user message: string content.
+func (c *openaiCheck) plain(raw json.RawMessage, at string) {
+	m := object(raw, at, []string{"role", "content", "name"}, &c.p)
+	if s, ok := str(m["content"], at+".content", &c.p); ok && s == "" {
+		c.p.add("%s.content: empty", at)
+	}
+}
+
+// assistant checks an assistant message: string content, or tool calls
+// that the tool messages after it must answer.
+func (c *openaiCheck) assistant(raw json.RawMessage, at string) {
+	m := object(raw, at, []string{"role", "content", "tool_calls", "name", "refusal"}, &c.p)
+	if m == nil {
+		return
+	}
+	_, hasCalls := m["tool_calls"]
+	if content, ok := m["content"]; ok && string(content) != "null" {
+		str(content, at+".content", &c.p)
+	} else if !hasCalls {
+		c.p.add("%s: content is required unless tool_calls is given", at)
+	}
+	if !hasCalls {
+		return
+	}
+	calls := list(m["tool_calls"], at+".tool_calls", &c.p)
+	if len(calls) == 0 {
+		c.p.add("%s.tool_calls: empty", at)
+	}
+	c.pending, c.pendingAt = make(map[string]bool, len(calls)), at
+	for j, rc := range calls {
+		c.call(rc, fmt.Sprintf("%s.tool_calls[%d]", at, j))
+	}
+}
+
+// call checks one tool call and records it as pending.
+func (c *openaiCheck) call(raw json.RawMessage, at string) {
+	call := object(raw, at, []string{"id", "type", "function"}, &c.p)
+	id, _ := str(call["id"], at+".id", &c.p)
+	if !openaiID.MatchString(id) {
+		c.p.add("%s.id: %q is not 1 to 40 characters of [A-Za-z0-9_-]", at, id)
+	}
+	if typ, _ := str(call["type"], at+".type", &c.p); typ != "function" {
+		c.p.add("%s.type: %q, want \"function\"", at, typ)
+	}
+	f := object(call["function"], at+".function", []string{"name", "arguments"}, &c.p)
+	if name, _ := str(f["name"], at+".function.name", &c.p); !toolName.MatchString(name) {
+		c.p.add("%s.function.name: %q does not match ^[a-zA-Z0-9_-]{1,64}$", at, name)
+	}
+	if args, ok := str(f["arguments"], at+".function.arguments", &c.p); ok && !isObject(args) {
+		c.p.add("%s.function.arguments: not a JSON object", at)
+	}
+	if _, dup := c.pending[id]; dup {
+		c.p.add("%s.id: %q repeats a call of the same message", at, id)
+	}
+	c.pending[id] = true
+}
+
+// tool checks a tool message: it answers a pending call, once.
+func (c *openaiCheck) tool(raw json.RawMessage, at string) {
+	m := object(raw, at, []string{"role", "content", "tool_call_id"}, &c.p)
+	str(m["content"], at+".content", &c.p)
+	id, _ := str(m["tool_call_id"], at+".tool_call_id", &c.p)
+	switch open, ok := c.pending[id]; {
+	case c.pending == nil:
+		c.p.add("%s: a message with role 'tool' must be a response to a preceding message with 'tool_calls'", at)
+	case !ok:
+		c.p.add("%s.tool_call_id: %q is not a call of %s", at, id, c.pendingAt)
+	case !open:
+		c.p.add("%s.tool_call_id: %q is answered twice", at, id)
+	default:
+		c.pending[id] = false
+	}
 }
 
 // Anthropic checks a Messages API request body.
 func Anthropic(body []byte, opt Options) error {
-	var p problems
-	top := object(body, "body", []string{"system", "messages"}, &p)
+	c := &anthropicCheck{seen: make(map[string]bool)}
+	c.body(body, opt)
+	return c.p.err("anthropic")
+}
+
+// anthropicCheck walks a Messages API body.
+type anthropicCheck struct {
+	p           problems
+	breakpoints int             // blocks with cache_control
+	seen        map[string]bool // tool_use ids in the request
+	asked       []string        // tool_use ids of the previous message
+	askedAt     string
+	lastRole    string
+	lastText    *string // the last text of the last message, if its last block is text
+}
+
+// message is what the blocks of one message share.
+type message struct {
+	role     string
+	answered map[string]bool // tool_use ids its tool_result blocks answer
+	uses     []string        // its tool_use ids
+	sawText  bool
+}
+
+// anthropicBlocks checks a content block by its type.
+var anthropicBlocks = map[string]func(c *anthropicCheck, m *message, raw json.RawMessage, at string){
+	"text":        (*anthropicCheck).textBlock,
+	"tool_use":    (*anthropicCheck).toolUse,
+	"tool_result": (*anthropicCheck).toolResult,
+}
+
+func (c *anthropicCheck) body(body []byte, opt Options) {
+	top := object(body, "body", []string{"system", "messages"}, &c.p)
 	if top == nil {
-		return p.err("anthropic")
-	}
-	breakpoints := 0
-	cache := func(b map[string]json.RawMessage, at string) {
-		raw, ok := b["cache_control"]
-		if !ok {
-			return
-		}
-		breakpoints++
-		cc := object(raw, at+".cache_control", []string{"type", "ttl"}, &p)
-		if typ, _ := str(cc["type"], at+".cache_control.type", &p); typ != "ephemeral" {
-			p.add("%s.cache_control.type: %q, want \"ephemeral\"", at, typ)
-		}
-	}
-	text := func(b map[string]json.RawMessage, at string) string {
-		t, ok := str(b["text"], at+".text", &p)
-		if ok && blank(t) {
-			p.add("%s.text: text content blocks must contain non-whitespace text", at)
-		}
-		return t
+		return
 	}
 	if raw, ok := top["system"]; ok {
-		if bytes.HasPrefix(bytes.TrimSpace(raw), []byte(`"`)) {
-			str(raw, "system", &p)
-		} else {
-			for i, rb := range list(raw, "system", &p) {
-				at := fmt.Sprintf("system[%d]", i)
-				b := object(rb, at, []string{"type", "text", "cache_control"}, &p)
-				if typ, _ := str(b["type"], at+".type", &p); typ != "text" {
-					p.add("%s.type: %q, want \"text\"", at, typ)
-				}
-				text(b, at)
-				cache(b, at)
-			}
-		}
+		c.system(raw)
 	}
-	msgs := list(top["messages"], "messages", &p)
+	msgs := list(top["messages"], "messages", &c.p)
 	if len(msgs) == 0 && !opt.AllowNoMessages {
-		p.add("messages: empty")
+		c.p.add("messages: empty")
 	}
-	seen := make(map[string]bool) // tool_use ids in the request
-	var (
-		asked    []string // tool_use ids of the previous message
-		askedAt  string
-		lastRole string
-		lastText *string // the last text of the last message, if its last block is text
-	)
 	for i, raw := range msgs {
-		at := fmt.Sprintf("messages[%d]", i)
-		m := object(raw, at, []string{"role", "content"}, &p)
-		role, _ := str(m["role"], at+".role", &p)
-		switch {
-		case role != "user" && role != "assistant":
-			p.add("%s.role: %q, want user or assistant", at, role)
-		case i == 0 && role != "user":
-			p.add("%s.role: the first message must use the user role", at)
-		case role == lastRole:
-			p.add("%s.role: two %s messages in a row (roles must alternate)", at, role)
-		}
-		var blocks []json.RawMessage
-		lastText = nil
-		if c := m["content"]; bytes.HasPrefix(bytes.TrimSpace(c), []byte(`"`)) {
-			s, _ := str(c, at+".content", &p)
-			if blank(s) {
-				p.add("%s.content: empty or only white space", at)
-			}
-			lastText = &s
-		} else {
-			blocks = list(c, at+".content", &p)
-			if len(blocks) == 0 {
-				p.add("%s.content: empty", at)
-			}
-		}
-		answered := make(map[string]bool)
-		var uses []string
-		sawText := false
-		for j, rb := range blocks {
-			bat := fmt.Sprintf("%s.content[%d]", at, j)
-			var head struct {
-				Type string `json:"type"`
-			}
-			_ = json.Unmarshal(rb, &head)
-			lastText = nil
-			switch head.Type {
-			case "text":
-				b := object(rb, bat, []string{"type", "text", "cache_control"}, &p)
-				t := text(b, bat)
-				lastText = &t
-				cache(b, bat)
-				sawText = true
-			case "tool_use":
-				b := object(rb, bat, []string{"type", "id", "name", "input", "cache_control"}, &p)
-				if role != "assistant" {
-					p.add("%s: tool_use in a %s message", bat, role)
-				}
-				id, _ := str(b["id"], bat+".id", &p)
-				if !toolUseID.MatchString(id) {
-					p.add("%s.id: %q does not match ^[a-zA-Z0-9_-]+$", bat, id)
-				}
-				if seen[id] {
-					p.add("%s.id: tool_use ids must be unique (%q)", bat, id)
-				}
-				seen[id] = true
-				uses = append(uses, id)
-				if name, _ := str(b["name"], bat+".name", &p); !toolName.MatchString(name) {
-					p.add("%s.name: %q does not match ^[a-zA-Z0-9_-]{1,64}$", bat, name)
-				}
-				if !isObject(string(b["input"])) {
-					p.add("%s.input: not an object", bat)
-				}
-				cache(b, bat)
-			case "tool_result":
-				b := object(rb, bat, []string{"type", "tool_use_id", "content", "is_error", "cache_control"}, &p)
-				if role != "user" {
-					p.add("%s: tool_result in a %s message", bat, role)
-				}
-				if sawText {
-					p.add("%s: tool_result after text (tool results must come first in the content)", bat)
-				}
-				id, _ := str(b["tool_use_id"], bat+".tool_use_id", &p)
-				switch {
-				case !slices.Contains(asked, id):
-					p.add("%s: unexpected tool_use_id %q: each tool_result block must have a corresponding tool_use block in the previous message", bat, id)
-				case answered[id]:
-					p.add("%s: tool_use_id %q answered twice", bat, id)
-				}
-				answered[id] = true
-				if c, ok := b["content"]; ok && !bytes.HasPrefix(bytes.TrimSpace(c), []byte(`"`)) {
-					list(c, bat+".content", &p)
-				}
-				cache(b, bat)
-			default:
-				p.add("%s.type: %q is not a block type written here", bat, head.Type)
-			}
-		}
-		for _, id := range asked {
-			if !answered[id] {
-				p.add("%s: tool_use ids were found without tool_result blocks immediately after: %s", askedAt, id)
-			}
-		}
-		asked, askedAt, lastRole = uses, at, role
+		c.message(i, raw)
 	}
-	for _, id := range asked {
-		p.add("%s: tool_use %s has no tool_result (no message follows)", askedAt, id)
+	for _, id := range c.asked {
+		c.p.add("%s: tool_use %s has no tool_result (no message follows)", c.askedAt, id)
 	}
-	if lastRole == "assistant" && lastText != nil && strings.TrimRightFunc(*lastText, unicode.IsSpace) != *lastText {
-		p.add("messages: final assistant content cannot end with trailing whitespace")
+	if c.lastRole == "assistant" && c.lastText != nil && strings.TrimRightFunc(*c.lastText, unicode.IsSpace) != *c.lastText {
+		c.p.add("messages: final assistant content cannot end with trailing whitespace")
 	}
-	if breakpoints > 4 {
-		p.add("%d blocks with cache_control, more than 4", breakpoints)
+	if c.breakpoints > 4 {
+		c.p.add("%d blocks with cache_control, more than 4", c.breakpoints)
 	}
-	return p.err("anthropic")
 }
+
+// system checks the system prompt: a string, or text blocks.
+func (c *anthropicCheck) system(raw json.RawMessage) {
+	if isString(raw) {
+		str(raw, "system", &c.p)
+		return
+	}
+	for i, rb := range list(raw, "system", &c.p) {
+		at := fmt.Sprintf("system[%d]", i)
+		b := object(rb, at, []string{"type", "text", "cache_control"}, &c.p)
+		if typ, _ := str(b["type"], at+".type", &c.p); typ != "text" {
+			c.p.add("%s.type: %q, want \"text\"", at, typ)
+		}
+		c.text(b, at)
+		c.cache(b, at)
+	}
+}
+
+// message checks one message: its role in the alternation, its content,
+// and that it answers every tool_use of the message before.
+func (c *anthropicCheck) message(i int, raw json.RawMessage) {
+	at := fmt.Sprintf("messages[%d]", i)
+	obj := object(raw, at, []string{"role", "content"}, &c.p)
+	role, _ := str(obj["role"], at+".role", &c.p)
+	switch {
+	case role != "user" && role != "assistant":
+		c.p.add("%s.role: %q, want user or assistant", at, role)
+	case i == 0 && role != "user":
+		c.p.add("%s.role: the first message must use the user role", at)
+	case role == c.lastRole:
+		c.p.add("%s.role: two %s messages in a row (roles must alternate)", at, role)
+	}
+	m := &message{role: role, answered: make(map[string]bool)}
+	c.lastText = nil
+	if content := obj["content"]; isString(content) {
+		s, _ := str(content, at+".content", &c.p)
+		if blank(s) {
+			c.p.add("%s.content: empty or only white space", at)
+		}
+		c.lastText = &s
+	} else {
+		blocks := list(content, at+".content", &c.p)
+		if len(blocks) == 0 {
+			c.p.add("%s.content: empty", at)
+		}
+		for j, rb := range blocks {
+			c.block(m, rb, fmt.Sprintf("%s.content[%d]", at, j))
+		}
+	}
+	for _, id := range c.asked {
+		if !m.answered[id] {
+			c.p.add("%s: tool_use ids were found without tool_result blocks immediately after: %s", c.askedAt, id)
+		}
+	}
+	c.asked, c.askedAt, c.lastRole = m.uses, at, role
+}
+
+// block checks a content block by its type.
+func (c *anthropicCheck) block(m *message, raw json.RawMessage, at string) {
+	var head struct {
+		Type string `json:"type"`
+	}
+	_ = json.Unmarshal(raw, &head)
+	c.lastText = nil
+	check, ok := anthropicBlocks[head.Type]
+	if !ok {
+		c.p.add("%s.type: %q is not a block type written here", at, head.Type)
+		return
+	}
+	check(c, m, raw, at)
+}
+
+func (c *anthropicCheck) textBlock(m *message, raw json.RawMessage, at string) {
+	b := object(raw, at, []string{"type", "text", "cache_control"}, &c.p)
+	t := c.text(b, at)
+	c.lastText = &t
+	c.cache(b, at)
+	m.sawText = true
+}
+
+func (c *anthropicCheck) toolUse(m *message, raw json.RawMessage, at string) {
+	b := object(raw, at, []string{"type", "id", "name", "input", "cache_control"}, &c.p)
+	if m.role != "assistant" {
+		c.p.add("%s: tool_use in a %s message", at, m.role)
+	}
+	id, _ := str(b["id"], at+".id", &c.p)
+	if !toolUseID.MatchString(id) {
+		c.p.add("%s.id: %q does not match ^[a-zA-Z0-9_-]+$", at, id)
+	}
+	if c.seen[id] {
+		c.p.add("%s.id: tool_use ids must be unique (%q)", at, id)
+	}
+	c.seen[id] = true
+	m.uses = append(m.uses, id)
+	if name, _ := str(b["name"], at+".name", &c.p); !toolName.MatchString(name) {
+		c.p.add("%s.name: %q does not match ^[a-zA-Z0-9_-]{1,64}$", at, name)
+	}
+	if !isObject(string(b["input"])) {
+		c.p.add("%s.input: not an object", at)
+	}
+	c.cache(b, at)
+}
+
+func (c *anthropicCheck) toolResult(m *message, raw json.RawMessage, at string) {
+	b := object(raw, at, []string{"type", "tool_use_id", "content", "is_error", "cache_control"}, &c.p)
+	if m.role != "user" {
+		c.p.add("%s: tool_result in a %s message", at, m.role)
+	}
+	if m.sawText {
+		c.p.add("%s: tool_result after text (tool results must come first in the content)", at)
+	}
+	id, _ := str(b["tool_use_id"], at+".tool_use_id", &c.p)
+	switch {
+	case !slices.Contains(c.asked, id):
+		c.p.add("%s: unexpected tool_use_id %q: each tool_result block must have a corresponding tool_use block in the previous message", at, id)
+	case m.answered[id]:
+		c.p.add("%s: tool_use_id %q answered twice", at, id)
+	}
+	m.answered[id] = true
+	if content, ok := b["content"]; ok && !isString(content) {
+		list(content, at+".content", &c.p)
+	}
+	c.cache(b, at)
+}
+
+// cache counts a block's cache_control and checks its form.
+func (c *anthropicCheck) cache(b map[string]json.RawMessage, at string) {
+	raw, ok := b["cache_control"]
+	if !ok {
+		return
+	}
+	c.breakpoints++
+	cc := object(raw, at+".cache_control", []string{"type", "ttl"}, &c.p)
+	if typ, _ := str(cc["type"], at+".cache_control.type", &c.p); typ != "ephemeral" {
+		c.p.add("%s.cache_control.type: %q, want \"ephemeral\"", at, typ)
+	}
+}
+
+// text returns a block's text, which must not be blank.
+func (c *anthropicCheck) text(b map[string]json.RawMessage, at string) string {
+	t, ok := str(b["text"], at+".text", &c.p)
+	if ok && blank(t) {
+		c.p.add("%s.text: text content blocks must contain non-whitespace text", at)
+	}
+	return t
+}
+
+// isString reports whether raw is a JSON string (its first byte a quote).
+func isString(raw json.RawMessage) bool { return bytes.HasPrefix(bytes.TrimSpace(raw), []byte(`"`)) }

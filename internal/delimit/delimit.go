@@ -1,7 +1,6 @@
 package delimit
 
 import (
-	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -11,14 +10,20 @@ import (
 // The zero Set is empty and ready to use.
 type Set struct {
 	list []string
+	seen map[string]bool // the list's, so that adding n costs O(n), not O(n²)
 }
 
 // Add adds s as a delimiter, once. s must have at least two characters,
 // be valid UTF-8 and not contain [Joiner].
 func (d *Set) Add(s string) {
-	if !slices.Contains(d.list, s) {
-		d.list = append(d.list, s)
+	if d.seen[s] {
+		return
 	}
+	if d.seen == nil {
+		d.seen = make(map[string]bool)
+	}
+	d.seen[s] = true
+	d.list = append(d.list, s)
 }
 
 // AddLiteral adds the delimiters in lit, a literal text a template writes

@@ -88,23 +88,36 @@ func (t *Tokenizer) additive(added []addedJSON) bool {
 // joinsNoBreak reports whether a normalizer keeps every line break apart
 // from what follows it.
 func joinsNoBreak(n normalizer) bool {
+	return everyNorm(n, func(m normalizer) bool {
+		if r, ok := m.(replaceNorm); ok {
+			l, lit := r.pat.(literal)
+			return lit && !strings.ContainsAny(string(l), "\r\n") && strings.IndexFunc(r.with, unicode.IsSpace) < 0
+		}
+		// Canonical forms: a line break is a starter nothing composes
+		// with. (Compatibility forms may turn a character into a space.)
+		return isCanonical(m)
+	})
+}
+
+// everyNorm reports whether ok holds for every normalizer of a sequence
+// (nested ones too); none is true.
+func everyNorm(n normalizer, ok func(normalizer) bool) bool {
 	switch n := n.(type) {
 	case nil:
 		return true
-	case unicodeNorm:
-		// Canonical forms: a line break is a starter nothing composes
-		// with. (Compatibility forms may turn a character into a space.)
-		return n.form == norm.NFC || n.form == norm.NFD
 	case sequenceNorm:
 		for _, m := range n {
-			if !joinsNoBreak(m) {
+			if !everyNorm(m, ok) {
 				return false
 			}
 		}
 		return true
-	case replaceNorm:
-		l, ok := n.pat.(literal)
-		return ok && !strings.ContainsAny(string(l), "\r\n") && strings.IndexFunc(n.with, unicode.IsSpace) < 0
 	}
-	return false
+	return ok(n)
+}
+
+// isCanonical reports whether a normalizer is NFC or NFD.
+func isCanonical(n normalizer) bool {
+	u, ok := n.(unicodeNorm)
+	return ok && (u.form == norm.NFC || u.form == norm.NFD)
 }

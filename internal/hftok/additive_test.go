@@ -20,6 +20,7 @@ var additivePieces = []string{
 	"//", "a/b", "\u2060", "\u3000", "\u00a0", "x", "Ä", "ß", "😀", "👍🏽", "\\", "\"", ":", "-", "—",
 	"【硬性规则】", "\u0085", "\v", "\f", "▁", "▁▁", "\n\n", "\t\t", "\x00",
 	"<|begin_of_text|>", "<|im_start|>", "<think>", "<｜User｜>", "<start_of_turn>", "<b>", "<unused3>", "<|EOT|>",
+	"\U00010D40123", "\U00016D70", "\U00010D4A\U00010D69", "\u0897", "\U0002EBF0", "\U00011935\U00011930", "\u0898",
 }
 
 func randomLines(r *rand.Rand) []string {
@@ -90,6 +91,7 @@ func FuzzLineAdditive(f *testing.F) {
 	f.Add("中文。", "【硬性规则】")
 	f.Add("e", "\u0301x")
 	f.Add("a\n\n", "▁▁b")
+	f.Add("\U00010D40123 x", "\U00016D70\u0897")
 	var toks []*Tokenizer
 	for _, fam := range families {
 		toks = append(toks, loadFamily(f, fam))

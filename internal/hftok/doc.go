@@ -18,10 +18,17 @@
 // tokens a text is made of, so they are ignored: a count is the count of
 // the text alone, without the BOS token a post-processor adds.
 //
-// Counting is exact on every input. BPE merges with a priority queue, so a
-// piece of n characters costs O(n log n) however hostile (a megabyte of one
-// letter, say), and the pre-tokenizer patterns of the supported families
-// match in time linear in the match (see TestHostileInputs).
+// Counting is never below the library's count, and exact but around
+// characters the library may see otherwise than Go's Unicode tables (newer
+// than them, or normalized by tables older than the library's): there a
+// stretch between sync points counts Factor tokens a byte (unknown.go;
+// TestRustDifferential runs the library itself). BPE merges with a
+// priority queue, so a piece of n characters costs O(n log n) however
+// hostile (a megabyte of one letter, say), and the pre-tokenizer patterns
+// of the supported families match in time linear in the match (see
+// TestHostileInputs). Other patterns run on regexp2 under a time budget,
+// and those that can backtrack exponentially are refused at load
+// (regex.go). LoadFile reads at most tokfile.MaxFileBytes.
 //
 // # Performance
 //

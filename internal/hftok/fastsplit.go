@@ -92,7 +92,7 @@ func run(s string, i, k int) int {
 
 func isBreak(c byte) bool { return c == '\r' || c == '\n' }
 
-func (m clSplit) matches(dst []match, s string) []match {
+func (m clSplit) matches(dst []match, s string, _ *scratch) []match {
 	for i := 0; i < len(s); {
 		end := m.match(s, i)
 		dst = append(dst, match{i, end})

@@ -16,7 +16,7 @@ const (
 // digitSplit matches runs of at most max numbers (\p{N}{1,max}).
 type digitSplit struct{ max int }
 
-func (m digitSplit) matches(dst []match, s string) []match {
+func (m digitSplit) matches(dst []match, s string, _ *scratch) []match {
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if !unicode.IsNumber(r) {
@@ -45,7 +45,7 @@ func isKana(r rune) bool {
 	return ('\u4e00' <= r && r <= '\u9fa5') || ('\u3040' <= r && r <= '\u30ff')
 }
 
-func (kanaSplit) matches(dst []match, s string) []match {
+func (kanaSplit) matches(dst []match, s string, _ *scratch) []match {
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if !isKana(r) {
@@ -131,7 +131,7 @@ func dsRun(s string, i int, set int) int {
 	return i
 }
 
-func (dsSplit) matches(dst []match, s string) []match {
+func (dsSplit) matches(dst []match, s string, _ *scratch) []match {
 	for i := 0; i < len(s); {
 		if end := dsMatch(s, i); end > i {
 			dst = append(dst, match{i, end})

@@ -26,6 +26,11 @@ var seeds = []string{
 	"", "a", " ", "Hello world", "It's   fine\n\n\tok", "1234567 ٣٤ ½", "中文 日本語 ｶﾀｶﾅ",
 	"e\u0301 A\u030a ﬁ", "😀👍🏽 👨‍👩‍👧", "a  \n  b", "x'ſ y'S", "<|im_start|>hi▁▁there",
 	"\r\n\r\n  \u00a0\u3000", strings.Repeat(" ", 300) + "z", "\xff\xfe invalid",
+	// Newer than Go's tables: Unicode 16.0 digits, letters and marks,
+	// 15.1's CJK Extension I, 17.0's Sidetic; and characters of 10.0 to
+	// 15.0 the library's normalizer does not know.
+	"\U00010D40123", "x\U00016D70 \U0001CCF012\n\U00010D4A\U00010D69", "\U00011380\U000113B8 \uA7CB\u1C89\u0897",
+	"\U0002EBF0\u2FFC \U00010940", "\U00011935\U00011930 e\u0898\u0301 \u32FF",
 }
 
 // checkPieces checks pieces against the input they came from.
@@ -81,7 +86,7 @@ func FuzzSplit(f *testing.F) {
 		samePieces(t, in, pieces, splitAll(st, in, true))
 		if st.behavior == isolated && !st.invert {
 			// Isolated regex pieces are exactly the matches and the gaps.
-			n := len(st.pat.matches(nil, in))
+			n := len(st.pat.matches(nil, in, nil))
 			if n > len(pieces) {
 				t.Fatalf("%q: %d matches but %d pieces", in, n, len(pieces))
 			}
@@ -170,8 +175,8 @@ func FuzzNormalize(f *testing.F) {
 		prependNorm("▁"), sequenceNorm{prependNorm("▁"), replaceNorm{pat: literal(" "), with: "▁"}}}
 	f.Fuzz(func(t *testing.T, in string) {
 		for i, n := range ns {
-			plain := n.normalize(span{s: in}, false)
-			tracked := n.normalize(span{s: in}, true)
+			plain := n.normalize(span{s: in}, false, nil)
+			tracked := n.normalize(span{s: in}, true, nil)
 			if plain.s != tracked.s {
 				t.Fatalf("normalizer %d, %q: %q untracked, %q tracked", i, in, plain.s, tracked.s)
 			}
@@ -219,7 +224,7 @@ func FuzzFastSplit(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		for i, p := range pairs {
-			got, want := p.fast.matches(nil, s), p.re.matches(nil, s)
+			got, want := p.fast.matches(nil, s, nil), p.re.matches(nil, s, nil)
 			if len(got) != len(want) {
 				t.Fatalf("pattern %d, %q: %d matches %v, regexp2 %d %v", i, s, len(got), got, len(want), want)
 			}

@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
+	"time"
 
-	"github.com/dlclark/regexp2"
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/contextasm/contextasm/internal/tokfile"
 )
 
 // ErrUnsupported is wrapped by load errors about a component of a
@@ -46,9 +47,10 @@ func (e *LoadError) Error() string {
 // Unwrap returns ErrUnsupported or ErrInvalid.
 func (e *LoadError) Unwrap() error { return e.Err }
 
-// LoadFile reads and compiles a tokenizer.json file.
+// LoadFile reads and compiles a tokenizer.json file: a regular file of at
+// most tokfile.MaxFileBytes.
 func LoadFile(path string) (*Tokenizer, error) {
-	data, err := os.ReadFile(path)
+	data, err := tokfile.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("hftok: %w", err)
 	}
@@ -125,6 +127,7 @@ func Parse(data []byte, name string) (*Tokenizer, error) {
 		return nil, err
 	}
 	t.lineAdditive = t.additive(added)
+	t.classify(added)
 	return t, nil
 }
 
@@ -203,21 +206,12 @@ func (p *parser) pattern(pj patternJSON, field string) (matcher, error) {
 		if err != nil {
 			return nil, p.unsupported(field, "regex %q does not compile: %v", *pj.Regex, err)
 		}
+		if g := repeatedGroup(*pj.Regex); g != "" {
+			return nil, p.unsupported(field, "regex %q: %q repeats a group that holds a repetition or an alternation, which can take time exponential in the text's length; such patterns are not supported", *pj.Regex, g)
+		}
 		return re, nil
 	}
 	return nil, p.invalid(field, `want exactly one of "String" and "Regex"`)
-}
-
-// compileRegex compiles an Oniguruma pattern of a tokenizer.json with
-// regexp2. The two engines agree on the syntax these files use (classes,
-// \p{..}, (?i:..), look-ahead), as the reference tests check, down to case
-// folding: both match (?i:'s) on "'ſ" (U+017F LATIN SMALL LETTER LONG S).
-func compileRegex(pat string) (regex, error) {
-	re, err := regexp2.Compile(pat, regexp2.Unicode)
-	if err != nil {
-		return regex{}, err
-	}
-	return regex{re}, nil
 }
 
 // preTokenizer compiles a pre-tokenizer into its steps, in order, and
@@ -344,8 +338,23 @@ var behaviors = map[string]behavior{
 
 // addedTokens compiles the added tokens into the two matchers: tokens
 // matched in the raw text and tokens matched in normalized text.
-func (p *parser) addedTokens(list []addedJSON, n normalizer) (addedVocab, error) {
+func (p *parser) addedTokens(list []addedJSON, n normalizer) (_ addedVocab, err error) {
 	var raw, normalized []addedEntry
+	// Normalizing the tokens may run a Replace regex: under the time
+	// budget of one encode of all their text.
+	total := 0
+	for _, a := range list {
+		total += len(a.Content)
+	}
+	sc := &scratch{started: time.Now(), budget: matchBudget(total)}
+	defer func() {
+		if r := recover(); r != nil {
+			if _, spent := r.(outOfTime); !spent {
+				panic(r)
+			}
+			err = p.unsupported("added_tokens", "normalizing the added tokens took longer than %v: the normalizer's regex is too slow", sc.budget)
+		}
+	}()
 	for i, a := range list {
 		field := fmt.Sprintf("added_tokens[%d]", i)
 		switch {
@@ -363,7 +372,7 @@ func (p *parser) addedTokens(list []addedJSON, n normalizer) (addedVocab, error)
 		if a.Normalized {
 			content := a.Content
 			if n != nil {
-				content = n.normalize(span{s: content}, false).s
+				content = n.normalize(span{s: content}, false, sc).s
 			}
 			normalized = append(normalized, addedEntry{content: content, id: int32(a.ID)})
 		} else {

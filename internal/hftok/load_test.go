@@ -61,7 +61,42 @@ func TestTinyByteLevel(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Pieces "ab", " a", " b"; only "a b" merges.
-	if got, want := tok.AppendIDs(nil, "ab a b"), []int{2, 3, 0, 3, 1}; !slices.Equal(got, want) {
+	if got, want := appendIDs(t, tok, "ab a b"), []int{2, 3, 0, 3, 1}; !slices.Equal(got, want) {
 		t.Errorf("ids %v, want %v", got, want)
 	}
+}
+
+// FuzzParse holds Parse to its contract on any file: it never panics; an
+// error is a *LoadError naming the file and wrapping ErrInvalid or
+// ErrUnsupported; and a tokenizer it loads counts and cuts any text
+// within its contract.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(tiny("", "", "")), "ab a b")
+	f.Add([]byte(tiny(`{"type":"NFC"}`, `{"type":"Sequence","pretokenizers":[{"type":"Split","pattern":{"Regex":"\\p{N}{1,3}"},"behavior":"Isolated"},{"type":"ByteLevel","add_prefix_space":true,"use_regex":false}]}`, "")), "ab 123\U00010D40")
+	f.Add([]byte(tiny(`{"type":"Replace","pattern":{"String":" "},"content":"▁"}`, `{"type":"Metaspace","replacement":"▁","prepend_scheme":"first"}`,
+		`{"type":"BPE","byte_fallback":true,"unk_token":"<unk>","fuse_unk":true,"vocab":{"<unk>":0,"a":1,"▁":2,"<0x62>":3},"merges":[["▁","a"]]}`)), "a b  c")
+	f.Add([]byte(tiny("", `{"type":"Digits","individual_digits":true}`, "")), "x1234")
+	f.Add([]byte(strings.Replace(tiny("", "", ""), `"added_tokens":[]`, `"added_tokens":[{"id":9,"content":"<x>","normalized":true}]`, 1)), "a<x>b")
+	f.Add([]byte(tiny("", `{"type":"Split","pattern":{"Regex":"(a|b)+"},"behavior":"Isolated"}`, "")), "ab")
+	f.Add([]byte(`{"model":`), "")
+	f.Fuzz(func(t *testing.T, data []byte, text string) {
+		tok, err := Parse(data, "f.json")
+		if err != nil {
+			var le *LoadError
+			if !errors.As(err, &le) || le.File != "f.json" || !(errors.Is(err, ErrInvalid) || errors.Is(err, ErrUnsupported)) {
+				t.Fatalf("error %v (%T) is not a LoadError about f.json", err, err)
+			}
+			return
+		}
+		n := tok.Count(text)
+		if n < 0 || n > tok.Factor()*len(text) {
+			t.Fatalf("Count(%q) = %d, outside [0, %d]", text, n, tok.Factor()*len(text))
+		}
+		for _, m := range []int{0, 1, n / 2, n} {
+			cut := tok.Cut(text, m)
+			if !strings.HasPrefix(text, cut) || tok.Count(cut) > m {
+				t.Fatalf("Cut(%q, %d) = %q counts %d", text, m, cut, tok.Count(cut))
+			}
+		}
+	})
 }

@@ -2,10 +2,10 @@ package hftok
 
 import (
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/dlclark/regexp2"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -78,12 +78,12 @@ func (b *builder) done(sp span) span {
 
 // A normalizer rewrites a span.
 type normalizer interface {
-	normalize(sp span, track bool) span
+	normalize(sp span, track bool, sc *scratch) span
 }
 
 type unicodeNorm struct{ form norm.Form }
 
-func (u unicodeNorm) normalize(sp span, track bool) span {
+func (u unicodeNorm) normalize(sp span, track bool, _ *scratch) span {
 	if u.form.IsNormalString(sp.s) {
 		return sp
 	}
@@ -104,9 +104,9 @@ func (u unicodeNorm) normalize(sp span, track bool) span {
 
 type sequenceNorm []normalizer
 
-func (q sequenceNorm) normalize(sp span, track bool) span {
+func (q sequenceNorm) normalize(sp span, track bool, sc *scratch) span {
 	for _, n := range q {
-		sp = n.normalize(sp, track)
+		sp = n.normalize(sp, track, sc)
 	}
 	return sp
 }
@@ -116,10 +116,10 @@ type replaceNorm struct {
 	with string
 }
 
-func (r replaceNorm) normalize(sp span, track bool) span {
+func (r replaceNorm) normalize(sp span, track bool, sc *scratch) span {
 	b := builder{track: track}
 	last, matched := 0, false
-	for _, m := range r.pat.matches(nil, sp.s) {
+	for _, m := range r.pat.matches(nil, sp.s, sc) {
 		b.keep(sp, last, m.start)
 		b.write(r.with, sp.orig(m.start))
 		last, matched = m.end, true
@@ -133,7 +133,7 @@ func (r replaceNorm) normalize(sp span, track bool) span {
 
 type prependNorm string
 
-func (p prependNorm) normalize(sp span, track bool) span {
+func (p prependNorm) normalize(sp span, track bool, _ *scratch) span {
 	if sp.s == "" || p == "" {
 		return sp
 	}
@@ -144,9 +144,10 @@ func (p prependNorm) normalize(sp span, track bool) span {
 }
 
 // A matcher appends to dst the non-empty, non-overlapping matches of a
-// pattern in s, in order.
+// pattern in s, in order. A regex charges its time to sc's budget (nil, or
+// a zero budget: only its own MatchTimeout bounds it).
 type matcher interface {
-	matches(dst []match, s string) []match
+	matches(dst []match, s string, sc *scratch) []match
 }
 
 // match is the byte offsets where a match starts and ends.
@@ -155,7 +156,7 @@ type match struct{ start, end int }
 // literal matches a string.
 type literal string
 
-func (l literal) matches(dst []match, s string) []match {
+func (l literal) matches(dst []match, s string, _ *scratch) []match {
 	if l == "" {
 		return dst
 	}
@@ -169,41 +170,10 @@ func (l literal) matches(dst []match, s string) []match {
 	}
 }
 
-// regex matches a regexp2 pattern.
-type regex struct{ re *regexp2.Regexp }
-
-func (r regex) matches(dst []match, s string) []match {
-	if s == "" {
-		return dst
-	}
-	runes := []rune(s)
-	// regexp2 reports rune offsets; map them to bytes as we go, by decoding
-	// s itself: an invalid byte is one rune (U+FFFD) but one byte.
-	byteAt, runeAt := 0, 0
-	advance := func(to int) int {
-		for runeAt < to {
-			_, size := utf8.DecodeRuneInString(s[byteAt:])
-			byteAt += size
-			runeAt++
-		}
-		return byteAt
-	}
-	m, _ := r.re.FindRunesMatch(runes)
-	for m != nil {
-		start := advance(m.Index)
-		end := advance(m.Index + m.Length)
-		if end > start {
-			dst = append(dst, match{start, end})
-		}
-		m, _ = r.re.FindNextMatch(m)
-	}
-	return dst
-}
-
 // runeClass matches each character of a class on its own.
 type runeClass func(rune) bool
 
-func (c runeClass) matches(dst []match, s string) []match {
+func (c runeClass) matches(dst []match, s string, _ *scratch) []match {
 	for i, r := range s {
 		if c(r) {
 			dst = append(dst, match{i, i + utf8.RuneLen(r)})
@@ -233,11 +203,14 @@ type preStep interface {
 }
 
 // scratch is the reusable memory of one encode: the pieces before and after
-// a step, and a split's parts.
+// a step, and a split's parts; and the time its regex matches may take,
+// from when the first started (see regex.go).
 type scratch struct {
 	cur, next []span
 	parts     []part
 	matches   []match
+	started   time.Time
+	budget    time.Duration
 }
 
 type splitStep struct {
@@ -260,7 +233,7 @@ func (st splitStep) split(sp span, track bool, out []span, sc *scratch) []span {
 		sc = new(scratch)
 	}
 	// The stretches of s, matches and the gaps between them, in order.
-	sc.matches = st.pat.matches(sc.matches[:0], sp.s)
+	sc.matches = st.pat.matches(sc.matches[:0], sp.s, sc)
 	parts := sc.parts[:0]
 	last := 0
 	for _, m := range sc.matches {
@@ -381,7 +354,7 @@ func (st metaspaceStep) split(sp span, track bool, out []span, sc *scratch) []sp
 		b.write(st.replacement, sp.orig(0))
 	}
 	last := 0
-	for _, m := range literal(" ").matches(nil, sp.s) {
+	for _, m := range literal(" ").matches(nil, sp.s, nil) {
 		b.keep(sp, last, m.start)
 		b.write(st.replacement, sp.orig(m.start))
 		last = m.end

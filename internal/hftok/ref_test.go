@@ -98,7 +98,9 @@ func corpus(tb testing.TB) []refCase {
 }
 
 // TestReferenceIDs compares the ids of every corpus text and every sample
-// text with the reference's, for each family.
+// text with the reference's, for each family; for a text with characters
+// the library may see otherwise than Go's tables (see unknown.go), that
+// the count is not below the reference's.
 func TestReferenceIDs(t *testing.T) {
 	for _, set := range []string{"ids.json", "sample.json"} {
 		doc := readRef(t, set)
@@ -117,10 +119,20 @@ func TestReferenceIDs(t *testing.T) {
 				if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != ref.SHA256 {
 					t.Fatalf("tokenizer file of %s is not the one the reference was made from", fam)
 				}
-				bad := 0
+				bad, bounded := 0, 0
 				for _, c := range cases {
 					want := ref.IDs[c.Name]
-					got := tok.AppendIDs(nil, c.Text)
+					if hasUncertain(c.Text, tok.uncertain) {
+						// Characters the library may see otherwise:
+						// the count is a bound, never below.
+						bounded++
+						if n := tok.Count(c.Text); n < len(want) {
+							bad++
+							t.Errorf("%s %q: Count %d, below the library's %d", c.Name, trunc(c.Text), n, len(want))
+						}
+						continue
+					}
+					got := appendIDs(t, tok, c.Text)
 					if !slices.Equal(got, want) {
 						bad++
 						if bad <= 5 {
@@ -135,6 +147,7 @@ func TestReferenceIDs(t *testing.T) {
 				if bad > 0 {
 					t.Errorf("%d of %d texts differ", bad, len(cases))
 				}
+				t.Logf("%d texts exact, %d counted at the bound", len(cases)-bounded, bounded)
 			})
 		}
 	}

@@ -1,6 +1,6 @@
 // Package server is contextasm serve: the engine as an HTTP/JSON service
 // for hosts in any language (docs/server.md; the API's source of truth is
-// docs/openapi.yaml).
+// docs/openapi.json).
 //
 // A Server holds one contextasm.Engine per tenant. API keys (Keys) name
 // a key's tenant and the roles it may use; a request narrows those roles

@@ -20,6 +20,7 @@ import (
 	"github.com/contextasm/contextasm/bench"
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/feedback"
+	"github.com/contextasm/contextasm/learned"
 	"github.com/contextasm/contextasm/template"
 )
 
@@ -206,8 +207,8 @@ func TestConcurrentClients(t *testing.T) {
 	}
 	st := eng.State()
 	for id, n := range want {
-		if got, exp := feedback.TrustUnits(st.Trust[id]), feedback.TrustUnits(0.5)+int64(n)*feedback.TrustUnits(gain); got != exp {
-			t.Errorf("%s: trust %v after %d citations, want %v", id, st.Trust[id], n, feedback.TrustFromUnits(exp))
+		if got, exp := learned.TrustUnits(st.Trust[id]), learned.TrustUnits(0.5)+int64(n)*learned.TrustUnits(gain); got != exp {
+			t.Errorf("%s: trust %v after %d citations, want %v", id, st.Trust[id], n, learned.TrustFromUnits(exp))
 		}
 	}
 	if n := ts.tenants["acme"].asm.cache.Len(); n > 256 {

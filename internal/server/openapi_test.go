@@ -328,6 +328,7 @@ func TestSchemasNameTheWireFields(t *testing.T) {
 		"AssemblyResponse": reflect.TypeFor[assemblyResponse](), "Status": reflect.TypeFor[statusResponse](),
 		"ErrorBody": reflect.TypeFor[errorBody](), "Problem": reflect.TypeFor[problem](),
 		"RequiredMiss": reflect.TypeFor[requiredMiss](), "Dump": reflect.TypeFor[contextasm.Dump](),
+		"Query":         reflect.TypeFor[outcome.Query](),
 		"SectionResult": reflect.TypeFor[outcome.SectionResult](), "BlockResult": reflect.TypeFor[outcome.BlockResult](),
 		"Event": reflect.TypeFor[outcome.Event](), "Prefix": reflect.TypeFor[outcome.Prefix](),
 		"Breakpoint": reflect.TypeFor[outcome.Breakpoint](), "SummarizeCandidate": reflect.TypeFor[outcome.SummarizeCandidate](),

@@ -12,6 +12,7 @@ import (
 
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/feedback"
+	"github.com/contextasm/contextasm/learned"
 	"github.com/contextasm/contextasm/template"
 )
 
@@ -29,7 +30,7 @@ const (
 // Store is a tenant's learned-state store: what contextasm.Config.State
 // takes, and its Close.
 type Store interface {
-	contextasm.StateStore
+	learned.Store
 	Close() error
 }
 

@@ -10,20 +10,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/contextasm/contextasm/feedback"
+	"github.com/contextasm/contextasm/learned"
 )
 
-// Store is what the suite tests: contextasm.StateStore's methods.
-type Store interface {
-	Apply(ctx context.Context, b *feedback.Batch) (feedback.Version, error)
-	Changes(ctx context.Context, since feedback.Version, writer string) (*feedback.Update, error)
-}
-
 // Run runs the suite; open returns a new, empty store for each test.
-func Run(t *testing.T, open func(t *testing.T) Store) {
+func Run(t *testing.T, open func(t *testing.T) learned.Store) {
 	tests := []struct {
 		name string
-		fn   func(*testing.T, Store)
+		fn   func(*testing.T, learned.Store)
 	}{
 		{"Empty", testEmpty},
 		{"TrustAddsAndClamps", testTrust},
@@ -43,9 +37,9 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 
 // Full returns the store's whole state and version, as a reader that has
 // nothing yet gets it.
-func Full(t testing.TB, s Store) (*feedback.State, feedback.Version) {
+func Full(t testing.TB, s learned.Store) (*learned.State, learned.Version) {
 	t.Helper()
-	u, err := s.Changes(context.Background(), feedback.Version{}, "reader")
+	u, err := s.Changes(context.Background(), learned.Version{}, "reader")
 	if err != nil {
 		t.Fatalf("Changes(zero): %v", err)
 	}
@@ -56,12 +50,12 @@ func Full(t testing.TB, s Store) (*feedback.State, feedback.Version) {
 		if u.Version.N != 0 {
 			t.Fatalf("Changes(zero) = version %+v without a state", u.Version)
 		}
-		return feedback.NewState(), u.Version
+		return learned.NewState(), u.Version
 	}
 	return u.Full, u.Version
 }
 
-func apply(t testing.TB, s Store, b *feedback.Batch) feedback.Version {
+func apply(t testing.TB, s learned.Store, b *learned.Batch) learned.Version {
 	t.Helper()
 	v, err := s.Apply(context.Background(), b)
 	if err != nil {
@@ -72,7 +66,7 @@ func apply(t testing.TB, s Store, b *feedback.Batch) feedback.Version {
 
 // SameState reports whether got holds want's trust, sessions and (when
 // heat is set) heat, not comparing versions, and says what differs.
-func SameState(t testing.TB, what string, got, want *feedback.State, heat bool) bool {
+func SameState(t testing.TB, what string, got, want *learned.State, heat bool) bool {
 	t.Helper()
 	same := true
 	if !maps.Equal(got.Trust, want.Trust) {
@@ -97,7 +91,7 @@ func SameState(t testing.TB, what string, got, want *feedback.State, heat bool) 
 	return same
 }
 
-func testEmpty(t *testing.T, s Store) {
+func testEmpty(t *testing.T, s learned.Store) {
 	st, v := Full(t, s)
 	if v.N != 0 || len(st.Trust)+len(st.Heat)+len(st.Sessions) != 0 {
 		t.Errorf("empty store: version %+v, state %+v", v, st)
@@ -108,8 +102,8 @@ func testEmpty(t *testing.T, s Store) {
 	}
 }
 
-func testTrust(t *testing.T, s Store) {
-	b := &feedback.Batch{Writer: "w1", Seq: 1, Trust: []feedback.TrustDelta{
+func testTrust(t *testing.T, s learned.Store) {
+	b := &learned.Batch{Writer: "w1", Seq: 1, Trust: []learned.TrustDelta{
 		{ID: "a", Base: 0.5, Add: 0.05, Ceiling: 0.99},
 		{ID: "ceiling", Base: 0.98, Add: 0.05, Ceiling: 0.99},
 		{ID: "floor", Base: 0.02, Add: -0.05, Ceiling: 0.99},
@@ -131,22 +125,22 @@ func testTrust(t *testing.T, s Store) {
 		t.Errorf("trust %v, want %v", got.Trust, want)
 	}
 	// A second batch starts from the stored trust, not its Base.
-	apply(t, s, &feedback.Batch{Writer: "w1", Seq: 2, Trust: []feedback.TrustDelta{{ID: "a", Base: 0.1, Add: 0.05, Ceiling: 0.99}}})
+	apply(t, s, &learned.Batch{Writer: "w1", Seq: 2, Trust: []learned.TrustDelta{{ID: "a", Base: 0.1, Add: 0.05, Ceiling: 0.99}}})
 	if got, _ := Full(t, s); got.Trust["a"] != 0.6 {
 		t.Errorf("a = %v after a second +0.05, want 0.6", got.Trust["a"])
 	}
 }
 
-func testHeat(t *testing.T, s Store) {
-	apply(t, s, &feedback.Batch{Writer: "w", Seq: 1, Heat: []feedback.HeatDelta{
-		{ID: "a", Heat: feedback.Heat{Included: 2, Refs: 1, StartRefs: 1}},
-		{ID: "b", Heat: feedback.Heat{Dropped: 3}},
+func testHeat(t *testing.T, s learned.Store) {
+	apply(t, s, &learned.Batch{Writer: "w", Seq: 1, Heat: []learned.HeatDelta{
+		{ID: "a", Heat: learned.Heat{Included: 2, Refs: 1, StartRefs: 1}},
+		{ID: "b", Heat: learned.Heat{Dropped: 3}},
 	}})
-	apply(t, s, &feedback.Batch{Writer: "w", Seq: 2, Heat: []feedback.HeatDelta{
-		{ID: "a", Heat: feedback.Heat{Included: 1, Cut: 4, Refs: 1}},
+	apply(t, s, &learned.Batch{Writer: "w", Seq: 2, Heat: []learned.HeatDelta{
+		{ID: "a", Heat: learned.Heat{Included: 1, Cut: 4, Refs: 1}},
 	}})
 	got, _ := Full(t, s)
-	want := map[string]feedback.Heat{
+	want := map[string]learned.Heat{
 		"a": {Included: 3, Cut: 4, Refs: 2, StartRefs: 1},
 		"b": {Dropped: 3},
 	}
@@ -155,9 +149,9 @@ func testHeat(t *testing.T, s Store) {
 	}
 }
 
-func testOnce(t *testing.T, s Store) {
-	b := &feedback.Batch{Writer: "w", Seq: 1, Trust: []feedback.TrustDelta{{ID: "a", Base: 0.5, Add: 0.05, Ceiling: 0.99}},
-		Heat: []feedback.HeatDelta{{ID: "a", Heat: feedback.Heat{Refs: 1}}}}
+func testOnce(t *testing.T, s learned.Store) {
+	b := &learned.Batch{Writer: "w", Seq: 1, Trust: []learned.TrustDelta{{ID: "a", Base: 0.5, Add: 0.05, Ceiling: 0.99}},
+		Heat: []learned.HeatDelta{{ID: "a", Heat: learned.Heat{Refs: 1}}}}
 	v1 := apply(t, s, b)
 	// A resend (its acknowledgement was lost) is acknowledged, not applied.
 	if v := apply(t, s, b); v != v1 {
@@ -165,35 +159,35 @@ func testOnce(t *testing.T, s Store) {
 	}
 	// Another batch under the same name, or an older one, is a resend too.
 	other := *b
-	other.Trust = []feedback.TrustDelta{{ID: "a", Base: 0.5, Add: 0.3, Ceiling: 0.99}}
+	other.Trust = []learned.TrustDelta{{ID: "a", Base: 0.5, Add: 0.3, Ceiling: 0.99}}
 	apply(t, s, &other)
-	b2 := &feedback.Batch{Writer: "w", Seq: 2, Heat: []feedback.HeatDelta{{ID: "a", Heat: feedback.Heat{Refs: 1}}}}
+	b2 := &learned.Batch{Writer: "w", Seq: 2, Heat: []learned.HeatDelta{{ID: "a", Heat: learned.Heat{Refs: 1}}}}
 	v2 := apply(t, s, b2)
 	if v2.N != v1.N+1 {
 		t.Errorf("version after the second batch = %d, want %d", v2.N, v1.N+1)
 	}
 	apply(t, s, b)
 	// The same Seq from another writer is another batch.
-	apply(t, s, &feedback.Batch{Writer: "w-other", Seq: 1, Heat: []feedback.HeatDelta{{ID: "a", Heat: feedback.Heat{Refs: 1}}}})
+	apply(t, s, &learned.Batch{Writer: "w-other", Seq: 1, Heat: []learned.HeatDelta{{ID: "a", Heat: learned.Heat{Refs: 1}}}})
 	got, _ := Full(t, s)
 	if got.Trust["a"] != 0.55 || got.Heat["a"].Refs != 3 {
 		t.Errorf("trust %v, refs %d; want 0.55 and 3 (each batch once)", got.Trust["a"], got.Heat["a"].Refs)
 	}
-	u, err := s.Changes(context.Background(), feedback.Version{}, "w")
+	u, err := s.Changes(context.Background(), learned.Version{}, "w")
 	if err != nil || u.Full == nil || u.Acked != 2 {
 		t.Errorf("Changes(zero) for writer w: acked %d, %v; want 2", u.Acked, err)
 	}
 }
 
-func testGap(t *testing.T, s Store) {
-	apply(t, s, &feedback.Batch{Writer: "w", Seq: 1, Heat: []feedback.HeatDelta{{ID: "a", Heat: feedback.Heat{Refs: 1}}}})
-	_, err := s.Apply(context.Background(), &feedback.Batch{Writer: "w", Seq: 3, Heat: []feedback.HeatDelta{{ID: "a", Heat: feedback.Heat{Refs: 1}}}})
-	var gap *feedback.GapError
+func testGap(t *testing.T, s learned.Store) {
+	apply(t, s, &learned.Batch{Writer: "w", Seq: 1, Heat: []learned.HeatDelta{{ID: "a", Heat: learned.Heat{Refs: 1}}}})
+	_, err := s.Apply(context.Background(), &learned.Batch{Writer: "w", Seq: 3, Heat: []learned.HeatDelta{{ID: "a", Heat: learned.Heat{Refs: 1}}}})
+	var gap *learned.GapError
 	if !errors.As(err, &gap) || gap.Last != 1 || gap.Seq != 3 || gap.Writer != "w" {
 		t.Fatalf("Apply of Seq 3 after 1 = %v, want a *GapError with Last 1", err)
 	}
 	// A writer the store does not know starts at 1.
-	if _, err := s.Apply(context.Background(), &feedback.Batch{Writer: "new", Seq: 2, Heat: []feedback.HeatDelta{{ID: "a", Heat: feedback.Heat{Refs: 1}}}}); !errors.As(err, &gap) || gap.Last != 0 {
+	if _, err := s.Apply(context.Background(), &learned.Batch{Writer: "new", Seq: 2, Heat: []learned.HeatDelta{{ID: "a", Heat: learned.Heat{Refs: 1}}}}); !errors.As(err, &gap) || gap.Last != 0 {
 		t.Fatalf("Apply of Seq 2 from a new writer = %v, want a *GapError with Last 0", err)
 	}
 	if got, v := Full(t, s); got.Heat["a"].Refs != 1 || v.N != 1 {
@@ -206,17 +200,17 @@ var (
 	t1 = t0.Add(3 * time.Minute)
 )
 
-func testSessions(t *testing.T, s Store) {
+func testSessions(t *testing.T, s learned.Store) {
 	data1 := json.RawMessage(`{"kept":["a","b"],"n":1}`)
 	data2 := json.RawMessage(`{"kept":["a"], "n":2}`)
-	apply(t, s, &feedback.Batch{Writer: "w", Seq: 1, Sessions: []feedback.SessionDelta{{Key: "k", Base: 0, Updated: t0, Data: data1}}})
+	apply(t, s, &learned.Batch{Writer: "w", Seq: 1, Sessions: []learned.SessionDelta{{Key: "k", Base: 0, Updated: t0, Data: data1}}})
 	// A writer that read version 0 too loses: the store keeps the first.
-	apply(t, s, &feedback.Batch{Writer: "w2", Seq: 1, Sessions: []feedback.SessionDelta{{Key: "k", Base: 0, Updated: t1, Data: data2}}})
+	apply(t, s, &learned.Batch{Writer: "w2", Seq: 1, Sessions: []learned.SessionDelta{{Key: "k", Base: 0, Updated: t1, Data: data2}}})
 	got, _ := Full(t, s)
 	if k := got.Sessions["k"]; k == nil || k.Version != 1 || string(k.Data) != string(data1) || !k.Updated.Equal(t0) {
 		t.Fatalf("session after a conflicting put: %+v", k)
 	}
-	apply(t, s, &feedback.Batch{Writer: "w2", Seq: 2, Sessions: []feedback.SessionDelta{
+	apply(t, s, &learned.Batch{Writer: "w2", Seq: 2, Sessions: []learned.SessionDelta{
 		{Key: "k", Base: 1, Updated: t1, Data: data2},
 		{Key: "other", Base: 0, Updated: t1, Data: data1},
 	}})
@@ -225,13 +219,13 @@ func testSessions(t *testing.T, s Store) {
 	if k := got.Sessions["k"]; k == nil || k.Version != 2 || string(k.Data) != `{"kept":["a"],"n":2}` || !k.Updated.Equal(t1) {
 		t.Fatalf("session after a put on version 1: %+v (data %s)", k, k.Data)
 	}
-	apply(t, s, &feedback.Batch{Writer: "w", Seq: 2, Sessions: []feedback.SessionDelta{{Key: "k", Delete: true}, {Key: "absent", Delete: true}}})
+	apply(t, s, &learned.Batch{Writer: "w", Seq: 2, Sessions: []learned.SessionDelta{{Key: "k", Delete: true}, {Key: "absent", Delete: true}}})
 	got, _ = Full(t, s)
 	if _, ok := got.Sessions["k"]; ok || got.Sessions["other"] == nil || len(got.Sessions) != 1 {
 		t.Errorf("after deleting k: %v", got.Sessions)
 	}
 	// A deleted session starts again at version 1.
-	apply(t, s, &feedback.Batch{Writer: "w", Seq: 3, Sessions: []feedback.SessionDelta{{Key: "k", Base: 0, Updated: t1, Data: data1}}})
+	apply(t, s, &learned.Batch{Writer: "w", Seq: 3, Sessions: []learned.SessionDelta{{Key: "k", Base: 0, Updated: t1, Data: data1}}})
 	got, _ = Full(t, s)
 	if k := got.Sessions["k"]; k == nil || k.Version != 1 {
 		t.Errorf("recreated session: %+v", k)
@@ -240,13 +234,13 @@ func testSessions(t *testing.T, s Store) {
 
 // A reader that replays the changes since its version ends where a full
 // reader does, and each batch is listed with its writer and Seq.
-func testChanges(t *testing.T, s Store) {
-	apply(t, s, &feedback.Batch{Writer: "w1", Seq: 1, Trust: []feedback.TrustDelta{{ID: "a", Base: 0.5, Add: 0.05, Ceiling: 0.99}}})
+func testChanges(t *testing.T, s learned.Store) {
+	apply(t, s, &learned.Batch{Writer: "w1", Seq: 1, Trust: []learned.TrustDelta{{ID: "a", Base: 0.5, Add: 0.05, Ceiling: 0.99}}})
 	reader, v := Full(t, s)
-	batches := []*feedback.Batch{
-		{Writer: "w1", Seq: 2, Trust: []feedback.TrustDelta{{ID: "a", Base: 0.5, Add: 0.05, Ceiling: 0.99}, {ID: "b", Base: 0.2, Add: -0.5, Ceiling: 0.99}}},
-		{Writer: "w2", Seq: 1, Sessions: []feedback.SessionDelta{{Key: "s", Updated: t0, Data: json.RawMessage(`[1,2,3]`)}}},
-		{Writer: "w1", Seq: 3, Heat: []feedback.HeatDelta{{ID: "a", Heat: feedback.Heat{Refs: 5}}}, Sessions: []feedback.SessionDelta{{Key: "s", Delete: true}, {Key: "t", Updated: t1}}},
+	batches := []*learned.Batch{
+		{Writer: "w1", Seq: 2, Trust: []learned.TrustDelta{{ID: "a", Base: 0.5, Add: 0.05, Ceiling: 0.99}, {ID: "b", Base: 0.2, Add: -0.5, Ceiling: 0.99}}},
+		{Writer: "w2", Seq: 1, Sessions: []learned.SessionDelta{{Key: "s", Updated: t0, Data: json.RawMessage(`[1,2,3]`)}}},
+		{Writer: "w1", Seq: 3, Heat: []learned.HeatDelta{{ID: "a", Heat: learned.Heat{Refs: 5}}}, Sessions: []learned.SessionDelta{{Key: "s", Delete: true}, {Key: "t", Updated: t1}}},
 	}
 	for _, b := range batches {
 		apply(t, s, b)
@@ -282,13 +276,13 @@ func testChanges(t *testing.T, s Store) {
 	}
 }
 
-func testInvalid(t *testing.T, s Store) {
-	v0 := apply(t, s, &feedback.Batch{Writer: "w", Seq: 1, Heat: []feedback.HeatDelta{{ID: "a", Heat: feedback.Heat{Refs: 1}}}})
-	bad := []*feedback.Batch{
-		{Writer: "w", Seq: 2, Heat: []feedback.HeatDelta{{ID: "a", Heat: feedback.Heat{Refs: 1}}}, Trust: []feedback.TrustDelta{{ID: "a", Add: nan()}}},
-		{Writer: "w", Seq: 2, Heat: []feedback.HeatDelta{{ID: "a", Heat: feedback.Heat{Refs: -1}}}},
-		{Writer: "w", Seq: 2, Trust: []feedback.TrustDelta{{ID: "a", Floor: 0.5, Ceiling: 0.4}}},
-		{Writer: "w", Seq: 2, Sessions: []feedback.SessionDelta{{Key: "k", Data: json.RawMessage(`{`)}}},
+func testInvalid(t *testing.T, s learned.Store) {
+	v0 := apply(t, s, &learned.Batch{Writer: "w", Seq: 1, Heat: []learned.HeatDelta{{ID: "a", Heat: learned.Heat{Refs: 1}}}})
+	bad := []*learned.Batch{
+		{Writer: "w", Seq: 2, Heat: []learned.HeatDelta{{ID: "a", Heat: learned.Heat{Refs: 1}}}, Trust: []learned.TrustDelta{{ID: "a", Add: nan()}}},
+		{Writer: "w", Seq: 2, Heat: []learned.HeatDelta{{ID: "a", Heat: learned.Heat{Refs: -1}}}},
+		{Writer: "w", Seq: 2, Trust: []learned.TrustDelta{{ID: "a", Floor: 0.5, Ceiling: 0.4}}},
+		{Writer: "w", Seq: 2, Sessions: []learned.SessionDelta{{Key: "k", Data: json.RawMessage(`{`)}}},
 		{Writer: "", Seq: 2},
 		{Writer: "w", Seq: 0},
 	}
@@ -307,9 +301,9 @@ func nan() float64 { var z float64; return z / z }
 
 // Writers apply batches at once; the store ends at exactly the state that
 // replaying every batch gives, and every batch moved the version by one.
-func testConcurrent(t *testing.T, s Store) {
+func testConcurrent(t *testing.T, s learned.Store) {
 	const writers, each = 6, 40
-	want := feedback.NewState()
+	want := learned.NewState()
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	errs := make(chan error, writers)
@@ -318,9 +312,9 @@ func testConcurrent(t *testing.T, s Store) {
 		go func() {
 			defer wg.Done()
 			for i := range each {
-				b := &feedback.Batch{Writer: fmt.Sprintf("w%d", w), Seq: uint64(i + 1),
-					Trust: []feedback.TrustDelta{{ID: "shared", Base: 0.3, Add: 0.002, Ceiling: 0.99}, {ID: fmt.Sprintf("own-%d", w), Base: 0.5, Add: 0.01, Ceiling: 0.99}},
-					Heat:  []feedback.HeatDelta{{ID: "shared", Heat: feedback.Heat{Refs: 1, StartRefs: int64(i % 2)}}}}
+				b := &learned.Batch{Writer: fmt.Sprintf("w%d", w), Seq: uint64(i + 1),
+					Trust: []learned.TrustDelta{{ID: "shared", Base: 0.3, Add: 0.002, Ceiling: 0.99}, {ID: fmt.Sprintf("own-%d", w), Base: 0.5, Add: 0.01, Ceiling: 0.99}},
+					Heat:  []learned.HeatDelta{{ID: "shared", Heat: learned.Heat{Refs: 1, StartRefs: int64(i % 2)}}}}
 				if _, err := s.Apply(context.Background(), b); err != nil {
 					errs <- err
 					return
@@ -341,21 +335,21 @@ func testConcurrent(t *testing.T, s Store) {
 		t.Errorf("version %d after %d batches", v.N, writers*each)
 	}
 	SameState(t, "after concurrent writers", got, want, true)
-	if w := feedback.TrustFromUnits(feedback.TrustUnits(0.3) + writers*each*feedback.TrustUnits(0.002)); got.Trust["shared"] != w {
+	if w := learned.TrustFromUnits(learned.TrustUnits(0.3) + writers*each*learned.TrustUnits(0.002)); got.Trust["shared"] != w {
 		t.Errorf("shared trust %v, want %v", got.Trust["shared"], w)
 	}
 }
 
-func testKeys(t *testing.T, s Store) {
+func testKeys(t *testing.T, s learned.Store) {
 	ids := []string{"mcp:srv:file:///x y.md", "é-ünïcödé-日本", "a\"quote\\back", "1:2:3", "tab\tid"}
-	key := feedback.SessionKey("sess:1", "user 2", "sha256:0123456789abcdef")
-	b := &feedback.Batch{Writer: "w:1 é", Seq: 1, Sessions: []feedback.SessionDelta{{Key: key, Updated: t0, Data: json.RawMessage(`"x"`)}}}
+	key := learned.SessionKey("sess:1", "user 2", "sha256:0123456789abcdef")
+	b := &learned.Batch{Writer: "w:1 é", Seq: 1, Sessions: []learned.SessionDelta{{Key: key, Updated: t0, Data: json.RawMessage(`"x"`)}}}
 	for _, id := range ids {
-		b.Trust = append(b.Trust, feedback.TrustDelta{ID: id, Base: 0.5, Add: 0.01, Ceiling: 0.99})
-		b.Heat = append(b.Heat, feedback.HeatDelta{ID: id, Heat: feedback.Heat{Refs: 1}})
+		b.Trust = append(b.Trust, learned.TrustDelta{ID: id, Base: 0.5, Add: 0.01, Ceiling: 0.99})
+		b.Heat = append(b.Heat, learned.HeatDelta{ID: id, Heat: learned.Heat{Refs: 1}})
 	}
 	apply(t, s, b)
-	want := feedback.NewState()
+	want := learned.NewState()
 	want.Apply(b)
 	got, _ := Full(t, s)
 	SameState(t, "unusual keys", got, want, true)

@@ -544,3 +544,16 @@ func distance(a, b string, limit int) int {
 	}
 	return min(prev[len(b)], limit)
 }
+
+// Closest returns the name of names that word most likely meant, by edit
+// distance within two edits and a third of the name's length, or "": the
+// command line's "did you mean" for flags and commands.
+func Closest(word string, names []string) string {
+	best, bestD := "", 3
+	for _, n := range names {
+		if d := distance(word, n, bestD); d < bestD && 3*d <= len(n) {
+			best, bestD = n, d
+		}
+	}
+	return best
+}

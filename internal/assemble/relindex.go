@@ -1,0 +1,282 @@
+package assemble
+
+import (
+	"slices"
+
+	"github.com/contextasm/contextasm/internal/lexical"
+)
+
+// Relevance in an incremental assembly. An Index keeps, from the first
+// query it serves on, the documents of its entries in a lexical.Index:
+// exactly the shape's eligible blocks, as the relevance pass of a full
+// assembly counts them, so the two give the same relevance. A query then
+// costs its terms' postings (findHits); the entries it touches come in a
+// lane of their own, ranked with their relevance, and every other entry's
+// score is scaled alike, so the base and extra lanes keep their order.
+
+// relHit is an entry a query touches, and its section.
+type relHit struct {
+	e  *ixEntry
+	si int32
+}
+
+// ensureLex starts keeping the entries' documents.
+func (x *Index) ensureLex() {
+	if x.lexOn {
+		return
+	}
+	x.lexOn = true
+	for si := range x.secs {
+		x.lexAddSection(si)
+	}
+}
+
+// lexAddSection adds the documents of section si's live entries.
+func (x *Index) lexAddSection(si int) {
+	s := &x.secs[si]
+	for i := range s.base {
+		if !s.base[i].dead {
+			s.base[i].lex = x.lexAdd(s.base[i].b, si)
+		}
+	}
+	for i := range s.extra {
+		s.extra[i].lex = x.lexAdd(s.extra[i].b, si)
+	}
+}
+
+// lexRemoveSection removes the documents of section si's live entries.
+func (x *Index) lexRemoveSection(si int) {
+	s := &x.secs[si]
+	for i := range s.base {
+		if !s.base[i].dead {
+			x.lexRemove(&s.base[i])
+		}
+	}
+	for i := range s.extra {
+		x.lexRemove(&s.extra[i])
+	}
+}
+
+// lexAdd adds b's document, of section si, and returns its handle.
+func (x *Index) lexAdd(b *Block, si int) lexical.Handle {
+	var h lexical.Handle
+	if b.Doc != nil {
+		h = x.lex.Add(*b.Doc)
+	} else {
+		h = x.lex.Add(lexical.Analyze(b.Content))
+	}
+	for int(h) >= len(x.lexOf) {
+		x.lexOf = append(x.lexOf, lexRef{})
+	}
+	x.lexOf[h] = lexRef{b: b, si: int32(si)}
+	return h
+}
+
+// lexRemove removes e's document, when the index keeps documents.
+func (x *Index) lexRemove(e *ixEntry) {
+	if x.lexOn {
+		x.lex.Remove(e.lex)
+		x.lexOf[e.lex] = lexRef{}
+	}
+}
+
+// findHits finds the entries req's query touches, with their relevance:
+// the host's (Request.Relevance), or the lexical index's.
+func (a *Assembler) findHits(x *Index, req *Request, lookup func(string) (*Block, bool), queryTurn *Block) {
+	if a.inc.relOf == nil {
+		a.inc.relOf = make(map[*ixEntry]float64)
+	}
+	add := func(b *Block, si int, rel float64) {
+		if rel <= 0 {
+			return
+		}
+		if e := x.secs[si].entryOf(x.entry(b, si)); e != nil {
+			a.inc.relOf[e] = rel
+			a.inc.hits = append(a.inc.hits, relHit{e: e, si: int32(si)})
+		}
+	}
+	if req.Relevance != nil {
+		for id, rel := range req.Relevance {
+			b, ok := lookup(id)
+			if !ok {
+				continue
+			}
+			if si, reason := eligibility(b, x.tpl, &x.shape); reason == "" {
+				add(b, si, clampUnit(rel))
+			}
+		}
+		return
+	}
+	x.ensureLex()
+	a.inc.lex = x.lex.Score(req.Query, a.inc.lex[:0])
+	for _, h := range a.inc.lex {
+		ref := x.lexOf[h.Doc]
+		add(ref.b, int(ref.si), h.Relevance)
+	}
+	a.neighbourHits(x, queryTurn)
+}
+
+// neighbourHits raises the relevance of the time neighbours of the history
+// hits to NeighbourShare of theirs, as the relevance pass's neighbours
+// does, making hits of those the query does not touch. The query turn
+// raises none: its words are the query's.
+func (a *Assembler) neighbourHits(x *Index, queryTurn *Block) {
+	// The extra history entries of every section, by section then newest
+	// first, so that a hit finds its neighbours among them by search.
+	xh := a.inc.xhist[:0]
+	for si := range x.secs {
+		for i := range x.secs[si].extra {
+			if e := &x.secs[si].extra[i]; neighbourly(e.b) {
+				xh = append(xh, extraRef{si: int32(si), e: e})
+			}
+		}
+	}
+	slices.SortFunc(xh, compareExtraRefs)
+	raises := a.inc.raises[:0]
+	for k := range len(a.inc.hits) {
+		h := a.inc.hits[k]
+		if !neighbourly(h.e.b) || h.e.b == queryTurn {
+			continue
+		}
+		v := NeighbourShare * a.inc.relOf[h.e]
+		for _, nb := range x.secs[h.si].timeNeighbours(h.e.b, extraOf(xh, h.si)) {
+			if nb != nil {
+				raises = append(raises, relRaise{nb, h.si, v})
+			}
+		}
+	}
+	for _, r := range raises {
+		old, hit := a.inc.relOf[r.e]
+		if !hit {
+			a.inc.hits = append(a.inc.hits, relHit{e: r.e, si: r.si})
+		}
+		a.inc.relOf[r.e] = max(old, r.v)
+	}
+	a.inc.raises, a.inc.xhist = raises, xh
+}
+
+// relRaise is a neighbour's raised relevance, applied after every hit's
+// neighbours are found so that raises do not chain.
+type relRaise struct {
+	e  *ixEntry
+	si int32
+	v  float64
+}
+
+// extraRef is an extra history entry of section si.
+type extraRef struct {
+	si int32
+	e  *ixEntry
+}
+
+func compareExtraRefs(p, q extraRef) int {
+	if p.si != q.si {
+		return int(p.si - q.si)
+	}
+	return compareNewest(p.e.b, q.e.b)
+}
+
+// extraOf returns section si's run of xh.
+func extraOf(xh []extraRef, si int32) []extraRef {
+	lo, _ := slices.BinarySearchFunc(xh, si, func(r extraRef, si int32) int { return int(r.si - si) })
+	hi := lo
+	for hi < len(xh) && xh[hi].si == si {
+		hi++
+	}
+	return xh[lo:hi]
+}
+
+// timeNeighbours returns the live history turns (neighbourly) just newer
+// and just older than b in the section's time order (compareNewest), among its
+// base and its extra history entries (newest first), nil where there is
+// none.
+func (s *ixSection) timeNeighbours(b *Block, extra []extraRef) [2]*ixEntry {
+	var out [2]*ixEntry // newer, older
+	better := func(side int, e *ixEntry) {
+		// the one nearest b: the newer side wants the oldest of the newer,
+		// the older side the newest of the older
+		if cur := out[side]; cur == nil || (side == 0) == (compareNewest(e.b, cur.b) > 0) {
+			out[side] = e
+		}
+	}
+	k, _ := slices.BinarySearchFunc(s.history, b, func(pos int32, b *Block) int { return compareNewest(s.base[pos].b, b) })
+	for j := k - 1; j >= 0; j-- {
+		if e := &s.base[s.history[j]]; !e.dead && e.b != b && neighbourly(e.b) {
+			better(0, e)
+			break
+		}
+	}
+	for j := k; j < len(s.history); j++ {
+		if e := &s.base[s.history[j]]; !e.dead && e.b != b && neighbourly(e.b) {
+			better(1, e)
+			break
+		}
+	}
+	k, _ = slices.BinarySearchFunc(extra, b, func(r extraRef, b *Block) int { return compareNewest(r.e.b, b) })
+	if k > 0 {
+		better(0, extra[k-1].e)
+	}
+	if k < len(extra) && extra[k].e.b == b {
+		k++
+	}
+	if k < len(extra) {
+		better(1, extra[k].e)
+	}
+	return out
+}
+
+// relevanceLane makes section si's lane of the entries the query touches
+// that are not prior items already, in rank order with their relevance,
+// and marks them, so the base and extra lanes pass over them. In a
+// section that follows its previous decision under another query, an
+// entry whose relevance adds more than the margin is recalled
+// (relevanceNews).
+func (a *Assembler) relevanceLane(r *run, si int) {
+	w := &a.inc.w
+	recalling := r.follow && r.req.QueryKey != r.prev.Query
+	for _, h := range a.inc.hits {
+		if h.si != int32(si) || h.e.mark != 0 {
+			continue
+		}
+		h.e.mark |= markRel
+		a.inc.priorAll = append(a.inc.priorAll, h.e) // unmarked by endWalk
+		rel := a.inc.relOf[h.e]
+		w.rel = append(w.rel, relItem{e: h.e, eff: withRelevance(h.e.score, w.share, rel), recall: recalling && w.share*rel > r.stick.Margin && h.e.b != r.out.QueryTurn,
+			tier: w.tierOf(h.e)})
+	}
+	slices.SortFunc(w.rel, func(p, q relItem) int { return compareHeads(p.e, p.eff, false, p.tier, q.e, q.eff, false, q.tier) })
+}
+
+// effOf returns the score entry e ranks with in the walk's section: with
+// its relevance when the query touches it.
+func (a *Assembler) effOf(e *ixEntry) float64 {
+	w := &a.inc.w
+	if !w.queried {
+		return e.score
+	}
+	return withRelevance(e.score, w.share, a.inc.relOf[e])
+}
+
+// newestTurn returns the newest user turn of req's session among the
+// index's entries (see Request.NewestTurnQuery), or nil: from each
+// section's history newest first, and its extra entries.
+func (x *Index) newestTurn(req *Request) *Block {
+	var best *Block
+	for si := range x.secs {
+		s := &x.secs[si]
+		for _, i := range s.history {
+			if e := &s.base[i]; !e.dead && queryTurn(e.b, req) {
+				if best == nil || compareNewest(e.b, best) < 0 {
+					best = e.b
+				}
+				break // newest first: the first is the section's newest
+			}
+		}
+		for i := range s.extra {
+			if b := s.extra[i].b; queryTurn(b, req) && (best == nil || compareNewest(b, best) < 0) {
+				best = b
+			}
+		}
+	}
+	return best
+}

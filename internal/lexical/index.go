@@ -1,0 +1,205 @@
+package lexical
+
+import "math"
+
+// A Handle names a document of an Index. The Index picks it (Add) and may
+// give it to another document once this one is removed.
+type Handle uint32
+
+// A Hit is a document that holds a query term, with its relevance.
+type Hit struct {
+	Doc       Handle
+	Relevance float64 // in (0, 1)
+}
+
+// An Index keeps the postings and statistics of a set of documents,
+// updated one document at a time, so that a query costs its terms'
+// postings and not the set. Statistics are those of the documents in it:
+// keep in one Index the documents one request may see (see the package
+// documentation). An Index is not safe for concurrent use.
+//
+// A removed document's postings are left in place, marked stale by the
+// generation of its slot, and dropped when a term's list holds more
+// stale postings than live ones, so that a removal costs its terms, not
+// their lists, and a query reads at most twice a term's live postings
+// (plus a few).
+type Index struct {
+	lists  map[uint64]int32 // term key → its list in plists
+	plists []plist
+	spare  []int32 // plists no term uses
+	slots  []slot  // by Handle: what a query reads of a document
+	byDoc  []Doc   // by Handle: its terms, for Remove
+	free   []Handle
+	docs   int
+	length uint64
+
+	// Query scratch.
+	acc  []float64 // by Handle; 0 when untouched
+	seen []Handle
+	qs   []qterm
+}
+
+// slot is what scoring reads of a document, kept apart from its terms so
+// that the slots of 200,000 documents take 1.6 MB of cache, not 8.
+type slot struct {
+	length uint32 // Doc.Len
+	// gen counts the documents the slot has held: a posting is live when
+	// it carries its slot's gen, and a removal moves the gen on, so a
+	// stale posting never matches (a free slot gets no postings until
+	// it is used again).
+	gen  uint16
+	live bool
+}
+
+// retired is the generation at which a slot is not used again: one more
+// would wrap around to generations stale postings may still carry.
+const retired = math.MaxUint16
+
+type plist struct {
+	p    []posting
+	df   int32 // live postings
+	dead int32 // stale postings
+}
+
+type posting struct {
+	doc Handle
+	gen uint16
+	tf  uint16
+}
+
+// minCompact is how many stale postings a list keeps before it is
+// compacted, whatever its live ones: compacting a short list for every
+// removal would cost more than reading its few stale postings.
+const minCompact = 8
+
+// Len returns the number of documents in x.
+func (x *Index) Len() int { return x.docs }
+
+// Add puts d in x and returns its handle.
+func (x *Index) Add(d Doc) Handle {
+	if x.lists == nil {
+		x.lists = make(map[uint64]int32)
+	}
+	var h Handle
+	if n := len(x.free); n > 0 {
+		h, x.free = x.free[n-1], x.free[:n-1]
+	} else {
+		h = Handle(len(x.slots))
+		x.slots = append(x.slots, slot{})
+		x.byDoc = append(x.byDoc, Doc{})
+		x.acc = append(x.acc, 0)
+	}
+	s := &x.slots[h]
+	s.length, s.live = d.length, true
+	x.byDoc[h] = d
+	for _, e := range d.terms {
+		li, ok := x.lists[e>>16]
+		if !ok {
+			if n := len(x.spare); n > 0 {
+				li, x.spare = x.spare[n-1], x.spare[:n-1]
+			} else {
+				li = int32(len(x.plists))
+				x.plists = append(x.plists, plist{})
+			}
+			x.lists[e>>16] = li
+		}
+		pl := &x.plists[li]
+		pl.p = append(pl.p, posting{doc: h, gen: s.gen, tf: uint16(e)})
+		pl.df++
+	}
+	x.docs++
+	x.length += uint64(d.length)
+	return h
+}
+
+// Remove takes the document of h out of x. A handle not in x (never given,
+// or removed already) is ignored.
+func (x *Index) Remove(h Handle) {
+	if int(h) >= len(x.slots) || !x.slots[h].live {
+		return
+	}
+	s := &x.slots[h]
+	d := x.byDoc[h]
+	x.byDoc[h], s.length, s.live = Doc{}, 0, false
+	s.gen++
+	if s.gen != retired {
+		x.free = append(x.free, h)
+	}
+	x.docs--
+	x.length -= uint64(d.length)
+	for _, e := range d.terms {
+		li := x.lists[e>>16]
+		pl := &x.plists[li]
+		pl.df--
+		pl.dead++
+		switch {
+		case pl.df == 0:
+			delete(x.lists, e>>16)
+			*pl = plist{}
+			x.spare = append(x.spare, li)
+		case pl.dead > pl.df && pl.dead >= minCompact:
+			x.compact(pl)
+		}
+	}
+}
+
+// compact drops a list's stale postings.
+func (x *Index) compact(pl *plist) {
+	live := pl.p[:0]
+	for _, p := range pl.p {
+		if x.slots[p.doc].gen == p.gen {
+			live = append(live, p)
+		}
+	}
+	clear(pl.p[len(live):])
+	pl.p, pl.dead = live, 0
+}
+
+// Score appends to dst every document of x that holds a term of q, with
+// its relevance, in no particular order; documents it does not append
+// have relevance 0. It reads the postings of q's terms only.
+func (x *Index) Score(q *Query, dst []Hit) []Hit {
+	if x.docs == 0 || len(q.keys) == 0 {
+		return dst
+	}
+	w := newWeights(q.Params, x.docs, x.length)
+	x.qs = x.qs[:0]
+	max := 0.0
+	for _, k := range q.keys {
+		li, ok := x.lists[k]
+		if !ok || !scored(x.docs, x.plists[li].df) {
+			continue
+		}
+		v := idf(x.docs, x.plists[li].df)
+		max += w.bound(v)
+		x.qs = append(x.qs, qterm{list: li, idf: v})
+	}
+	if len(x.qs) == 0 {
+		return dst
+	}
+	acc, slots := x.acc, x.slots
+	for _, qt := range x.qs {
+		for _, p := range x.plists[qt.list].p {
+			s := slots[p.doc]
+			if s.gen != p.gen {
+				continue
+			}
+			if acc[p.doc] == 0 {
+				x.seen = append(x.seen, p.doc)
+			}
+			acc[p.doc] += w.term(qt.idf, p.tf, s.length)
+		}
+	}
+	for _, h := range x.seen {
+		dst = append(dst, Hit{Doc: h, Relevance: acc[h] / max})
+		acc[h] = 0
+	}
+	x.seen = x.seen[:0]
+	return dst
+}
+
+// qterm is a term of the query being scored: its list and its idf.
+type qterm struct {
+	list int32
+	idf  float64
+}
