@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
 
 	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/contextasm"
+	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/feedback"
 	"github.com/contextasm/contextasm/outcome"
 )
@@ -93,8 +96,38 @@ func (s *Server) request(key *Key, req *assembleRequest) (contextasm.Request, *a
 		}
 		format = f
 	}
+	if aerr := s.checkQuery(req); aerr != nil {
+		return creq, aerr
+	}
 	return contextasm.Request{Template: tpl, Now: now, SessionID: req.Session, UserID: req.User, Roles: roles,
-		ID: newAssemblyID(), Format: format, Fresh: req.Fresh}, nil
+		ID: newAssemblyID(), Format: format, Fresh: req.Fresh,
+		Query: req.Query, NoQuery: req.NoQuery, Relevance: req.Relevance}, nil
+}
+
+// checkQuery refuses what the Engine would (a query longer than a block's
+// content may be, a score outside 0 to 1) with the field at fault, and
+// more than one of query, no_query and relevance: the Engine would read
+// one and ignore the others, and a host that sent both should hear it.
+func (s *Server) checkQuery(req *assembleRequest) *apiError {
+	switch {
+	case req.Relevance != nil && (req.Query != "" || req.NoQuery):
+		return badRequest(codeInvalid, "relevance", "give one of query, no_query and relevance")
+	case req.Query != "" && req.NoQuery:
+		return badRequest(codeInvalid, "no_query", "give one of query, no_query and relevance")
+	}
+	limit := s.cfg.Engine.MaxContentBytes
+	if limit <= 0 {
+		limit = declare.DefaultMaxContentBytes
+	}
+	if len(req.Query) > limit {
+		return badRequest(codeInvalid, "query", "query has %d bytes, more than a block's content may (%d)", len(req.Query), limit)
+	}
+	for _, id := range slices.Sorted(maps.Keys(req.Relevance)) {
+		if v := req.Relevance[id]; !(v >= 0 && v <= 1) {
+			return badRequest(codeInvalid, "relevance."+id, "relevance of %q is %v: want a number from 0 to 1", id, v)
+		}
+	}
+	return nil
 }
 
 // response is what an assembly returns: the text or the provider's body,

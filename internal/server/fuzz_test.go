@@ -20,6 +20,8 @@ func FuzzDecode(f *testing.F) {
 	for _, seed := range []string{
 		`{"template":"chat","session":"s1","user":"u","roles":["a"],"now":"2026-11-30T09:00:00Z","format":"openai","fresh":true,"budget":900,"dump":true,"blocks":true}`,
 		`{"template":{"budget":400,"sections":[]}}`,
+		`{"template":"chat","query":"refund \u00e9","no_query":false}`, `{"template":"chat","relevance":{"a":0.5,"b":1,"c":0}}`,
+		`{"template":"chat","relevance":{"a":2}}`, `{"template":"chat","relevance":null,"no_query":true}`,
 		`{"assembly_id":"asm_1","response":"<memory_ref id=\"a\"/>","cited":[{"id":"a","offset":0,"type":"web"}],"usage":{"input_tokens":9,"cached_tokens":2,"cache_write_tokens":1}}`,
 		`{"encoding":"cl100k_base","texts":["a","b"]}`,
 		`{"template":"chat","template":"x"}`, `{"Template":1}`, `{"roles":[1,2]}`, `{"a":{"b":[{"c":1}]}}`,
@@ -39,7 +41,10 @@ func FuzzDecode(f *testing.F) {
 				t.Fatalf("%s: %d %q %q for %q", what, err.status, err.body.Code, err.body.Message, body)
 			}
 		}
-		roundTrip(t, body, assembleSchema, &assembleRequest{}, check)
+		var req assembleRequest
+		if roundTrip(t, body, assembleSchema, &req, check) {
+			check("query", s.checkQuery(&req))
+		}
 		roundTrip(t, body, feedbackSchema, &feedbackRequest{}, check)
 		roundTrip(t, body, countSchema, &countRequest{}, check)
 		decls, err := s.parseDeclarations(body)
@@ -61,13 +66,14 @@ func FuzzDecode(f *testing.F) {
 }
 
 // roundTrip decodes body into v and, when it decodes, checks that v
-// encodes to JSON that decodes back to the same value.
-func roundTrip[T any](t *testing.T, body []byte, schema *strictjson.Schema, v *T, check func(string, *apiError)) {
+// encodes to JSON that decodes back to the same value; it says whether
+// body decoded.
+func roundTrip[T any](t *testing.T, body []byte, schema *strictjson.Schema, v *T, check func(string, *apiError)) bool {
 	t.Helper()
 	name := reflect.TypeFor[T]().Name()
 	if err := decodeStrict(body, schema, v); err != nil {
 		check(name, err)
-		return
+		return false
 	}
 	enc, err := json.Marshal(v)
 	if err != nil {
@@ -84,4 +90,5 @@ func roundTrip[T any](t *testing.T, body []byte, schema *strictjson.Schema, v *T
 	if string(enc) != string(again) { // compared as JSON: a RawMessage left nil comes back as null
 		t.Fatalf("%s: %q decoded to %s, which decodes to %s", name, body, enc, again)
 	}
+	return true
 }

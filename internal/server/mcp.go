@@ -26,6 +26,10 @@ type mcpArgs struct {
 	Format   string   `json:"format,omitempty" jsonschema:"text (the default), openai or anthropic"`
 	Fresh    bool     `json:"fresh,omitempty" jsonschema:"decide from scratch rather than follow the session's previous assembly"`
 	Now      string   `json:"now,omitempty" jsonschema:"the instant to judge expiry at, RFC 3339; absent: the server's clock"`
+	Query    string   `json:"query,omitempty" jsonschema:"what the call is about: relevant blocks rank higher; absent: the session's newest user turn"`
+	NoQuery  bool     `json:"no_query,omitempty" jsonschema:"rank without relevance, whatever the session holds"`
+	// Relevance is a retriever's scores by request_id, from 0 to 1.
+	Relevance map[string]float64 `json:"relevance,omitempty" jsonschema:"a retriever's relevance of blocks by request_id, each from 0 to 1, in place of the built-in scorer's"`
 }
 
 // mcpResult is the tool's structured result.
@@ -64,10 +68,11 @@ func (s *Server) mcpHandler() http.Handler {
 			{Name: "template", Description: "the name of a template of the server's directory", Required: true},
 			{Name: "session", Description: "the session whose context to assemble"},
 			{Name: "user", Description: "the user the context is for"},
+			{Name: "query", Description: "what the call is about; absent: the session's newest user turn"},
 		}},
 		func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 			args := req.Params.Arguments
-			a, aerr := s.mcpAssemble(ctx, req.Extra, mcpArgs{Template: args["template"], Session: args["session"], User: args["user"]})
+			a, aerr := s.mcpAssemble(ctx, req.Extra, mcpArgs{Template: args["template"], Session: args["session"], User: args["user"], Query: args["query"]})
 			if aerr != nil {
 				return nil, errors.New(aerr.Error())
 			}
@@ -106,7 +111,8 @@ func (s *Server) mcpAssemble(ctx context.Context, extra *mcp.RequestExtra, args 
 	if err != nil {
 		return nil, badRequest(codeInvalid, "template", "%v", err)
 	}
-	req := &assembleRequest{Template: name, Session: args.Session, User: args.User, Format: args.Format, Fresh: args.Fresh}
+	req := &assembleRequest{Template: name, Session: args.Session, User: args.User, Format: args.Format, Fresh: args.Fresh,
+		Query: args.Query, NoQuery: args.NoQuery, Relevance: args.Relevance}
 	if args.Roles != nil {
 		req.Roles = &args.Roles
 	}

@@ -74,6 +74,37 @@ func TestMCP(t *testing.T) {
 	// Another tenant's key does not reach the assembly.
 	ts.must(404, "GET", "/v1/assemblies/"+out.AssemblyID, keyBeta, nil)
 
+	// A query, and the host's scores: the assembly is about them.
+	for _, c := range []struct {
+		args map[string]any
+		from string
+	}{
+		{map[string]any{"query": "refund policy"}, "request"},
+		{map[string]any{"relevance": map[string]any{"doc-policy": 0.8}}, "host"},
+	} {
+		args := map[string]any{"template": "chat", "session": "s1", "user": "u-1", "now": testNow}
+		for k, v := range c.args {
+			args[k] = v
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: mcpTool, Arguments: args})
+		if err != nil || res.IsError {
+			t.Fatalf("call with %v: %v %+v", c.args, err, res)
+		}
+		b, _ := json.Marshal(res.StructuredContent)
+		var out mcpResult
+		if err := json.Unmarshal(b, &out); err != nil {
+			t.Fatal(err)
+		}
+		d := ts.must(200, "GET", "/v1/assemblies/"+out.AssemblyID, keyAcmeSupport, nil)
+		if q, _ := d.body["dump"].(map[string]any)["query"].(map[string]any); q["from"] != c.from {
+			t.Errorf("the tool with %v: the dump's query is %v, want from %s", c.args, q, c.from)
+		}
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: mcpTool, Arguments: map[string]any{"template": "chat", "relevance": map[string]any{"doc-policy": 2}}})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "relevance of \"doc-policy\"") {
+		t.Errorf("a score above 1: %v %+v", err, res)
+	}
+
 	// A chat format's body, as JSON text.
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: mcpTool, Arguments: map[string]any{"template": "chat", "session": "s1", "format": "openai", "now": testNow}})
 	if err != nil || res.IsError || !json.Valid([]byte(res.Content[0].(*mcp.TextContent).Text)) {

@@ -8,7 +8,7 @@ import (
 	"github.com/contextasm/contextasm/outcome"
 )
 
-// The request and response bodies of the API, as docs/openapi.yaml
+// The request and response bodies of the API, as docs/openapi.json
 // describes them. Pointers and RawMessage mark the fields whose absence
 // means something other than their zero value.
 
@@ -26,6 +26,12 @@ type assembleRequest struct {
 	Format string  `json:"format"`
 	Fresh  bool    `json:"fresh"`
 	Budget int     `json:"budget"`
+	// Query, NoQuery and Relevance say what the call is about
+	// (contextasm.Request's fields); at most one is given. Relevance null
+	// or absent is none; {} scores every block 0.
+	Query     string             `json:"query"`
+	NoQuery   bool               `json:"no_query"`
+	Relevance map[string]float64 `json:"relevance"`
 	// Dump returns the whole dump; Blocks the kept and cut blocks.
 	Dump   bool `json:"dump"`
 	Blocks bool `json:"blocks"`
