@@ -72,6 +72,28 @@ def test_chat_bodies(server: Server) -> None:
         assert a["body"]["messages"][0]["role"] == "user"
 
 
+def test_query_and_relevance(server: Server) -> None:
+    s = fresh("q")
+    policy = f"{s}/policy"
+    with Client(server.url, api_key=KEYS["support"]) as c:
+        c.declare(memory(s))
+        by_text = c.assemble("support", session=s, now=NOW, fresh=True, dump=True, query="refund within 30 days")
+        assert by_text["dump"]["query"]["from"] == "request"
+        assert "refund within" not in str(by_text["dump"]["query"])  # named by hash, never by text
+        scored = c.assemble("support", session=s, now=NOW, fresh=True, dump=True, relevance={policy: 0.75})
+        assert scored["dump"]["query"] == {"from": "host", "sha256": scored["dump"]["query"]["sha256"], "scores": 1}
+        rows = {b["request_id"]: b for sec in scored["dump"]["sections"] for b in sec["blocks"]}
+        assert rows[policy]["relevance"] == 0.75
+        none = c.assemble("support", session=s, now=NOW, fresh=True, dump=True, no_query=True)
+        assert "query" not in none["dump"]
+        for kwargs, field in (({"relevance": {policy: 1.5}}, f"relevance.{policy}"),
+                              ({"query": "x", "no_query": True}, "no_query"),
+                              ({"query": "x", "relevance": {}}, "relevance")):
+            with pytest.raises(ContextasmError) as e:
+                c.assemble("support", session=s, now=NOW, **kwargs)  # type: ignore[arg-type]
+            assert (e.value.status, e.value.code, e.value.field) == (400, "invalid_request", field), kwargs
+
+
 def test_forget_and_count(server: Server) -> None:
     s = fresh("f")
     with Client(server.url, api_key=KEYS["support"]) as c:

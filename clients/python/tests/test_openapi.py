@@ -18,8 +18,8 @@ SCHEMAS: Dict[str, Any] = SPEC["components"]["schemas"]
 
 RESPONSES = ["DeclareResponse", "ForgetResponse", "Prefix", "Breakpoint", "SummarizeCandidate", "Approximation",
              "KeptBlock", "AssembleResponse", "Ref", "TrustChange", "Violation", "FeedbackResponse", "EndResponse",
-             "CountResponse", "AssemblyResponse", "Status", "ToolCall"]
-REQUESTS = ["Declaration", "Provenance", "Citation", "Usage"]
+             "CountResponse", "AssemblyResponse", "Status", "ToolCall", "Query"]
+REQUESTS = ["Declaration", "Provenance", "Citation", "Usage", "AssembleRequest"]
 
 
 @pytest.mark.parametrize("name", RESPONSES + REQUESTS)
@@ -36,7 +36,7 @@ def test_required(name: str) -> None:
 
 def test_request_bodies() -> None:
     a = _core.assemble({"budget": 1, "sections": []}, "s", "u", ["r"], "2026-11-30T09:00:00Z", "openai", True, 10,
-                       True, True)
+                       True, True, "q", True, {"a": 0.5})
     assert a.body is not None and set(json.loads(a.body)) == set(SCHEMAS["AssembleRequest"]["properties"])
     f = _core.feedback("asm_1", "x", [{"id": "a", "offset": 0}], {"input_tokens": 1})
     assert f.body is not None and set(json.loads(f.body)) == set(SCHEMAS["FeedbackRequest"]["properties"])

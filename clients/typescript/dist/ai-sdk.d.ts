@@ -22,6 +22,10 @@ export interface MiddlewareOptions {
     /** The prefix of the declarations, before the session ("ai-sdk/"). */
     prefix?: string;
     budget?: number;
+    /** A retriever's relevance of blocks for a call, by request_id from 0
+     * to 1, in place of the server's scorer; undefined (or no function):
+     * the call is about its newest user message. */
+    relevance?: (params: CallOptions) => Record<string, number> | undefined | Promise<Record<string, number> | undefined>;
     /** Told what each feedback learned. */
     onFeedback?: (feedback: FeedbackResponse, assemblyId: string) => void;
 }

@@ -26,11 +26,13 @@ export function contextasmMiddleware(options) {
             const prefix = `${options.prefix ?? "ai-sdk/"}${session}/`;
             const { declarations, outputs } = declare(params.prompt, session, prefix);
             await options.client.declare(declarations, { replacePrefix: prefix });
+            const relevance = await options.relevance?.(params);
             const out = await options.client.assemble({
                 template: options.template, session, format: "openai",
                 ...(options.user !== undefined && { user: options.user }),
                 ...(options.roles !== undefined && { roles: options.roles }),
                 ...(options.budget !== undefined && { budget: options.budget }),
+                ...(relevance !== undefined && { relevance }),
             });
             const next = { ...params, prompt: promptOf(out.body?.messages ?? [], outputs) };
             assemblies.set(next, out.assembly_id);

@@ -28,6 +28,10 @@ export interface MiddlewareOptions {
   /** The prefix of the declarations, before the session ("ai-sdk/"). */
   prefix?: string;
   budget?: number;
+  /** A retriever's relevance of blocks for a call, by request_id from 0
+   * to 1, in place of the server's scorer; undefined (or no function):
+   * the call is about its newest user message. */
+  relevance?: (params: CallOptions) => Record<string, number> | undefined | Promise<Record<string, number> | undefined>;
   /** Told what each feedback learned. */
   onFeedback?: (feedback: FeedbackResponse, assemblyId: string) => void;
 }
@@ -57,11 +61,13 @@ export function contextasmMiddleware(options: MiddlewareOptions): LanguageModelM
       const prefix = `${options.prefix ?? "ai-sdk/"}${session}/`;
       const { declarations, outputs } = declare(params.prompt, session, prefix);
       await options.client.declare(declarations, { replacePrefix: prefix });
+      const relevance = await options.relevance?.(params);
       const out = await options.client.assemble({
         template: options.template, session, format: "openai",
         ...(options.user !== undefined && { user: options.user }),
         ...(options.roles !== undefined && { roles: options.roles }),
         ...(options.budget !== undefined && { budget: options.budget }),
+        ...(relevance !== undefined && { relevance }),
       });
       const next: CallOptions = { ...params, prompt: promptOf(out.body?.messages ?? [], outputs) };
       assemblies.set(next, out.assembly_id);

@@ -76,6 +76,15 @@ export interface AssembleRequest {
   format?: Format;
   fresh?: boolean;
   budget?: number;
+  /** What the call is about (docs/relevance.md); absent: with a session,
+   * the session's newest user turn. At most one of query, no_query and
+   * relevance. */
+  query?: string;
+  /** Rank without relevance, whatever the session holds. */
+  no_query?: boolean;
+  /** A retriever's relevance of blocks by request_id, each from 0 to 1, in
+   * place of the built-in scorer's; a block it leaves out scores 0. */
+  relevance?: Record<string, number>;
   dump?: boolean;
   blocks?: boolean;
 }
@@ -162,6 +171,16 @@ export interface Dump {
   text: string;
   state_version?: number;
   approximate?: Approximation;
+  query?: Query;
+}
+
+/** What an assembly was about: named by hash and count, never by its text. */
+export interface Query {
+  from: "request" | "newest_user_turn" | "host";
+  sha256: string;
+  tokens?: number;
+  block?: string;
+  scores?: number;
 }
 
 export interface SectionResult {
@@ -177,6 +196,8 @@ export interface BlockResult {
   memory_type: string;
   tokens: number;
   score: number;
+  relevance?: number;
+  relevance_points?: number;
   status: "kept" | "cut" | "dropped";
   reason?: string;
   required?: boolean;

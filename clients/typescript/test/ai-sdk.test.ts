@@ -104,4 +104,27 @@ describe("AI SDK middleware", { skip: bin === undefined }, () => {
     assert.equal(feedbacks.length, 1);
     assert.deepEqual(feedbacks[0]!.refs.map((r) => r.request_id), [`kb/${session}/policy`]);
   });
+
+  it("gives the server a retriever's scores for each call", async () => {
+    const session = `rel-${randomUUID().slice(0, 8)}`;
+    const policy = `kb/${session}/policy`;
+    const client = new Client({ baseUrl: server.url, apiKey: keys.support });
+    await client.declare([{ request_id: policy, memory_type: "external", scope: "session", session_id: session,
+      content: "Full refund within 30 days." }]);
+    const model = new MockLanguageModelV3({ doGenerate: async () => ({ content: [{ type: "text", text: "Yes." }],
+      finishReason: { unified: "stop", raw: undefined }, usage: usage(50, 0), warnings: [] }) });
+    const ids: string[] = [];
+    const asked: string[] = [];
+    await generateText({ model: wrapLanguageModel({ model, middleware: contextasmMiddleware({ client, template: "support", session,
+      relevance: async (params) => {
+        const last = params.prompt.at(-1);
+        asked.push(last?.role === "user" && last.content[0]?.type === "text" ? last.content[0].text : "");
+        return { [policy]: 0.9 };
+      },
+      onFeedback: (_fb, id) => ids.push(id) }) }), prompt: "Can I return it?" });
+    assert.deepEqual(asked, ["Can I return it?"]);
+    const dump = (await client.assembly(ids[0]!)).dump;
+    assert.equal(dump.query?.from, "host");
+    assert.equal(dump.sections.flatMap((s) => s.blocks).find((b) => b.request_id === policy)?.relevance, 0.9);
+  });
 });

@@ -76,6 +76,25 @@ describe("client", { skip: bin === undefined }, () => {
     assert.ok(Array.isArray(a.body!.system));
   });
 
+  it("assembles about a query or the host's scores", async () => {
+    const s = `q-${randomUUID().slice(0, 8)}`;
+    const policy = `${s}/policy`;
+    const c = new Client({ baseUrl: server.url, apiKey: keys.support });
+    await c.declare(memory(s));
+    const byText = await c.assemble({ template: "support", session: s, now: NOW, fresh: true, dump: true, query: "refund within 30 days" });
+    assert.equal(byText.dump?.query?.from, "request");
+    assert.ok(!JSON.stringify(byText.dump?.query).includes("refund within"), "the dump names the query's text");
+    const scored = await c.assemble({ template: "support", session: s, now: NOW, fresh: true, dump: true, relevance: { [policy]: 0.75 } });
+    assert.equal(scored.dump?.query?.from, "host");
+    assert.equal(scored.dump?.query?.scores, 1);
+    const row = scored.dump!.sections.flatMap((sec) => sec.blocks).find((b) => b.request_id === policy);
+    assert.equal(row?.relevance, 0.75);
+    const none = await c.assemble({ template: "support", session: s, now: NOW, fresh: true, dump: true, no_query: true });
+    assert.equal(none.dump?.query, undefined);
+    await rejects(c.assemble({ template: "support", session: s, now: NOW, relevance: { [policy]: 1.5 } }), 400, "invalid_request", `relevance.${policy}`);
+    await rejects(c.assemble({ template: "support", session: s, now: NOW, query: "x", no_query: true }), 400, "invalid_request", "no_query");
+  });
+
   it("forgets and counts", async () => {
     const s = `f-${randomUUID().slice(0, 8)}`;
     const c = new Client({ baseUrl: server.url, apiKey: keys.support });

@@ -81,14 +81,18 @@ def forget_prefix(prefix: str) -> Call:
 
 def assemble(template: Union[str, Mapping[str, Any]], session: Optional[str], user: Optional[str],
              roles: Optional[Sequence[str]], now: Optional[str], format: Optional[Format], fresh: bool,
-             budget: Optional[int], dump: bool, blocks: bool) -> Call:
+             budget: Optional[int], dump: bool, blocks: bool, query: Optional[str] = None, no_query: bool = False,
+             relevance: Optional[Mapping[str, float]] = None) -> Call:
     body: Dict[str, Any] = {"template": template}
-    for k, v in (("session", session), ("user", user), ("now", now), ("format", format), ("budget", budget)):
+    for k, v in (("session", session), ("user", user), ("now", now), ("format", format), ("budget", budget),
+                 ("query", query)):
         if v is not None:
             body[k] = v
     if roles is not None:
         body["roles"] = list(roles)
-    for k, flag in (("fresh", fresh), ("dump", dump), ("blocks", blocks)):
+    if relevance is not None:
+        body["relevance"] = dict(relevance)
+    for k, flag in (("fresh", fresh), ("no_query", no_query), ("dump", dump), ("blocks", blocks)):
         if flag:
             body[k] = True
     return Call("POST", "/v1/assemble", _json(body))

@@ -87,6 +87,30 @@ class Approximation(TypedDict):
     reports: int
 
 
+class AssembleRequest(TypedDict, total=False):
+    """The body of POST /v1/assemble (Client.assemble builds it)."""
+
+    template: Union[str, Dict[str, Any]]
+    session: str
+    user: str
+    roles: List[str]
+    now: str
+    format: Format
+    fresh: bool
+    budget: int
+    query: str
+    no_query: bool
+    relevance: Dict[str, float]
+    dump: bool
+    blocks: bool
+
+
+# What an assembly was about (a dump's "query"): named by hash and count.
+Query = TypedDict("Query", {
+    "from": Literal["request", "newest_user_turn", "host"], "sha256": str, "tokens": NotRequired[int],
+    "block": NotRequired[str], "scores": NotRequired[int]})
+
+
 class KeptBlock(TypedDict):
     request_id: str
     section: str

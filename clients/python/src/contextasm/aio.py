@@ -78,9 +78,10 @@ class AsyncClient:
     async def assemble(self, template: Union[str, Mapping[str, Any]], *, session: Optional[str] = None,
                        user: Optional[str] = None, roles: Optional[Sequence[str]] = None, now: Optional[str] = None,
                        format: Optional[Format] = None, fresh: bool = False, budget: Optional[int] = None,
-                       dump: bool = False, blocks: bool = False) -> AssembleResponse:
+                       dump: bool = False, blocks: bool = False, query: Optional[str] = None,
+                       no_query: bool = False, relevance: Optional[Mapping[str, float]] = None) -> AssembleResponse:
         return cast(AssembleResponse, await self._do(_core.assemble(template, session, user, roles, now, format, fresh,
-                                                                    budget, dump, blocks)))
+                                                                    budget, dump, blocks, query, no_query, relevance)))
 
     async def feedback(self, assembly_id: str, response: str = "", *, cited: Optional[Sequence[Citation]] = None,
                        usage: Optional[Usage] = None) -> FeedbackResponse:

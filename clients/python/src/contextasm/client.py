@@ -104,11 +104,15 @@ class Client:
     def assemble(self, template: Union[str, Mapping[str, Any]], *, session: Optional[str] = None,
                  user: Optional[str] = None, roles: Optional[Sequence[str]] = None, now: Optional[str] = None,
                  format: Optional[Format] = None, fresh: bool = False, budget: Optional[int] = None,
-                 dump: bool = False, blocks: bool = False) -> AssembleResponse:
+                 dump: bool = False, blocks: bool = False, query: Optional[str] = None, no_query: bool = False,
+                 relevance: Optional[Mapping[str, float]] = None) -> AssembleResponse:
         """Assembles a context: template by name or inline; roles narrow the
-        key's (None: all of them); now is RFC 3339 (None: the server's clock)."""
+        key's (None: all of them); now is RFC 3339 (None: the server's clock).
+        query is what the call is about (None: the session's newest user
+        turn), no_query ranks without relevance, relevance is a retriever's
+        scores by request_id from 0 to 1; at most one of the three."""
         return cast(AssembleResponse, self._do(_core.assemble(template, session, user, roles, now, format, fresh,
-                                                              budget, dump, blocks)))
+                                                              budget, dump, blocks, query, no_query, relevance)))
 
     def feedback(self, assembly_id: str, response: str = "", *, cited: Optional[Sequence[Citation]] = None,
                  usage: Optional[Usage] = None) -> FeedbackResponse:
