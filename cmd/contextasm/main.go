@@ -110,7 +110,7 @@ blocks; 4 constraint violation; 1 anything else.
 `
 
 // commands are the commands run knows, for "did you mean".
-var commands = []string{"demo", "render", "validate", "verify", "feedback", "heat", "end-session", "bench", "count", "diff", "view", "help", "version"}
+var commands = []string{"demo", "render", "validate", "verify", "feedback", "heat", "end-session", "bench", "count", "diff", "view", "serve", "help", "version"}
 
 // run is the whole program, minus the process: tests drive it directly.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {

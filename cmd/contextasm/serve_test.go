@@ -382,3 +382,11 @@ func TestServeRefuses(t *testing.T) {
 		}
 	}
 }
+
+// A mistyped serve is told its name, as the other commands are.
+func TestServeDidYouMean(t *testing.T) {
+	code, _, stderr := runCLI(t, "serv")
+	if want := "contextasm: unknown command \"serv\" (did you mean serve?); see contextasm help\n"; code != exitUsage || stderr != want {
+		t.Errorf("contextasm serv: exit %d, %q; want exit 2, %q", code, stderr, want)
+	}
+}
