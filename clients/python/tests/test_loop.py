@@ -108,3 +108,38 @@ def test_anthropic_tool_loop_async(server: Server) -> None:
         assert [m["role"] for m in conv.messages] == ["user", "assistant", "user", "assistant"]
 
     asyncio.run(main())
+
+
+def test_a_retrievers_scores_each_call(server: Server) -> None:
+    s = f"rel-{uuid.uuid4().hex[:8]}"
+    policy = f"kb/{s}/policy"
+    seen: List[int] = []
+
+    def retriever(messages: Any) -> Dict[str, float]:
+        seen.append(len(messages))
+        return {policy: 0.8}
+
+    async def aretriever(messages: Any) -> Dict[str, float]:
+        return retriever(messages)
+
+    with Client(server.url, api_key=KEYS["support"]) as c:
+        c.declare(knowledge(s))
+        conv = Conversation(c, template="support", session=s, format="openai", relevance=retriever)
+        conv.add_user("Can I return it?")
+        conv.request()
+        assert conv.last is not None
+        dump = c.assembly(conv.last["assembly_id"])["dump"]
+        assert dump["query"]["from"] == "host" and seen == [1]
+        rows = {b["request_id"]: b for sec in dump["sections"] for b in sec["blocks"]}
+        assert rows[policy]["relevance"] == 0.8
+
+    async def main() -> None:
+        c = AsyncClient(server.url, api_key=KEYS["support"])
+        conv = AsyncConversation(c, template="support", session=s, format="openai", relevance=aretriever)
+        conv.add_user("Can I return it?")
+        await conv.request()
+        assert conv.last is not None
+        assert (await c.assembly(conv.last["assembly_id"]))["dump"]["query"]["from"] == "host"
+
+    asyncio.run(main())
+    assert seen == [1, 1]

@@ -14,6 +14,10 @@ from .aio import AsyncClient
 from .client import Client
 
 Tools = Mapping[str, Callable[..., Any]]
+# A retriever's relevance for a call: given the conversation's messages, the
+# scores of blocks by request_id from 0 to 1, or None for the server's own
+# (the newest user message).
+Relevance = Callable[[Sequence[Mapping[str, Any]]], Any]
 
 
 class _State:
@@ -22,7 +26,7 @@ class _State:
 
     def __init__(self, *, template: Union[str, Mapping[str, Any]], session: str, format: Format,
                  user: Optional[str], roles: Optional[Sequence[str]], system: Sequence[str],
-                 prefix: Optional[str], budget: Optional[int]) -> None:
+                 prefix: Optional[str], budget: Optional[int], relevance: Optional[Relevance] = None) -> None:
         if format not in ("openai", "anthropic"):
             raise ValueError("a Conversation speaks openai or anthropic")
         self.template = template
@@ -33,6 +37,7 @@ class _State:
         self.system = list(system)
         self.prefix = prefix if prefix is not None else f"conversation/{session}/"
         self.budget = budget
+        self.relevance = relevance
         self.messages: List[m.Message] = []
         self._times: List[datetime] = []
         self.last: Optional[AssembleResponse] = None
@@ -87,16 +92,18 @@ class Conversation(_State):
 
     def __init__(self, client: Client, *, template: Union[str, Mapping[str, Any]], session: str,
                  format: Format = "openai", user: Optional[str] = None, roles: Optional[Sequence[str]] = None,
-                 system: Sequence[str] = (), prefix: Optional[str] = None, budget: Optional[int] = None) -> None:
+                 system: Sequence[str] = (), prefix: Optional[str] = None, budget: Optional[int] = None,
+                 relevance: Optional[Relevance] = None) -> None:
         super().__init__(template=template, session=session, format=format, user=user, roles=roles, system=system,
-                         prefix=prefix, budget=budget)
+                         prefix=prefix, budget=budget, relevance=relevance)
         self.client = client
 
     def request(self) -> Dict[str, Any]:
         self.client.declare(self._declarations(), replace_prefix=self.prefix)
+        scores = self.relevance(self.messages) if self.relevance else None
         return self._result(self.client.assemble(self.template, session=self.session, user=self.user,
                                                  roles=self.roles, now=self._now(), format=self.format,
-                                                 budget=self.budget))
+                                                 budget=self.budget, relevance=scores))
 
     def record(self, response: Mapping[str, Any]) -> m.Reply:
         """Feeds the model's reply (the SDK's response as a dict) back for
@@ -129,16 +136,20 @@ class AsyncConversation(_State):
 
     def __init__(self, client: AsyncClient, *, template: Union[str, Mapping[str, Any]], session: str,
                  format: Format = "openai", user: Optional[str] = None, roles: Optional[Sequence[str]] = None,
-                 system: Sequence[str] = (), prefix: Optional[str] = None, budget: Optional[int] = None) -> None:
+                 system: Sequence[str] = (), prefix: Optional[str] = None, budget: Optional[int] = None,
+                 relevance: Optional[Relevance] = None) -> None:
         super().__init__(template=template, session=session, format=format, user=user, roles=roles, system=system,
-                         prefix=prefix, budget=budget)
+                         prefix=prefix, budget=budget, relevance=relevance)
         self.client = client
 
     async def request(self) -> Dict[str, Any]:
         await self.client.declare(self._declarations(), replace_prefix=self.prefix)
+        scores = self.relevance(self.messages) if self.relevance else None
+        if inspect.isawaitable(scores):
+            scores = await scores
         return self._result(await self.client.assemble(self.template, session=self.session, user=self.user,
                                                        roles=self.roles, now=self._now(), format=self.format,
-                                                       budget=self.budget))
+                                                       budget=self.budget, relevance=scores))
 
     async def record(self, response: Mapping[str, Any]) -> m.Reply:
         if self.last is None:
