@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"runtime"
 	"slices"
@@ -65,8 +66,11 @@ func benchServer(b *testing.B, blocks int) (*testServer, *timed) {
 // iteration declares a new turn of the session (untimed) and assembles
 // over HTTP; the added cost is the client's round trip less the time the
 // engine took inside it. Reported: its p50 and p99 (added-p50-µs,
-// added-p99-µs) and the engine's p50 (engine-p50-µs). Run with
-// -benchtime 2000x for stable percentiles.
+// added-p99-µs), the engine's p50 (engine-p50-µs), and the baseline of the
+// same run: a bare net/http handler on loopback answering the same bytes,
+// called right after each assembly (bare-p50-µs, bare-p99-µs), so that
+// what the machine's load and HTTP itself cost can be told from the
+// server's own work. Run with -benchtime 2000x for stable percentiles.
 func BenchmarkRoundTrip(b *testing.B) {
 	for _, turn := range []bool{true, false} {
 		name := "turn"
@@ -77,8 +81,16 @@ func BenchmarkRoundTrip(b *testing.B) {
 			ts, eng := benchServer(b, 2000)
 			body, _ := json.Marshal(map[string]any{"template": "workload", "session": bench.Session, "now": bench.Epoch.Format(time.RFC3339)})
 			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+			var canned atomic.Pointer[[]byte]
+			bare := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.Copy(io.Discard, r.Body)
+				w.Header().Set("Content-Type", "application/json")
+				w.Write(*canned.Load())
+			}))
+			defer bare.Close()
 			added := make([]time.Duration, 0, b.N)
 			engine := make([]time.Duration, 0, b.N)
+			baseline := make([]time.Duration, 0, b.N)
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
@@ -92,28 +104,41 @@ func BenchmarkRoundTrip(b *testing.B) {
 				}
 				req, _ := http.NewRequest("POST", ts.url+"/v1/assemble", bytes.NewReader(body))
 				req.Header.Set("Authorization", "Bearer bench-key-000000001")
-				start := time.Now()
-				resp, err := client.Do(req)
-				if err != nil {
-					b.Fatal(err)
-				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				rt := time.Since(start)
-				if resp.StatusCode != 200 {
-					b.Fatalf("status %d", resp.StatusCode)
-				}
+				rt, out := timedPost(b, client, req)
 				eng.mu.Lock()
 				e := eng.last
 				eng.mu.Unlock()
 				added = append(added, rt-e)
 				engine = append(engine, e)
+				canned.Store(&out)
+				req, _ = http.NewRequest("POST", bare.URL+"/v1/assemble", bytes.NewReader(body))
+				bt, _ := timedPost(b, client, req)
+				baseline = append(baseline, bt)
 			}
 			b.ReportMetric(percentile(added, 50), "added-p50-µs")
 			b.ReportMetric(percentile(added, 99), "added-p99-µs")
 			b.ReportMetric(percentile(engine, 50), "engine-p50-µs")
+			b.ReportMetric(percentile(baseline, 50), "bare-p50-µs")
+			b.ReportMetric(percentile(baseline, 99), "bare-p99-µs")
 		})
 	}
+}
+
+// timedPost sends req and reads the whole answer, which must be a 200:
+// the time it took and the body.
+func timedPost(b *testing.B, client *http.Client, req *http.Request) (time.Duration, []byte) {
+	start := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	took := time.Since(start)
+	if err != nil || resp.StatusCode != 200 {
+		b.Fatalf("status %d, %v", resp.StatusCode, err)
+	}
+	return took, out
 }
 
 // percentile returns the p-th percentile of ds, in µs.
