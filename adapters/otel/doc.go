@@ -30,6 +30,21 @@
 // gen_ai.usage.cache_creation.input_tokens. A violated constraint sets the
 // span's status to an error.
 //
+// # Conventions
+//
+// The GenAI semantic conventions are experimental and renamed what this
+// adapter used after v1.41.0. By default (Config.Conventions zero and
+// OTEL_SEMCONV_STABILITY_OPT_IN without gen_ai_latest_experimental) the
+// spans keep the names above. With gen_ai_latest_experimental in the
+// variable (or ConventionsLatest), the feedback's span, which records the
+// model call as the host reports it, is "gen_ai.client.inference" with
+// gen_ai.operation.name "chat" and gen_ai.usage.cache_write.input_tokens
+// in place of cache_creation, and recorded content is
+// gen_ai.system_instructions and gen_ai.input.messages (on both spans) and
+// gen_ai.output.messages (on the feedback's), in the conventions' JSON
+// shapes, instead of contextasm.text and contextasm.response.
+// ConventionsBoth carries both sets of attributes.
+//
 // # Metrics
 //
 //   - contextasm.assembly.duration (s): per assembly, by format and
@@ -47,5 +62,12 @@
 // Block content is never recorded: ids, counts and hashes only. With
 // Config.RecordContent, the assembly's span also carries the rendered text
 // (contextasm.text) and the feedback's span the response's
-// (contextasm.response).
+// (contextasm.response), or under the latest conventions their gen_ai.*
+// attributes.
+//
+// # The server
+//
+// The Engine fits contextasm serve's hook for each tenant's engine
+// (internal/server's Config.Instrument), which gives the server these
+// spans for every assembly and feedback made over HTTP.
 package oteladapter

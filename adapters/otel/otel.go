@@ -37,6 +37,9 @@ type Config struct {
 	// the response on the feedback's. Off, spans carry ids, counts and
 	// hashes only: a context holds what its users and sources said.
 	RecordContent bool
+	// Conventions selects the GenAI semantic conventions' names; zero reads
+	// OTEL_SEMCONV_STABILITY_OPT_IN (see Conventions).
+	Conventions Conventions
 }
 
 // Engine is a contextasm.Engine whose assemblies and feedback are traced
@@ -45,6 +48,7 @@ type Engine struct {
 	*contextasm.Engine
 	tracer  trace.Tracer
 	content bool
+	conv    Conventions // resolved: never ConventionsFromEnv
 
 	duration, tokens, stable, cacheRead metric.Float64Histogram
 	truncations                         metric.Int64Counter
@@ -67,7 +71,7 @@ func New(eng *contextasm.Engine, cfg Config) (*Engine, error) {
 		mp = otel.GetMeterProvider()
 	}
 	m := mp.Meter(ScopeName)
-	e := &Engine{Engine: eng, tracer: tp.Tracer(ScopeName), content: cfg.RecordContent}
+	e := &Engine{Engine: eng, tracer: tp.Tracer(ScopeName), content: cfg.RecordContent, conv: cfg.Conventions.resolve()}
 	var errs [5]error
 	e.duration, errs[0] = m.Float64Histogram("contextasm.assembly.duration", metric.WithUnit("s"),
 		metric.WithDescription("Duration of an assembly."))
@@ -189,8 +193,11 @@ func (e *Engine) resultAttributes(res *contextasm.Result) []attribute.KeyValue {
 	if a := res.Approximate; a != nil {
 		attrs = append(attrs, attribute.String("contextasm.approximate", a.Basis))
 	}
-	if e.content {
+	if e.content && e.conv.legacy() {
 		attrs = append(attrs, attribute.String("contextasm.text", res.Text))
+	}
+	if e.content && e.conv.latest() {
+		attrs = append(attrs, contentAttributes(res)...)
 	}
 	return attrs
 }
@@ -235,18 +242,34 @@ func (e *Engine) FeedbackResponse(ctx context.Context, res *contextasm.Result, r
 			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: sc.(trace.SpanContext)}))
 		}
 	}
-	ctx, span := e.tracer.Start(ctx, "contextasm.feedback", opts...)
+	name := legacyFeedbackSpan
+	if e.conv.latest() {
+		name = InferenceSpan
+		opts = append(opts, trace.WithAttributes(semconv.GenAIOperationNameChat))
+	}
+	ctx, span := e.tracer.Start(ctx, name, opts...)
 	defer span.End()
 	if res != nil {
 		span.SetAttributes(attribute.String("contextasm.assembly_id", res.Audit().RequestID))
 	}
 	if u := r.Usage; u.InputTokens > 0 {
 		span.SetAttributes(semconv.GenAIUsageInputTokens(u.InputTokens),
-			semconv.GenAIUsageCacheReadInputTokens(u.CachedTokens),
-			semconv.GenAIUsageCacheCreationInputTokens(u.CacheWriteTokens))
+			semconv.GenAIUsageCacheReadInputTokens(u.CachedTokens))
+		if e.conv.legacy() {
+			span.SetAttributes(keyCacheCreation.Int(u.CacheWriteTokens))
+		}
+		if e.conv.latest() {
+			span.SetAttributes(keyCacheWrite.Int(u.CacheWriteTokens))
+		}
 	}
-	if e.content {
+	if e.content && e.conv.legacy() {
 		span.SetAttributes(attribute.String("contextasm.response", r.Text))
+	}
+	if e.content && e.conv.latest() {
+		if res != nil {
+			span.SetAttributes(contentAttributes(res)...)
+		}
+		span.SetAttributes(outputAttribute(r.Text))
 	}
 	fb, err := e.Engine.FeedbackResponse(ctx, res, r)
 	if fb != nil {

@@ -87,6 +87,7 @@ func setup(t *testing.T, cfg contextasm.Config, recordContent bool) *fixture {
 		TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(f.spans)),
 		MeterProvider:  sdkmetric.NewMeterProvider(sdkmetric.WithReader(f.metrics)),
 		RecordContent:  recordContent,
+		Conventions:    oteladapter.ConventionsLegacy, // conventions_test.go covers the others
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -54,6 +54,10 @@ var commandHelp = map[string]struct{ synopsis, example string }{
 		"contextasm view [--format report|html] [-o FILE] DUMP.json",
 		"contextasm render -t template.json -m memories.jsonl --format json -o turn6.json && contextasm view turn6.json --format html -o turn6.html",
 	},
+	"serve": {
+		"contextasm serve [--listen ADDR] [--keys KEYS.json] [--templates DIR] [--state S.json|redis://…] [flags]",
+		"contextasm serve --templates templates/ --state redis://127.0.0.1:6379/0?prefix=agents-{tenant} --keys keys.json",
+	},
 	"bench": {
 		"contextasm bench -t TEMPLATE.json -m MEMORIES.jsonl [-m ...] [flags]",
 		"contextasm bench -t template.json -m memories.jsonl --budgets 1024,4096 --runs 5",

@@ -93,6 +93,10 @@ Commands:
                                          citations; hot-and-truncated flags
   end-session --state S.json|redis://… --session ID [--format text|json]
                                          release the decisions a session's renders follow
+  serve [--listen 127.0.0.1:7411|unix:/path] [--keys KEYS.json] [--templates DIR]
+        [--state S.json|redis://…] [--mcp]
+                                         the engine as an HTTP/JSON service, with one
+                                         engine per tenant (docs/server.md)
   diff A.json B.json [--format text|json]
                                          what changed between two render dumps
                                          (render --format json), and why
@@ -110,7 +114,7 @@ blocks; 4 constraint violation; 5 required blocks in conflict; 6 no template
 `
 
 // commands are the commands run knows, for "did you mean".
-var commands = []string{"demo", "render", "validate", "verify", "feedback", "heat", "end-session", "bench", "count", "diff", "view", "help", "version"}
+var commands = []string{"demo", "render", "validate", "verify", "feedback", "heat", "end-session", "bench", "count", "diff", "view", "serve", "help", "version"}
 
 // run is the whole program, minus the process: tests drive it directly.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -143,6 +147,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = runDiff(rest, stdout, stderr)
 	case "view":
 		err = runView(rest, stdout)
+	case "serve":
+		err = runServe(ctx, rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

@@ -29,6 +29,7 @@ type local struct {
 type entry struct {
 	b      learned.Batch
 	acked  bool
+	first  uint64 // the first Add it holds (a merge holds several)
 	serial uint64 // the last Add it holds
 }
 
@@ -86,7 +87,7 @@ func (r *local) Serial() uint64 { return r.serial }
 // by the store (or is in the base).
 func (r *local) Stored(serial uint64) bool {
 	for _, e := range r.pending {
-		if e.serial > serial {
+		if e.first > serial { // a merge holding serial starts at or before it
 			break
 		}
 		if !e.acked {
@@ -130,7 +131,7 @@ func (r *local) Add(b learned.Batch) []string {
 		k.deltas = append(k.deltas, d)
 	}
 	r.view.Apply(&b)
-	r.pending = append(r.pending, &entry{b: b, serial: r.serial})
+	r.pending = append(r.pending, &entry{b: b, first: r.serial, serial: r.serial})
 	r.deltas += b.Len()
 	return ids(b.Trust)
 }
@@ -156,7 +157,7 @@ func (r *local) Next(max int) *learned.Batch {
 		n += r.pending[j].b.Len()
 		j++
 	}
-	merged := &entry{serial: r.pending[j-1].serial}
+	merged := &entry{first: first.first, serial: r.pending[j-1].serial}
 	for _, e := range r.pending[i:j] {
 		merged.b.Trust = append(merged.b.Trust, e.b.Trust...)
 		merged.b.Heat = append(merged.b.Heat, e.b.Heat...)
@@ -273,7 +274,7 @@ func (r *local) reset(u *learned.Update) []string {
 	for _, e := range pending {
 		r.Add(e.b)
 		last := r.pending[len(r.pending)-1]
-		last.b.Writer, last.b.Seq, last.serial = e.b.Writer, e.b.Seq, e.serial
+		last.b.Writer, last.b.Seq, last.first, last.serial = e.b.Writer, e.b.Seq, e.first, e.serial
 	}
 	r.serial = serial
 	r.version = u.Version

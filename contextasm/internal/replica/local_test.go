@@ -284,3 +284,25 @@ func TestRenumberResendsLostBatches(t *testing.T) {
 		t.Fatalf("then %+v; want b under Seq 2", n)
 	}
 }
+
+// A batch merged with later ones is not stored until the merge is: Stored
+// of an early serial looked only at entries up to that serial, and a
+// merged entry carried its last serial, so a delta in flight inside it
+// was reported stored (found by contextasm serve's SIGKILL test: a
+// feedback answered "stored" that never reached the store).
+func TestStoredSeesInsideMerges(t *testing.T) {
+	r := newLocal("w", true)
+	r.Add(learned.Batch{Trust: []learned.TrustDelta{{ID: "a", Base: 0.5, Add: 0.05, Ceiling: 0.99}}})
+	first := r.Serial()
+	r.Add(learned.Batch{Heat: []learned.HeatDelta{{ID: "a", Heat: learned.Heat{Included: 1}}}})
+	if b := r.Next(10); b.Seq != 1 || len(b.Trust) != 1 || len(b.Heat) != 1 {
+		t.Fatalf("batch %+v, want both merged under Seq 1", b)
+	}
+	if r.Stored(first) {
+		t.Fatal("the first batch is Stored while the merge holding it is not acknowledged")
+	}
+	r.Acked(1)
+	if !r.Stored(first) || !r.Stored(r.Serial()) {
+		t.Error("not Stored after the merge was acknowledged")
+	}
+}
