@@ -272,6 +272,20 @@ func TestBudgetTooSmall(t *testing.T) {
 	}
 }
 
+// TestRequiredConflict: two required blocks stating the same rule (one
+// conflict_key) are the host's contradiction: 422 required_conflict,
+// naming both.
+func TestRequiredConflict(t *testing.T) {
+	ts := start(t, Config{})
+	ts.must(200, "POST", "/v1/declarations", keyAcmeSupport, `[
+	  {"request_id":"cap-15","memory_type":"constraint","scope":"global","content":"Rates may not exceed 15%.","required":true,"conflict_key":"rate-cap"},
+	  {"request_id":"cap-18","memory_type":"constraint","scope":"global","content":"Small businesses may go up to 18%.","required":true,"conflict_key":"rate-cap"}]`)
+	r := ts.must(http.StatusUnprocessableEntity, "POST", "/v1/assemble", keyAcmeSupport, assembleBody(nil))
+	if code, _, msg := r.err(); code != codeConflict || !strings.Contains(msg, "cap-15") || !strings.Contains(msg, "cap-18") {
+		t.Errorf("%s", r.raw)
+	}
+}
+
 func TestCount(t *testing.T) {
 	ts := start(t, Config{})
 	r := ts.must(200, "POST", "/v1/count", keyAcmeSupport, map[string]any{"text": "hello world"})

@@ -31,6 +31,7 @@ const (
 	codeTooLarge       = "body_too_large"
 	codeResponseLarge  = "response_too_large"
 	codeBudget         = "budget_too_small"
+	codeConflict       = "required_conflict"
 	codeOverloaded     = "overloaded"
 	codeQueueFull      = "state_queue_full"
 	codeShuttingDown   = "shutting_down"
@@ -113,6 +114,8 @@ func fromEngine(err error, field string) *apiError {
 			e.body.Required = append(e.body.Required, requiredMiss{RequestID: m.RequestID, Section: m.Section, Tokens: m.Tokens, Limit: m.Limit, Reason: string(m.Reason)})
 		}
 		return e
+	case errors.Is(err, contextasm.ErrConflict):
+		return newError(http.StatusUnprocessableEntity, codeConflict, "", "%v", err)
 	case errors.As(err, &tve):
 		return templateError(tve)
 	case errors.Is(err, contextasm.ErrStoreFull):
