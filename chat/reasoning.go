@@ -18,9 +18,9 @@ import (
 type Reasoning struct {
 	// Type is the item's "type": ReasoningThinking, ReasoningRedacted or
 	// ReasoningOpenAI.
-	Type string
+	Type string `json:"-"`
 	// JSON is the item, compact.
-	JSON json.RawMessage
+	JSON json.RawMessage `json:"-"`
 }
 
 // The reasoning item types, and the format that takes each.

@@ -230,11 +230,12 @@ func (a *Assembler) assemble(tpl *template.Template, blocks []*Block, req Reques
 // Index keeps the eligible blocks, their scores and their order.
 func (a *Assembler) decide(r *run) error {
 	if r.x == nil {
-		a.eligibility(r) // who may see which block, and which section takes it
-		a.currentTurn(r) // in a chat format, the turn the model answers: required
-		a.relevance(r)   // each eligible block's relevance to the query, if there is one
-		a.scoring(r)     // each eligible block's score at now
-		a.planUnits(r)   // groups, tool exchanges and summaries: blocks decided together
+		a.eligibility(r)   // who may see which block, and which section takes it
+		a.currentTurn(r)   // in a chat format, the turn the model answers: required
+		a.reasoningTurn(r) // and of it, the turn whose reasoning items are written
+		a.relevance(r)     // each eligible block's relevance to the query, if there is one
+		a.scoring(r)       // each eligible block's score at now
+		a.planUnits(r)     // groups, tool exchanges and summaries: blocks decided together
 	}
 	for k := range r.tpl.NumSections() {
 		si := r.tpl.ByPriority(k)
