@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"unicode/utf8"
 )
 
 // Reasoning is one reasoning item of an assistant turn, as its provider
@@ -43,13 +44,15 @@ func (r Reasoning) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads an item, compacted, and its type; it refuses only
 // what is not JSON (ValidReasoning says whether the item is one a
-// provider takes).
+// provider takes). The escapes encoding/json writes for HTML ("\u003c",
+// "\u003e", "\u0026", "\u2028", "\u2029") are read as the characters
+// they stand for, so an item reads back the same after json.Marshal.
 func (r *Reasoning) UnmarshalJSON(b []byte) error {
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, b); err != nil {
 		return err
 	}
-	r.JSON = buf.Bytes()
+	r.JSON = unescapeHTML(buf.Bytes())
 	var head struct {
 		Type string `json:"type"`
 	}
@@ -158,4 +161,45 @@ func sortedKeys(m map[string]json.RawMessage) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// unescapeHTML replaces, in compact JSON, the \u escapes of the characters
+// encoding/json escapes for HTML by the characters themselves (valid JSON
+// either way); every other escape stays.
+func unescapeHTML(b []byte) []byte {
+	if !bytes.Contains(b, []byte(`\u`)) {
+		return b
+	}
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' || i+1 == len(b) {
+			out = append(out, b[i])
+			continue
+		}
+		if b[i+1] == 'u' && i+6 <= len(b) {
+			switch string(bytes.ToLower(b[i+2 : i+6])) {
+			case "003c", "003e", "0026", "2028", "2029":
+				var r rune
+				for _, h := range b[i+2 : i+6] {
+					r = r<<4 | rune(hexValue(h))
+				}
+				out = utf8.AppendRune(out, r)
+				i += 5
+				continue
+			}
+		}
+		out = append(out, b[i], b[i+1]) // an escape: its second byte is never an escape's start
+		i++
+	}
+	return out
+}
+
+func hexValue(c byte) byte {
+	switch {
+	case c >= 'a':
+		return c - 'a' + 10
+	case c >= 'A':
+		return c - 'A' + 10
+	}
+	return c - '0'
 }
