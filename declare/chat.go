@@ -154,6 +154,7 @@ type callKey struct{ session, id string }
 type CallIndex struct {
 	calls   map[callKey]string // call → request_id of the assistant block
 	results map[callKey]string // call → request_id of the tool block
+	wire    map[callKey]string // the id a call is written as (chat.WireID) → the call's id
 }
 
 // Add indexes d's calls and result, and returns the problems that d
@@ -165,7 +166,7 @@ func (x *CallIndex) Add(d *Declaration) []Problem {
 		return nil
 	}
 	if x.calls == nil {
-		x.calls, x.results = make(map[callKey]string), make(map[callKey]string)
+		x.calls, x.results, x.wire = make(map[callKey]string), make(map[callKey]string), make(map[callKey]string)
 	}
 	var probs []Problem
 	for i, c := range d.ToolCalls {
@@ -175,7 +176,13 @@ func (x *CallIndex) Add(d *Declaration) []Problem {
 				Message: fmt.Sprintf("call %q is already declared in session %q by %q", c.ID, d.SessionID, other)})
 			continue
 		}
-		x.calls[k] = d.RequestID
+		w := callKey{d.SessionID, chat.WireID(c.ID)}
+		if other, ok := x.wire[w]; ok && other != c.ID {
+			probs = append(probs, Problem{RequestID: d.RequestID, Field: fmt.Sprintf("tool_calls[%d].id", i),
+				Message: fmt.Sprintf("call %q is written as %q, as call %q of session %q is (chat.WireID)", c.ID, w.id, other, d.SessionID)})
+			continue
+		}
+		x.calls[k], x.wire[w] = d.RequestID, c.ID
 	}
 	if d.ChatRole() == RoleTool && d.ToolCallID != "" {
 		k := callKey{d.SessionID, d.ToolCallID}

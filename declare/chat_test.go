@@ -365,6 +365,22 @@ func TestCallIndex(t *testing.T) {
 	if _, ok := x.Answers(&declare.Declaration{MemoryType: declare.Context}); !ok {
 		t.Error("a context block needs an answer")
 	}
+	// Two call ids that every format would write alike are refused: the
+	// second names the first.
+	kimi := turn(declare.RoleAssistant)
+	kimi.RequestID, kimi.ToolCalls[0].ID = "t4", "functions.get_rate:0"
+	if probs := x.Add(&kimi); probs != nil {
+		t.Fatal(probs)
+	}
+	alike := turn(declare.RoleAssistant)
+	alike.RequestID, alike.ToolCalls[0].ID = "t5", chat.WireID("functions.get_rate:0")
+	if probs := x.Add(&alike); len(probs) != 1 || probs[0].Field != "tool_calls[0].id" || !strings.Contains(probs[0].Message, `as call "functions.get_rate:0" of session "s1" is`) {
+		t.Errorf("an id written as another's: %+v", probs)
+	}
+	alike.SessionID = "s2" // another session's ids are its own
+	if probs := x.Add(&alike); probs != nil {
+		t.Errorf("another session: %+v", probs)
+	}
 }
 
 // FuzzLoadChat builds a call and a result from fuzzed chat fields and
