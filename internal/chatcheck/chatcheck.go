@@ -95,7 +95,12 @@ func object(raw json.RawMessage, at string, allowed []string, p *problems) map[s
 		p.add("%s: not an object", at)
 		return nil
 	}
+	keys := make([]string, 0, len(m))
 	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // problems in one order, whatever the map's
+	for _, k := range keys {
 		if !slices.Contains(allowed, k) {
 			p.add("%s: key %q is not allowed here", at, k)
 		}
