@@ -156,6 +156,7 @@ type openaiCheck struct {
 	// not answered yet); pendingAt is where that message is.
 	pending   map[string]bool
 	pendingAt string
+	order     []string // the pending calls in the order made
 }
 
 // openaiRoles checks a message by its role.
@@ -198,12 +199,13 @@ func (c *openaiCheck) body(body []byte, opt Options) {
 // closeRun ends a run of tool messages: every call of the assistant
 // message before it must have been answered.
 func (c *openaiCheck) closeRun() {
-	for id, open := range c.pending {
-		if open {
+	for _, id := range c.order {
+		if c.pending[id] {
 			c.p.add("%s: call %q has no tool message responding to it", c.pendingAt, id)
+			c.pending[id] = false // a repeated id is reported once
 		}
 	}
-	c.pending = nil
+	c.pending, c.order = nil, nil
 }
 
 // plain checks a system, developer or user message: string content.
@@ -261,6 +263,7 @@ func (c *openaiCheck) call(raw json.RawMessage, at string) {
 		c.p.add("%s.id: %q repeats a call of the same message", at, id)
 	}
 	c.pending[id] = true
+	c.order = append(c.order, id)
 }
 
 // tool checks a tool message: it answers a pending call, once.
