@@ -20,12 +20,14 @@ func (r Role) Valid() bool { return r == RoleUser || r == RoleAssistant || r == 
 // Its JSON form is the one memory declarations use (package declare).
 type ToolCall struct {
 	// ID names the call; the tool message that answers it has it as
-	// ToolCallID. 1 to 40 characters of [A-Za-z0-9_-] (ValidID).
+	// ToolCallID. 1 to 128 characters of printable ASCII but the space
+	// (ValidID); the encoders write it as WireID maps it.
 	ID string `json:"id"`
 	// Name is the tool's name: 1 to 64 characters of [A-Za-z0-9_-]
 	// (ValidToolName).
 	Name string `json:"name"`
-	// Arguments is a JSON object, as text ("{}" for none; ValidArguments).
+	// Arguments is a JSON object, as UTF-8 text ("{}" for none;
+	// ValidArguments).
 	Arguments string `json:"arguments"`
 }
 
@@ -40,6 +42,12 @@ type Message struct {
 	ToolCalls []ToolCall
 	// ToolCallID is, for a tool message, the id of the call it answers.
 	ToolCallID string
+	// Reasoning are, on an assistant message, the reasoning items its
+	// provider returned with it, sent back unchanged: Anthropic writes
+	// the thinking and redacted_thinking blocks first in the message,
+	// Responses the reasoning items before the message's items; the Chat
+	// Completions format writes none (Reasoning.For).
+	Reasoning []Reasoning
 	// CacheBreakpoint marks the end of a prefix of the request worth
 	// caching: Anthropic's body sets cache_control on the message's last
 	// content block. OpenAI caches prefixes without being told.
@@ -67,6 +75,10 @@ type Conversation struct {
 	System []SystemPart
 	// Messages are the turns, in the order the model reads them.
 	Messages []Message
+	// CacheTTL is how long Anthropic keeps the prompt cache written at
+	// the breakpoints: "" or "5m" (the API's default, written as no ttl),
+	// or "1h", written as "ttl":"1h" on every cache_control.
+	CacheTTL string
 }
 
 // SystemText returns the system prompt: the parts joined.
@@ -92,38 +104,46 @@ type Format uint8
 const (
 	FormatOpenAI    Format = iota + 1 // Chat Completions: {"messages":[...]}
 	FormatAnthropic                   // Messages: {"system":[...],"messages":[...]}
+	FormatResponses                   // Responses: {"instructions":"...","input":[...]}
 )
 
-// String returns "openai" or "anthropic".
+// String returns "openai", "anthropic" or "responses".
 func (f Format) String() string {
 	switch f {
 	case FormatOpenAI:
 		return "openai"
 	case FormatAnthropic:
 		return "anthropic"
+	case FormatResponses:
+		return "responses"
 	}
 	return fmt.Sprintf("Format(%d)", uint8(f))
 }
 
-// ParseFormat returns the format named "openai" or "anthropic".
+// ParseFormat returns the format named "openai", "anthropic" or
+// "responses".
 func ParseFormat(name string) (Format, error) {
 	switch name {
 	case "openai":
 		return FormatOpenAI, nil
 	case "anthropic":
 		return FormatAnthropic, nil
+	case "responses":
+		return FormatResponses, nil
 	}
-	return 0, fmt.Errorf("chat: unknown format %q (want openai or anthropic)", name)
+	return 0, fmt.Errorf("chat: unknown format %q (want openai, anthropic or responses)", name)
 }
 
-// Encode returns the request body of format f for c; see [OpenAI] and
-// [Anthropic].
+// Encode returns the request body of format f for c; see [OpenAI],
+// [Anthropic] and [Responses].
 func Encode(f Format, c Conversation) ([]byte, error) {
 	switch f {
 	case FormatOpenAI:
 		return OpenAI(c)
 	case FormatAnthropic:
 		return Anthropic(c)
+	case FormatResponses:
+		return Responses(c)
 	}
 	return nil, fmt.Errorf("%w: unknown format %v", ErrInvalid, f)
 }

@@ -43,34 +43,79 @@ func loan() chat.Conversation {
 	}
 }
 
+// formats are every format, in order.
+var formats = []chat.Format{chat.FormatOpenAI, chat.FormatAnthropic, chat.FormatResponses}
+
+// thinking, redacted and rs are reasoning items of the three types, as
+// their providers return them.
+var (
+	thinking = reasoning(`{"type": "thinking", "thinking": "The 48-month rate is needed; call get_rate.", "signature": "EqQBCkYIARgCIkC3"}`)
+	redacted = reasoning(`{"type":"redacted_thinking","data":"EmwKAhgBEgy3va3pzix"}`)
+	rs       = reasoning(`{"type":"reasoning","id":"rs_68af","summary":[{"type":"summary_text","text":"Look up the rate."}],"encrypted_content":"gAAAAABo"}`)
+)
+
+func reasoning(s string) chat.Reasoning {
+	var r chat.Reasoning
+	if err := json.Unmarshal([]byte(s), &r); err != nil {
+		panic(err)
+	}
+	return r
+}
+
+// toolTurn is loan's conversation up to a tool call the model is to go on
+// from: the turn that made it carries reasoning of every type, its call id
+// is one that Anthropic does not take as it is, and the cache lives an
+// hour.
+func toolTurn() chat.Conversation {
+	c := loan()
+	c.Messages = c.Messages[:len(c.Messages)-1]
+	call := &c.Messages[len(c.Messages)-2]
+	call.ToolCalls = []chat.ToolCall{{ID: "functions.get_rate:2", Name: "get_rate", Arguments: `{"term_months":48}`}}
+	call.Reasoning = []chat.Reasoning{thinking, redacted, rs}
+	c.Messages[len(c.Messages)-1].ToolCallID = "functions.get_rate:2"
+	c.CacheTTL = chat.TTL1h
+	return c
+}
+
 func TestEncodeGolden(t *testing.T) {
-	for _, f := range []chat.Format{chat.FormatOpenAI, chat.FormatAnthropic} {
-		t.Run(f.String(), func(t *testing.T) {
-			body, err := chat.Encode(f, loan())
-			if err != nil {
-				t.Fatal(err)
-			}
-			wire(t, f, body, chatcheck.Options{})
-			var pretty bytes.Buffer
-			if err := json.Indent(&pretty, body, "", "  "); err != nil {
-				t.Fatal(err)
-			}
-			pretty.WriteByte('\n')
-			goldenfile.Check(t, "loan."+f.String()+".json", pretty.String(), *update)
-		})
+	for _, tt := range []struct {
+		name string
+		c    chat.Conversation
+	}{{"loan", loan()}, {"tool-turn", toolTurn()}} {
+		for _, f := range formats {
+			t.Run(tt.name+"."+f.String(), func(t *testing.T) {
+				body, err := chat.Encode(f, tt.c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				wire(t, f, body, chatcheck.Options{})
+				var pretty bytes.Buffer
+				if err := json.Indent(&pretty, body, "", "  "); err != nil {
+					t.Fatal(err)
+				}
+				pretty.WriteByte('\n')
+				goldenfile.Check(t, tt.name+"."+f.String()+".json", pretty.String(), *update)
+			})
+		}
 	}
 }
 
 // wire checks a body with the independent checker of the APIs' rules.
 func wire(t *testing.T, f chat.Format, body []byte, opt chatcheck.Options) {
 	t.Helper()
-	check := chatcheck.OpenAI
-	if f == chat.FormatAnthropic {
-		check = chatcheck.Anthropic
-	}
-	if err := check(body, opt); err != nil {
+	if err := wireErr(f, body, opt); err != nil {
 		t.Fatalf("%v\nbody: %s", err, body)
 	}
+}
+
+func wireErr(f chat.Format, body []byte, opt chatcheck.Options) error {
+	switch f {
+	case chat.FormatAnthropic:
+		return chatcheck.Anthropic(body, opt)
+	case chat.FormatResponses:
+		return chatcheck.Responses(body, opt)
+	}
+	return chatcheck.OpenAI(body, opt)
 }
 
 func TestAnthropicMerges(t *testing.T) {
@@ -204,7 +249,25 @@ func TestCheck(t *testing.T) {
 			openai: "a tool message needs content", anthrop: "needs content"},
 		{name: "white space text", c: chat.Conversation{Messages: []chat.Message{user(" \n")}}, anthrop: "only white space"},
 		{name: "empty system part", c: chat.Conversation{System: []chat.SystemPart{{Text: "a"}, {}}}, openai: "system[1]: empty text", anthrop: "empty text"},
-		{name: "white space system part", c: chat.Conversation{System: []chat.SystemPart{{Text: "\n"}}}, anthrop: "system[0]: text is only white space"},
+		{name: "white space system", c: chat.Conversation{System: []chat.SystemPart{{Text: "\n"}, {Text: " "}}}, anthrop: "system: text is only white space"},
+		{name: "white space system part", c: chat.Conversation{System: []chat.SystemPart{{Text: " ", CacheBreakpoint: true}, {Text: "a"}, {Text: "\n \n", CacheBreakpoint: true}, {Text: "b"}}}},
+		{name: "a Kimi call id", c: chat.Conversation{Messages: []chat.Message{user("q"), asst("", "functions.get_weather:0"), tool("functions.get_weather:0")}}},
+		{name: "a call id with a space", c: chat.Conversation{Messages: []chat.Message{user("q"), asst("", "call 1"), tool("call 1")}},
+			openai: "messages[1].tool_calls[0].id: must be 1 to 128 characters of printable ASCII", anthrop: "printable ASCII"},
+		{name: "call ids written alike", c: chat.Conversation{Messages: []chat.Message{user("q"), asst("", "a.b", chat.WireID("a.b")), tool("a.b"), tool(chat.WireID("a.b"))}},
+			openai: `messages[1].tool_calls[1].id: call "a_b_`, anthrop: "as call \"a.b\" is"},
+		{name: "arguments not UTF-8", c: chat.Conversation{Messages: []chat.Message{user("q"), bad(func(m *chat.Message) { m.ToolCalls[0].Arguments = "{\"a\":\"\xff\"}" }), tool("c1")}},
+			openai: "tool_calls[0].arguments", anthrop: "arguments"},
+		{name: "reasoning", c: chat.Conversation{Messages: []chat.Message{user("q"), {Role: chat.RoleAssistant, Content: "a", Reasoning: []chat.Reasoning{thinking, rs}}}}},
+		{name: "reasoning on a user turn", c: chat.Conversation{Messages: []chat.Message{{Role: chat.RoleUser, Content: "q", Reasoning: []chat.Reasoning{thinking}}}},
+			openai: "messages[0].reasoning: only an assistant message", anthrop: "only an assistant"},
+		{name: "a thinking block without signature", c: chat.Conversation{Messages: []chat.Message{user("q"), {Role: chat.RoleAssistant, Content: "a", Reasoning: []chat.Reasoning{reasoning(`{"type":"thinking","thinking":"x"}`)}}}},
+			openai: "messages[1].reasoning[0].signature: must be a string", anthrop: "signature"},
+		{name: "two OpenAI reasoning items", c: chat.Conversation{Messages: []chat.Message{user("q"), {Role: chat.RoleAssistant, Content: "a", Reasoning: []chat.Reasoning{rs, thinking, rs}}}},
+			openai: "messages[1].reasoning[2]: a second reasoning item", anthrop: "a second reasoning item"},
+		{name: "a reasoning item of no type", c: chat.Conversation{Messages: []chat.Message{user("q"), {Role: chat.RoleAssistant, Content: "a", Reasoning: []chat.Reasoning{reasoning(`{"type":"plan"}`)}}}},
+			openai: "messages[1].reasoning[0].type", anthrop: "reasoning[0].type"},
+		{name: "cache ttl", c: chat.Conversation{CacheTTL: "1d", Messages: []chat.Message{user("q")}}, openai: `cache_ttl: must be "5m" or "1h"`, anthrop: "cache_ttl"},
 		{name: "four breakpoints", c: chat.Conversation{
 			System:   []chat.SystemPart{{Text: "a", CacheBreakpoint: true}, {Text: "b", CacheBreakpoint: true}},
 			Messages: []chat.Message{{Role: chat.RoleUser, Content: "q", CacheBreakpoint: true}, {Role: chat.RoleAssistant, Content: "a", CacheBreakpoint: true}}}},
@@ -215,8 +278,11 @@ func TestCheck(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for _, f := range []chat.Format{chat.FormatOpenAI, chat.FormatAnthropic} {
-				want := tt.openai
+			for _, f := range formats {
+				want := tt.openai // the Responses API's rules are Chat Completions'
+				if f == chat.FormatResponses {
+					want = strings.ReplaceAll(want, "chat: openai", "chat: responses")
+				}
 				if f == chat.FormatAnthropic {
 					want = tt.anthrop
 				}
@@ -246,7 +312,7 @@ func TestCheck(t *testing.T) {
 }
 
 func TestFormat(t *testing.T) {
-	for _, f := range []chat.Format{chat.FormatOpenAI, chat.FormatAnthropic} {
+	for _, f := range formats {
 		if g, err := chat.ParseFormat(f.String()); err != nil || g != f {
 			t.Errorf("ParseFormat(%q) = %v, %v", f, g, err)
 		}
@@ -283,8 +349,17 @@ func gen(r *rand.Rand, mess bool) chat.Conversation {
 			for range 1 + r.IntN(3) {
 				call++
 				id := fmt.Sprintf("call_%d", call)
+				if r.IntN(4) == 0 {
+					id = pick(r, "functions.get_rate:", "toolu/", "x") + id
+				}
 				ids = append(ids, id)
 				m.ToolCalls = append(m.ToolCalls, chat.ToolCall{ID: id, Name: pick(r, "get_rate", "look-up"), Arguments: pick(r, "{}", `{"a":[1,"<x>"]}`, ` { "b" : null } `)})
+			}
+			for range r.IntN(3) {
+				m.Reasoning = append(m.Reasoning, []chat.Reasoning{thinking, redacted}[r.IntN(2)])
+			}
+			if r.IntN(2) == 0 {
+				m.Reasoning = append(m.Reasoning, rs)
 			}
 			c.Messages = append(c.Messages, m)
 			r.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
@@ -346,10 +421,10 @@ func TestEncodePassesWireRules(t *testing.T) {
 	for i := range 2000 {
 		mess := i%2 == 1
 		c := gen(r, mess)
-		for _, f := range []chat.Format{chat.FormatOpenAI, chat.FormatAnthropic} {
+		for _, f := range formats {
 			body, err := chat.Encode(f, c)
 			if err != nil {
-				if !mess && (f == chat.FormatOpenAI || c.Messages[0].Role == chat.RoleUser) {
+				if !mess && (f != chat.FormatAnthropic || c.Messages[0].Role == chat.RoleUser) {
 					t.Fatalf("%v rejects a conversation built by the rules: %v", f, err)
 				}
 				continue
@@ -362,8 +437,8 @@ func TestEncodePassesWireRules(t *testing.T) {
 			}
 		}
 	}
-	if accepted < 2000 {
-		t.Errorf("only %d of 4000 encodings accepted: the generator tests little", accepted)
+	if accepted < 3000 {
+		t.Errorf("only %d of 6000 encodings accepted: the generator tests little", accepted)
 	}
 }
 
@@ -390,12 +465,14 @@ func TestWireCheckerRefuses(t *testing.T) {
 		{chat.FormatAnthropic, `{"messages":[{"role":"user","content":"q"},{"role":"assistant","content":"a "}]}`, "trailing whitespace"},
 		{chat.FormatAnthropic, `{"messages":[{"role":"user","content":"q"},{"role":"assistant","content":[{"type":"tool_use","id":"a","name":"f","input":[]}]}]}`, "input: not an object"},
 		{chat.FormatAnthropic, `{"system":[{"type":"text","text":"a","cache_control":{"type":"ephemeral"}},{"type":"text","text":"a","cache_control":{"type":"ephemeral"}},{"type":"text","text":"a","cache_control":{"type":"ephemeral"}},{"type":"text","text":"a","cache_control":{"type":"ephemeral"}}],"messages":[{"role":"user","content":[{"type":"text","text":"q","cache_control":{"type":"ephemeral"}}]}]}`, "more than 4"},
+		{chat.FormatAnthropic, `{"system":[{"type":"text","text":"a","cache_control":{"type":"ephemeral"}}],"messages":[{"role":"user","content":[{"type":"text","text":"q","cache_control":{"type":"ephemeral","ttl":"1h"}}]}]}`, "longer lifetimes come first"},
+		{chat.FormatAnthropic, `{"messages":[{"role":"user","content":"q"},{"role":"assistant","content":[{"type":"text","text":"a"},{"type":"thinking","thinking":"t","signature":"s"}]}]}`, "thinking blocks come first"},
+		{chat.FormatResponses, `{"input":[]}`, "input: empty"},
+		{chat.FormatResponses, `{"input":[{"type":"function_call_output","call_id":"a","output":"r"}]}`, "No tool call found"},
+		{chat.FormatResponses, `{"input":[{"type":"function_call","call_id":"a","name":"f","arguments":"{}"}]}`, "No tool output found"},
+		{chat.FormatResponses, `{"input":[{"type":"reasoning","id":"rs","summary":[]},{"type":"message","role":"user","content":"q"}]}`, "without its required following item"},
 	} {
-		check := chatcheck.OpenAI
-		if tt.f == chat.FormatAnthropic {
-			check = chatcheck.Anthropic
-		}
-		if err := check([]byte(tt.body), chatcheck.Options{}); err == nil || !strings.Contains(err.Error(), tt.want) {
+		if err := wireErr(tt.f, []byte(tt.body), chatcheck.Options{}); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%v %s: %v, want %q", tt.f, tt.body, err, tt.want)
 		}
 	}
@@ -406,10 +483,15 @@ func TestWireCheckerRefuses(t *testing.T) {
 func FuzzEncode(f *testing.F) {
 	f.Add("q", "a", "call_1", "f", "{}", "call_1", "r", uint8(0))
 	f.Add(" ", "", "c 1", "", "[", "x", "", uint8(255))
+	f.Add("q", "a", "functions.f:0", "f", "{}", "functions.f:0", "r", uint8(0x40))
 	f.Fuzz(func(t *testing.T, user, answer, id, name, args, answers, result string, shape uint8) {
+		var thought []chat.Reasoning
+		if shape&0x40 != 0 {
+			thought = []chat.Reasoning{thinking, redacted, rs}
+		}
 		msgs := []chat.Message{
 			{Role: chat.RoleUser, Content: user},
-			{Role: chat.RoleAssistant, Content: answer, ToolCalls: []chat.ToolCall{{ID: id, Name: name, Arguments: args}}},
+			{Role: chat.RoleAssistant, Content: answer, ToolCalls: []chat.ToolCall{{ID: id, Name: name, Arguments: args}}, Reasoning: thought},
 			{Role: chat.RoleTool, ToolCallID: answers, Content: result},
 			{Role: chat.RoleAssistant, Content: answer},
 		}
@@ -422,7 +504,10 @@ func FuzzEncode(f *testing.F) {
 				c.Messages = append(c.Messages, m)
 			}
 		}
-		for _, f := range []chat.Format{chat.FormatOpenAI, chat.FormatAnthropic} {
+		if shape&0x80 != 0 {
+			c.CacheTTL = chat.TTL1h
+		}
+		for _, f := range formats {
 			body, err := chat.Encode(f, c)
 			if err != nil {
 				if !errors.Is(err, chat.ErrInvalid) {

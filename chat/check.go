@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // ErrInvalid is wrapped by every error about a conversation the APIs would
@@ -40,20 +41,32 @@ func (e *Error) Error() string {
 // Unwrap returns [ErrInvalid].
 func (e *Error) Unwrap() error { return ErrInvalid }
 
-// Limits both APIs set on tool calls.
+// Limits on tool calls and cache breakpoints.
 const (
-	MaxToolCallIDLen = 40
-	MaxToolNameLen   = 64
+	// MaxToolCallIDLen is the longest call id a conversation may hold
+	// (ValidID); the encoders write at most MaxWireIDLen (WireID).
+	MaxToolCallIDLen = 128
+	// MaxToolNameLen is the longest tool name, as both APIs take it.
+	MaxToolNameLen = 64
 	// MaxCacheBreakpoints is the most cache_control blocks Anthropic takes
 	// in one request.
 	MaxCacheBreakpoints = 4
+)
+
+// The cache lifetimes of Conversation.CacheTTL.
+const (
+	TTL5m = "5m"
+	TTL1h = "1h"
 )
 
 // Check reports the first rule of format f that c breaks (see the package
 // documentation), or nil. With f zero it checks the rules both formats
 // share.
 func (c *Conversation) Check(f Format) error {
-	k := &checker{conv: c, f: f, made: make(map[string]bool)}
+	k := &checker{conv: c, f: f, made: make(map[string]bool), wire: make(map[string]string)}
+	if c.CacheTTL != "" && c.CacheTTL != TTL5m && c.CacheTTL != TTL1h {
+		return k.fail("cache_ttl", "must be %q or %q (got %q)", TTL5m, TTL1h, c.CacheTTL)
+	}
 	if err := k.system(); err != nil {
 		return err
 	}
@@ -73,26 +86,28 @@ type checker struct {
 	conv        *Conversation
 	f           Format
 	breakpoints int
-	made        map[string]bool // every call id, once in a conversation
+	made        map[string]bool   // every call id, once in a conversation
+	wire        map[string]string // every call's WireID, and the id it maps
 }
 
 func (k *checker) fail(path, format string, args ...any) error {
 	return &Error{Format: k.f, Path: path, Message: fmt.Sprintf(format, args...)}
 }
 
-// system checks the system parts: text, not only white space for
-// Anthropic.
+// system checks the system parts: text, and for Anthropic a system
+// prompt that is not only white space (a part that is, Anthropic's
+// encoder merges into the part before it, or the first into the next).
 func (k *checker) system() error {
 	for i, p := range k.conv.System {
 		if p.Text == "" {
 			return k.fail(fmt.Sprintf("system[%d]", i), "empty text")
 		}
-		if k.f == FormatAnthropic && blank(p.Text) {
-			return k.fail(fmt.Sprintf("system[%d]", i), "text is only white space")
-		}
 		if p.CacheBreakpoint {
 			k.breakpoints++
 		}
+	}
+	if k.f == FormatAnthropic && len(k.conv.System) > 0 && blank(k.conv.SystemText()) {
+		return k.fail("system", "text is only white space")
 	}
 	return nil
 }
@@ -126,6 +141,27 @@ func (k *checker) roleAndContent(m *Message, at string) error {
 	if m.ToolCallID != "" && m.Role != RoleTool {
 		return k.fail(at+".tool_call_id", "only a tool message answers a call (role is %q)", m.Role)
 	}
+	if len(m.Reasoning) > 0 && m.Role != RoleAssistant {
+		return k.fail(at+".reasoning", "only an assistant message carries reasoning (role is %q)", m.Role)
+	}
+	openai := 0
+	for j, r := range m.Reasoning {
+		path := fmt.Sprintf("%s.reasoning[%d]", at, j)
+		if key, err := ValidReasoning(r); err != nil {
+			if key != "" {
+				path += "." + key
+			}
+			return k.fail(path, "%v", err)
+		}
+		if r.Type == ReasoningOpenAI {
+			if openai++; openai > 1 {
+				// The Responses API wants each reasoning item followed by
+				// the item it produced: one a turn, before its message or
+				// calls.
+				return k.fail(path, "a second reasoning item of type %q (a turn has one; declare a turn for each)", ReasoningOpenAI)
+			}
+		}
+	}
 	switch m.Role {
 	case RoleUser:
 		if m.Content == "" {
@@ -155,7 +191,7 @@ func (k *checker) calls(m *Message, at string) (map[string]bool, error) {
 	for j, tc := range m.ToolCalls {
 		cat := fmt.Sprintf("%s.tool_calls[%d]", at, j)
 		if !ValidID(tc.ID) {
-			return nil, k.fail(cat+".id", "must be 1 to %d characters of A-Z, a-z, 0-9, '_' and '-' (got %q)", MaxToolCallIDLen, tc.ID)
+			return nil, k.fail(cat+".id", "must be 1 to %d characters of printable ASCII but the space (got %q)", MaxToolCallIDLen, tc.ID)
 		}
 		if !ValidToolName(tc.Name) {
 			return nil, k.fail(cat+".name", "must be 1 to %d characters of A-Z, a-z, 0-9, '_' and '-' (got %q)", MaxToolNameLen, tc.Name)
@@ -166,7 +202,11 @@ func (k *checker) calls(m *Message, at string) (map[string]bool, error) {
 		if k.made[tc.ID] {
 			return nil, k.fail(cat+".id", "call %q is made twice", tc.ID)
 		}
-		calls[tc.ID], k.made[tc.ID] = true, true
+		w := WireID(tc.ID)
+		if other, ok := k.wire[w]; ok {
+			return nil, k.fail(cat+".id", "call %q is written as %q, as call %q is", tc.ID, w, other)
+		}
+		calls[tc.ID], k.made[tc.ID], k.wire[w] = true, true, tc.ID
 	}
 	return calls, nil
 }
@@ -226,19 +266,16 @@ func (k *checker) anthropicLimits() error {
 // blank reports whether s has no character but white space.
 func blank(s string) bool { return strings.TrimFunc(s, unicode.IsSpace) == "" }
 
-// ValidID reports whether s is a tool call id both APIs accept: 1 to
-// MaxToolCallIDLen characters of [A-Za-z0-9_-].
-func ValidID(s string) bool { return toolToken(s, MaxToolCallIDLen) }
-
 // ValidToolName reports whether s is a tool name both APIs accept: 1 to
 // MaxToolNameLen characters of [A-Za-z0-9_-].
 func ValidToolName(s string) bool { return toolToken(s, MaxToolNameLen) }
 
-// ValidArguments reports whether s is a call's arguments as both APIs take
-// them: one JSON object (Anthropic's tool_use input is an object).
+// ValidArguments reports whether s is a call's arguments as the APIs take
+// them: one JSON object (Anthropic's tool_use input is an object), in
+// valid UTF-8.
 func ValidArguments(s string) bool {
 	t := strings.TrimLeft(s, " \t\r\n")
-	return strings.HasPrefix(t, "{") && json.Valid([]byte(s))
+	return strings.HasPrefix(t, "{") && utf8.ValidString(s) && json.Valid([]byte(s))
 }
 
 // toolToken reports whether s is 1 to max characters of [A-Za-z0-9_-].
@@ -247,8 +284,7 @@ func toolToken(s string, max int) bool {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+		if !tokenByte(s[i]) {
 			return false
 		}
 	}

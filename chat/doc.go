@@ -1,11 +1,12 @@
 // Package chat is a context as the chat APIs take it: a system prompt and
 // a list of messages with roles, where an assistant's tool calls and the
-// tools' results travel together. It holds plain Go types and two encoders,
-// one per request body, and no provider SDK.
+// tools' results travel together. It holds plain Go types and three
+// encoders, one per request body, and no provider SDK.
 //
 //	conv := res.Messages()          // a contextasm.Result as a Conversation
 //	body, err := chat.OpenAI(conv)   // {"messages":[...]} for Chat Completions
 //	body, err = chat.Anthropic(conv) // {"system":[...],"messages":[...]} for Messages
+//	body, err = chat.Responses(conv) // {"instructions":"...","input":[...]} for Responses
 //
 // A host adds its model name and other parameters to the body (or copies
 // the Conversation into its SDK's types) and sends it.
@@ -15,8 +16,9 @@
 // A [Conversation] is a system prompt, as [SystemPart]s, and [Message]s in
 // the order the model reads them. A Message has a [Role]: a user turn, an
 // assistant turn (which may make [ToolCall]s), or a tool's result, which
-// answers one call by its id. The types carry only what both APIs share;
-// BlockIDs ties each message to the memory blocks it came from.
+// answers one call by its id. An assistant message may carry the
+// [Reasoning] items its provider returned. BlockIDs ties each message to
+// the memory blocks it came from.
 //
 // # Rules
 //
@@ -28,18 +30,23 @@
 //   - a tool result answers a call of the assistant message just before it,
 //     and every call of an assistant message is answered by the tool
 //     messages that directly follow it (one result per call);
-//   - ids and tool names are 1 to 40 and 1 to 64 characters of
-//     [A-Za-z0-9_-]; a call's arguments are a JSON object;
+//   - call ids are 1 to 128 characters of printable ASCII but the space,
+//     written as [WireID] maps them (unchanged when they are 1 to 40 of
+//     [A-Za-z0-9_-], which every API takes); tool names are 1 to 64
+//     characters of [A-Za-z0-9_-]; a call's arguments are a JSON object
+//     in UTF-8;
+//   - reasoning items are valid ([ValidReasoning]) and on assistant
+//     messages only, at most one OpenAI item a message;
 //   - user and tool messages have content; an assistant message has content
 //     or tool calls;
 //   - for Anthropic, the first message (after merging, see below) is a user
-//     turn, text is never only white space, and at most 4 cache
-//     breakpoints are set.
+//     turn, message text is never only white space, the system prompt is
+//     not only white space, and at most 4 cache breakpoints are set.
 //
 // An empty Messages encodes as an empty list: both APIs need at least one
 // message, which the host then appends.
 //
-// # The two bodies
+// # The three bodies
 //
 // [OpenAI] writes the system prompt as one "system" message (its parts
 // joined), then each message: assistant tool calls as
@@ -54,8 +61,16 @@
 // tool_use blocks and results tool_result blocks, which, following the
 // assistant message that made the calls, come first in their user message.
 // The text of a final assistant message loses its trailing white space,
-// which the API refuses in a prefill.
+// which the API refuses in a prefill. A system part that is only white
+// space joins the part before it. Thinking blocks open their assistant
+// message; Conversation.CacheTTL "1h" writes "ttl":"1h" on every
+// cache_control.
 //
-// Both encoders are deterministic: the same Conversation gives the same
+// [Responses] writes the system prompt as "instructions" and each message
+// as input items: "message" items, an assistant's OpenAI reasoning item
+// and then its "function_call" items, and "function_call_output" items for
+// results, right after the calls they answer.
+//
+// The encoders are deterministic: the same Conversation gives the same
 // bytes, with no HTML escaping.
 package chat

@@ -3,6 +3,7 @@ package chat
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -20,9 +21,9 @@ func OpenAI(c Conversation) ([]byte, error) {
 		body.Messages = append(body.Messages, openaiMessage{Role: "system", Content: c.SystemText()})
 	}
 	for _, m := range c.Messages {
-		om := openaiMessage{Role: string(m.Role), Content: m.Content, ToolCallID: m.ToolCallID}
+		om := openaiMessage{Role: string(m.Role), Content: m.Content, ToolCallID: wireOf(m.ToolCallID)}
 		for _, tc := range m.ToolCalls {
-			om.ToolCalls = append(om.ToolCalls, openaiCall{ID: tc.ID, Type: "function",
+			om.ToolCalls = append(om.ToolCalls, openaiCall{ID: WireID(tc.ID), Type: "function",
 				Function: openaiFunction{Name: tc.Name, Arguments: tc.Arguments}})
 		}
 		body.Messages = append(body.Messages, om)
@@ -64,9 +65,8 @@ func Anthropic(c Conversation) ([]byte, error) {
 		return nil, err
 	}
 	var body anthropicBody
-	for _, p := range c.System {
-		body.System = append(body.System, anthropicBlock{Type: "text", Text: p.Text, CacheControl: ephemeral(p.CacheBreakpoint)})
-	}
+	cc := ephemeral(c.CacheTTL)
+	body.System = anthropicSystem(c.System, cc)
 	body.Messages = make([]anthropicMessage, 0, len(c.Messages))
 	for _, m := range c.Messages {
 		role := "user"
@@ -83,17 +83,25 @@ func Anthropic(c Conversation) ([]byte, error) {
 		switch m.Role {
 		case RoleTool:
 			content := m.Content
-			am.Content = append(am.Content, anthropicBlock{Type: "tool_result", ToolUseID: m.ToolCallID, Content: &content})
+			am.Content = append(am.Content, anthropicBlock{Type: "tool_result", ToolUseID: WireID(m.ToolCallID), Content: &content})
 		default:
 			if m.Content != "" {
 				am.Content = append(am.Content, anthropicBlock{Type: "text", Text: m.Content})
 			}
 			for _, tc := range m.ToolCalls {
-				am.Content = append(am.Content, anthropicBlock{Type: "tool_use", ID: tc.ID, Name: tc.Name, Input: json.RawMessage(tc.Arguments)})
+				am.Content = append(am.Content, anthropicBlock{Type: "tool_use", ID: WireID(tc.ID), Name: tc.Name, Input: json.RawMessage(tc.Arguments)})
 			}
 		}
 		if m.CacheBreakpoint && len(am.Content) > start {
-			am.Content[len(am.Content)-1].CacheControl = ephemeral(true)
+			am.Content[len(am.Content)-1].CacheControl = cc
+		}
+		// Thinking blocks open their message, in their order, before any
+		// text or tool_use of the turns merged into it.
+		for _, r := range m.Reasoning {
+			if r.For(FormatAnthropic) {
+				am.Content = slices.Insert(am.Content, am.thinking, anthropicBlock{raw: r.JSON})
+				am.thinking++
+			}
 		}
 	}
 	// The API refuses a final assistant message (a prefill) whose text ends
@@ -115,11 +123,42 @@ type anthropicBody struct {
 type anthropicMessage struct {
 	Role    string           `json:"role"`
 	Content []anthropicBlock `json:"content"`
+	// thinking counts the thinking blocks that open Content.
+	thinking int
+}
+
+// anthropicSystem returns the system prompt's text blocks: one a part,
+// but a part that is only white space, which the API refuses, joins the
+// part before it, the cache breakpoint of either at the end of the joined
+// block; blank parts before the first that is not join that one, and
+// their breakpoints, which cover nothing but white space, go.
+func anthropicSystem(parts []SystemPart, cc *cacheControl) []anthropicBlock {
+	var blocks []anthropicBlock
+	lead := "" // blank text before the first part that is not
+	for _, p := range parts {
+		n := len(blocks)
+		switch {
+		case blank(p.Text) && n == 0:
+			lead += p.Text
+			continue
+		case blank(p.Text):
+			blocks[n-1].Text += p.Text
+		default:
+			blocks = append(blocks, anthropicBlock{Type: "text", Text: lead + p.Text})
+			lead, n = "", n+1
+		}
+		if p.CacheBreakpoint {
+			blocks[n-1].CacheControl = cc
+		}
+	}
+	return blocks
 }
 
 // anthropicBlock is a content block of any of the types written: text,
-// tool_use or tool_result; each leaves the others' fields empty.
+// tool_use or tool_result; each leaves the others' fields empty. A
+// thinking block is written as raw, as its provider returned it.
 type anthropicBlock struct {
+	raw          json.RawMessage
 	Type         string          `json:"type"`
 	Text         string          `json:"text,omitempty"`
 	ID           string          `json:"id,omitempty"`
@@ -130,15 +169,35 @@ type anthropicBlock struct {
 	CacheControl *cacheControl   `json:"cache_control,omitempty"`
 }
 
-type cacheControl struct {
-	Type string `json:"type"`
+// MarshalJSON writes a thinking block as it came, any other by its fields.
+func (b anthropicBlock) MarshalJSON() ([]byte, error) {
+	if b.raw != nil {
+		return b.raw, nil
+	}
+	type fields anthropicBlock
+	return marshal(fields(b))
 }
 
-func ephemeral(on bool) *cacheControl {
-	if !on {
-		return nil
+type cacheControl struct {
+	Type string `json:"type"`
+	TTL  string `json:"ttl,omitempty"`
+}
+
+// ephemeral returns the cache_control of a conversation's breakpoints:
+// with its ttl when that is not the API's default.
+func ephemeral(ttl string) *cacheControl {
+	if ttl == TTL5m {
+		ttl = ""
 	}
-	return &cacheControl{Type: "ephemeral"}
+	return &cacheControl{Type: "ephemeral", TTL: ttl}
+}
+
+// wireOf returns WireID(id), or "" for no id.
+func wireOf(id string) string {
+	if id == "" {
+		return ""
+	}
+	return WireID(id)
 }
 
 // marshal writes v as compact JSON without HTML escaping: a context is

@@ -1,6 +1,7 @@
 package chat_test
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/contextasm/contextasm/chat"
@@ -44,4 +45,31 @@ func ExampleConversation_Check() {
 	fmt.Println(conv.Check(chat.FormatOpenAI))
 	// Output:
 	// chat: openai: messages[1]: tool result for call "call_1" does not follow the assistant message that makes it
+}
+
+// The same conversation as a Responses API body, its call made by a turn
+// with a reasoning item, under an id as Kimi emits it: written as an id
+// every API takes, the same for the call and its output.
+func ExampleResponses() {
+	var rs chat.Reasoning
+	if err := json.Unmarshal([]byte(`{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAAA"}`), &rs); err != nil {
+		fmt.Println(err)
+		return
+	}
+	conv := chat.Conversation{
+		System: []chat.SystemPart{{Text: "You quote rates with their APR."}},
+		Messages: []chat.Message{
+			{Role: chat.RoleUser, Content: "Today's car-loan rate?"},
+			{Role: chat.RoleAssistant, Reasoning: []chat.Reasoning{rs}, ToolCalls: []chat.ToolCall{{ID: "functions.get_rate:0", Name: "get_rate", Arguments: `{"product":"car-loan"}`}}},
+			{Role: chat.RoleTool, ToolCallID: "functions.get_rate:0", Content: "6.9% APR"},
+		},
+	}
+	body, err := chat.Responses(conv)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%s\n", body)
+	// Output:
+	// {"instructions":"You quote rates with their APR.","input":[{"type":"message","role":"user","content":"Today's car-loan rate?"},{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAAA"},{"type":"function_call","call_id":"functions_get_rate_0_e9a5cf7707","name":"get_rate","arguments":"{\"product\":\"car-loan\"}"},{"type":"function_call_output","call_id":"functions_get_rate_0_e9a5cf7707","output":"6.9% APR"}]}
 }

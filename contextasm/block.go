@@ -41,6 +41,7 @@ func toBlock(d *declare.Declaration) *assemble.Block {
 		ToolCalls:      slices.Clone(d.ToolCalls),
 		ToolCallID:     d.ToolCallID,
 		Group:          d.Group,
+		Reasoning:      slices.Clone(d.Reasoning),
 		Variants:       slices.Clone(d.Variants),
 		Supersedes:     slices.Clone(d.Supersedes),
 		Replaces:       slices.Clone(d.Replaces),
@@ -134,6 +135,12 @@ func blockKey(b *assemble.Block) [16]byte {
 	fields := []string{b.ID, string(b.Type), b.SourceID, b.Content, string(b.Role), b.ToolCallID()}
 	for _, tc := range b.ToolCalls() { // a message's count reads them
 		fields = append(fields, tc.ID, tc.Name, tc.Arguments)
+	}
+	if rs := b.Reasoning(); len(rs) > 0 { // and the reasoning it writes; keys of other blocks stay as they were
+		fields = append(fields, "reasoning")
+		for _, r := range rs {
+			fields = append(fields, string(r.JSON))
+		}
 	}
 	if b.MaxTokens() > 0 || len(b.Variants()) > 0 { // the forms it may be written in; keys of other blocks stay as they were
 		fields = append(fields, "forms", strconv.Itoa(b.MaxTokens()))

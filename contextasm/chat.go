@@ -96,7 +96,7 @@ func (o ChatOverhead) cost(f chat.Format) assemble.ChatCost {
 
 // conversation returns an assembly's output as a chat conversation.
 func conversation(out *assemble.Output) chat.Conversation {
-	return conversationOf(out.Text, out.Breakpoints, out.Messages)
+	return conversationOf(out.Text, out.Breakpoints, out.Messages, out.CacheTTL)
 }
 
 // conversationOf returns a text, its cache breakpoints and its messages as
@@ -104,7 +104,7 @@ func conversation(out *assemble.Output) chat.Conversation {
 // breakpoints into parts that each end at one (the last ones, so that
 // with a breakpoint on a message there are at most
 // chat.MaxCacheBreakpoints in all), then the messages.
-func conversationOf(text string, bps []Breakpoint, msgs []chat.Message) chat.Conversation {
+func conversationOf(text string, bps []Breakpoint, msgs []chat.Message, ttl string) chat.Conversation {
 	room := chat.MaxCacheBreakpoints
 	for _, m := range msgs {
 		if m.CacheBreakpoint {
@@ -125,7 +125,7 @@ func conversationOf(text string, bps []Breakpoint, msgs []chat.Message) chat.Con
 	if start < len(text) {
 		parts = append(parts, chat.SystemPart{Text: text[start:]})
 	}
-	return chat.Conversation{System: parts, Messages: msgs}
+	return chat.Conversation{System: parts, Messages: msgs, CacheTTL: ttl}
 }
 
 // Messages returns the result as a chat conversation: the system prompt
@@ -145,7 +145,7 @@ func conversationOf(text string, bps []Breakpoint, msgs []chat.Message) chat.Con
 //
 // chat.OpenAI and chat.Anthropic encode it as a request body.
 func (r *Result) Messages() chat.Conversation {
-	return conversationOf(r.Text, r.CacheBreakpoints, r.messages)
+	return conversationOf(r.Text, r.CacheBreakpoints, r.messages, r.cacheTTL)
 }
 
 // checkBody holds body, of format f, to its API's documented message rules
@@ -156,6 +156,8 @@ func checkBody(f chat.Format, body []byte) error {
 	case chat.FormatOpenAI:
 	case chat.FormatAnthropic:
 		check = chatcheck.Anthropic
+	case chat.FormatResponses:
+		check = chatcheck.Responses
 	default:
 		return fmt.Errorf("%w: no checker for the %v format", chat.ErrInvalid, f)
 	}

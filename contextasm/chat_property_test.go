@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -83,6 +84,9 @@ func session(r *rand.Rand, turns int) []declare.Declaration {
 			for k := range n {
 				call++
 				cid := fmt.Sprintf("call_%d", call)
+				if call%4 == 0 { // an id Anthropic does not take as it is (Kimi's)
+					cid = fmt.Sprintf("functions.get_rate:%d", call)
+				}
 				a.ToolCalls = append(a.ToolCalls, declare.ToolCall{ID: cid, Name: []string{"get_rate", "quote", "lookup-file"}[r.IntN(3)],
 					Arguments: fmt.Sprintf(`{"n":%d,"q":%q}`, k, words(r, 1+r.IntN(3)))})
 				res := hist(fmt.Sprintf("%s-result-%d", id, k), declare.RoleTool, words(r, 1+r.IntN(60)))
@@ -94,6 +98,9 @@ func session(r *rand.Rand, turns int) []declare.Declaration {
 			}
 			if r.IntN(6) == 0 {
 				a.Required = true
+			}
+			if call%3 == 0 { // reasoning of both providers
+				a.Reasoning = chatReasoning
 			}
 			decls = append(decls, a)
 			if r.IntN(3) == 0 { // the user writes before the results come back
@@ -108,6 +115,16 @@ func session(r *rand.Rand, turns int) []declare.Declaration {
 	}
 	return decls
 }
+
+// chatReasoning are reasoning items of every type, as providers return
+// them.
+var chatReasoning = func() []declare.Reasoning {
+	var rs []declare.Reasoning
+	if err := json.Unmarshal([]byte(`[{"type":"thinking","thinking":"The rate first.","signature":"EqQBCkYI"},{"type":"redacted_thinking","data":"EmwKAhgB"},{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"Rate first."}],"encrypted_content":"gAAAA"}]`), &rs); err != nil {
+		panic(err)
+	}
+	return rs
+}()
 
 // chatTemplate returns a template with a history section of cap hcap.
 func chatTemplate(t testing.TB, budget, hcap int, partial bool) *template.Template {
@@ -137,7 +154,7 @@ func TestChatProperties(t *testing.T) {
 		if i%7 == 0 {
 			overhead = contextasm.ChatOverhead{PerMessage: 5, Reply: -1}
 		}
-		for _, f := range []chat.Format{0, chat.FormatOpenAI, chat.FormatAnthropic} {
+		for _, f := range []chat.Format{0, chat.FormatOpenAI, chat.FormatAnthropic, chat.FormatResponses} {
 			what := fmt.Sprintf("conversation %d, format %v", i, f)
 			eng := newEngine(t, contextasm.Config{ChatOverhead: overhead}, decls...)
 			req := contextasm.Request{Template: tpl, Now: chatNow, SessionID: "s1", Format: f}
@@ -153,6 +170,11 @@ func TestChatProperties(t *testing.T) {
 			stats[f.String()]++
 			if len(res.Messages().Messages) > 0 {
 				stats["with messages"]++
+			}
+			for _, m := range res.Messages().Messages {
+				if len(m.Reasoning) > 0 {
+					stats["reasoning written"]++
+				}
 			}
 			for _, e := range res.Events() {
 				stats[string(e.Reason)]++
@@ -171,7 +193,7 @@ func TestChatProperties(t *testing.T) {
 	}
 	t.Logf("%v", stats)
 	// The generator must exercise what is checked.
-	for _, k := range []string{"with messages", "group", "orphan", "budget", "section_cap", "first_message", "too small"} {
+	for _, k := range []string{"with messages", "group", "orphan", "budget", "section_cap", "first_message", "too small", "reasoning_dropped", "reasoning written"} {
 		if stats[k] == 0 {
 			t.Errorf("no assembly had %q: the generator does not test it (%v)", k, stats)
 		}
@@ -213,9 +235,18 @@ func checkChatResult(t *testing.T, what string, tok *bpe.Tokenizer, overhead con
 		per, reply = max(per, 0), max(reply, 0)
 		want += per + tok.Count("system") + reply
 		for _, m := range conv.Messages {
-			want += per + tok.Count(string(m.Role)) + tok.Count(m.Content) + tok.Count(m.ToolCallID)
+			want += per + tok.Count(string(m.Role)) + tok.Count(m.Content)
+			if m.ToolCallID != "" {
+				want += tok.Count(chat.WireID(m.ToolCallID)) // the id as written
+			}
 			for _, c := range m.ToolCalls {
-				want += tok.Count(c.ID) + tok.Count(c.Name) + tok.Count(c.Arguments)
+				want += tok.Count(chat.WireID(c.ID)) + tok.Count(c.Name) + tok.Count(c.Arguments)
+			}
+			for _, rs := range m.Reasoning { // the items written
+				if !rs.For(res.Format) {
+					fail("message %s carries reasoning its format does not write", m.BlockIDs)
+				}
+				want += tok.Count(string(rs.JSON))
 			}
 		}
 	} else if len(conv.Messages) != 0 {
@@ -232,8 +263,11 @@ func checkChatResult(t *testing.T, what string, tok *bpe.Tokenizer, overhead con
 			fail("encode: %v", err)
 		}
 		check := chatcheck.OpenAI
-		if res.Format == chat.FormatAnthropic {
+		switch res.Format {
+		case chat.FormatAnthropic:
 			check = chatcheck.Anthropic
+		case chat.FormatResponses:
+			check = chatcheck.Responses
 		}
 		if err := check(body, chatcheck.Options{AllowNoMessages: true}); err != nil {
 			fail("%v\n%s", err, body)
@@ -409,7 +443,7 @@ func TestChatConversationProperties(t *testing.T) {
 		if i%2 == 0 {
 			cfg.Stickiness = truncate.Stickiness{MinCachePrefix: 64}
 		}
-		for _, f := range []chat.Format{0, chat.FormatOpenAI, chat.FormatAnthropic} {
+		for _, f := range []chat.Format{0, chat.FormatOpenAI, chat.FormatAnthropic, chat.FormatResponses} {
 			eng := newEngine(t, cfg)
 			declared := 0
 			for call, stop := range stops {

@@ -71,6 +71,8 @@ type Result struct {
 	Format chat.Format
 	// messages are a chat format's history blocks, in reading order.
 	messages []chat.Message
+	// cacheTTL is the template's cache_ttl, which Messages carries.
+	cacheTTL string
 	// Encoding is the template's encoding, which counted every token.
 	Encoding string
 	// Budget is the budget applied: the template's.
@@ -198,6 +200,7 @@ func newResult(tpl *template.Template, req Request, a *assembled, extra []Event)
 	return &Result{
 		Format:              a.format,
 		messages:            out.Messages,
+		cacheTTL:            out.CacheTTL,
 		Text:                out.Text,
 		TotalTokens:         out.TotalTokens,
 		Fingerprint:         tpl.Fingerprint(),

@@ -33,12 +33,17 @@ func (d *Declaration) ChatRole() Role {
 }
 
 // ToolCall is one call of a tool that an assistant turn makes:
-// {"id","name","arguments"}, where arguments is a JSON object written as a
-// string ("{}" for none). Its id and name follow the rules both the OpenAI
-// and the Anthropic APIs accept, so a declaration renders for either: 1 to
-// chat.MaxToolCallIDLen and 1 to chat.MaxToolNameLen characters of
-// [A-Za-z0-9_-].
+// {"id","name","arguments"}, where arguments is a JSON object in UTF-8
+// written as a string ("{}" for none). Its id is 1 to
+// chat.MaxToolCallIDLen characters of printable ASCII but the space (the
+// ids providers emit, such as "functions.get_weather:0"; each format
+// writes it as chat.WireID maps it), its name 1 to chat.MaxToolNameLen
+// characters of [A-Za-z0-9_-], as every API takes it.
 type ToolCall = chat.ToolCall
+
+// Reasoning is one reasoning item of an assistant turn, as its provider
+// returned it (chat.Reasoning, chat.ValidReasoning).
+type Reasoning = chat.Reasoning
 
 // chatProblems appends the problems of d's chat fields (role, tool_calls,
 // tool_call_id, group) that a struct tag cannot express.
@@ -50,7 +55,7 @@ func chatProblems(d *Declaration, dst []Problem) []Problem {
 		for _, f := range [...]struct {
 			name string
 			set  bool
-		}{{"role", d.Role != ""}, {"tool_calls", len(d.ToolCalls) > 0}, {"tool_call_id", d.ToolCallID != ""}, {"group", d.Group != ""}} {
+		}{{"role", d.Role != ""}, {"tool_calls", len(d.ToolCalls) > 0}, {"tool_call_id", d.ToolCallID != ""}, {"group", d.Group != ""}, {"reasoning", len(d.Reasoning) > 0}} {
 			if f.set {
 				add(f.name, "applies to history blocks only (memory_type is %q)", d.MemoryType)
 			}
@@ -66,6 +71,23 @@ func chatProblems(d *Declaration, dst []Problem) []Problem {
 	}
 	if d.ToolCallID != "" && role != RoleTool {
 		add("tool_call_id", "needs role \"tool\" (role is %q)", role)
+	}
+	if len(d.Reasoning) > 0 && role != RoleAssistant {
+		add("reasoning", "needs role \"assistant\" (role is %q)", role)
+	}
+	openai := -1
+	for i, r := range d.Reasoning {
+		f := fmt.Sprintf("reasoning[%d]", i)
+		if key, err := chat.ValidReasoning(r); err != nil {
+			if key != "" {
+				f += "." + key
+			}
+			add(f, "%v", err)
+		} else if r.Type == chat.ReasoningOpenAI && openai >= 0 {
+			add(f, "a second reasoning item of type %q (reasoning[%d] is one; a turn has one: declare a turn for each)", r.Type, openai)
+		} else if r.Type == chat.ReasoningOpenAI {
+			openai = i
+		}
 	}
 	if role == RoleTool && d.ToolCallID == "" {
 		add("tool_call_id", "is required when role is tool (the id of the call the block answers)")
@@ -83,7 +105,7 @@ func chatProblems(d *Declaration, dst []Problem) []Problem {
 	for i, c := range d.ToolCalls {
 		f := fmt.Sprintf("tool_calls[%d]", i)
 		if !chat.ValidID(c.ID) {
-			add(f+".id", "must be 1 to %d characters of A-Z, a-z, 0-9, '_' and '-' (got %q)", chat.MaxToolCallIDLen, c.ID)
+			add(f+".id", "must be 1 to %d characters of printable ASCII but the space (got %q)", chat.MaxToolCallIDLen, clip(c.ID))
 		} else if j, dup := seen[c.ID]; dup {
 			add(f+".id", "repeats the id of tool_calls[%d] (%q)", j, c.ID)
 		} else {
@@ -93,11 +115,11 @@ func chatProblems(d *Declaration, dst []Problem) []Problem {
 			add(f+".name", "must be 1 to %d characters of A-Z, a-z, 0-9, '_' and '-' (got %q)", chat.MaxToolNameLen, c.Name)
 		}
 		if !chat.ValidArguments(c.Arguments) {
-			add(f+".arguments", "must be a JSON object written as a string, such as \"{}\" (got %q)", clip(c.Arguments))
+			add(f+".arguments", "must be a JSON object in UTF-8 written as a string, such as \"{}\" (got %q)", clip(c.Arguments))
 		}
 	}
 	if d.ToolCallID != "" && !chat.ValidID(d.ToolCallID) {
-		add("tool_call_id", "must be 1 to %d characters of A-Z, a-z, 0-9, '_' and '-' (got %q)", chat.MaxToolCallIDLen, d.ToolCallID)
+		add("tool_call_id", "must be 1 to %d characters of printable ASCII but the space (got %q)", chat.MaxToolCallIDLen, clip(d.ToolCallID))
 	}
 	if d.Group != "" && !validRequestID(d.Group) {
 		add("group", "must be 1 to %d printable characters without whitespace", MaxRequestIDLen)
@@ -132,6 +154,7 @@ type callKey struct{ session, id string }
 type CallIndex struct {
 	calls   map[callKey]string // call → request_id of the assistant block
 	results map[callKey]string // call → request_id of the tool block
+	wire    map[callKey]string // the id a call is written as (chat.WireID) → the call's id
 }
 
 // Add indexes d's calls and result, and returns the problems that d
@@ -143,7 +166,7 @@ func (x *CallIndex) Add(d *Declaration) []Problem {
 		return nil
 	}
 	if x.calls == nil {
-		x.calls, x.results = make(map[callKey]string), make(map[callKey]string)
+		x.calls, x.results, x.wire = make(map[callKey]string), make(map[callKey]string), make(map[callKey]string)
 	}
 	var probs []Problem
 	for i, c := range d.ToolCalls {
@@ -153,7 +176,13 @@ func (x *CallIndex) Add(d *Declaration) []Problem {
 				Message: fmt.Sprintf("call %q is already declared in session %q by %q", c.ID, d.SessionID, other)})
 			continue
 		}
-		x.calls[k] = d.RequestID
+		w := callKey{d.SessionID, chat.WireID(c.ID)}
+		if other, ok := x.wire[w]; ok && other != c.ID {
+			probs = append(probs, Problem{RequestID: d.RequestID, Field: fmt.Sprintf("tool_calls[%d].id", i),
+				Message: fmt.Sprintf("call %q is written as %q, as call %q of session %q is (chat.WireID)", c.ID, w.id, other, d.SessionID)})
+			continue
+		}
+		x.calls[k], x.wire[w] = d.RequestID, c.ID
 	}
 	if d.ChatRole() == RoleTool && d.ToolCallID != "" {
 		k := callKey{d.SessionID, d.ToolCallID}

@@ -30,6 +30,16 @@ func turn(r declare.Role) declare.Declaration {
 	return d
 }
 
+func reasonings(items ...string) []declare.Reasoning {
+	out := make([]declare.Reasoning, len(items))
+	for i, s := range items {
+		if err := json.Unmarshal([]byte(s), &out[i]); err != nil {
+			panic(err)
+		}
+	}
+	return out
+}
+
 func TestValidateChatFields(t *testing.T) {
 	long := strings.Repeat("a", chat.MaxToolCallIDLen)
 	tests := []struct {
@@ -49,10 +59,30 @@ func TestValidateChatFields(t *testing.T) {
 		{name: "longest call id, name", role: declare.RoleAssistant, edit: func(d *declare.Declaration) {
 			d.ToolCalls[0].ID, d.ToolCalls[0].Name = long, strings.Repeat("n", chat.MaxToolNameLen)
 		}},
+		{name: "a Kimi call id", role: declare.RoleAssistant, edit: func(d *declare.Declaration) { d.ToolCalls[0].ID = "functions.get_weather:0" }},
+		{name: "a Kimi result", role: declare.RoleTool, edit: func(d *declare.Declaration) { d.ToolCallID = "functions.get_weather:0" }},
+		{name: "reasoning of every type", role: declare.RoleAssistant, edit: func(d *declare.Declaration) {
+			d.Reasoning = reasonings(`{"type":"thinking","thinking":"","signature":"sig"}`, `{"type":"redacted_thinking","data":"x"}`,
+				`{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"t"}],"encrypted_content":null}`)
+		}},
 		{name: "arguments with white space around the object", role: declare.RoleAssistant, edit: func(d *declare.Declaration) {
 			d.ToolCalls[0].Arguments = " {\"a\": [1, 2]}\n"
 		}},
 
+		{name: "call id too long", role: declare.RoleAssistant, edit: func(d *declare.Declaration) { d.ToolCalls[0].ID = long + "a" },
+			fields: []string{"tool_calls[0].id"}, msg: "1 to 128 characters of printable ASCII"},
+		{name: "call id not ASCII", role: declare.RoleTool, edit: func(d *declare.Declaration) { d.ToolCallID = "appel_é" },
+			fields: []string{"tool_call_id"}, msg: "printable ASCII"},
+		{name: "arguments not UTF-8", role: declare.RoleAssistant, edit: func(d *declare.Declaration) { d.ToolCalls[0].Arguments = "{\"a\":\"\xc3\"}" },
+			fields: []string{"tool_calls[0].arguments"}, msg: "in UTF-8"},
+		{name: "reasoning on a tool result", role: declare.RoleTool, edit: func(d *declare.Declaration) { d.Reasoning = reasonings(`{"type":"redacted_thinking","data":"x"}`) },
+			fields: []string{"reasoning"}, msg: `needs role "assistant"`},
+		{name: "reasoning on a context block", edit: func(d *declare.Declaration) {
+			d.MemoryType, d.Role, d.Reasoning = declare.Context, "", reasonings(`{"type":"redacted_thinking","data":"x"}`)
+		}, fields: []string{"reasoning"}, msg: "history blocks only"},
+		{name: "a thinking block without signature", role: declare.RoleAssistant, edit: func(d *declare.Declaration) {
+			d.Reasoning = reasonings(`{"type":"redacted_thinking","data":"x"}`, `{"type":"thinking","thinking":"t","signature":""}`)
+		}, fields: []string{"reasoning[1].signature"}, msg: "must not be empty"},
 		{name: "unknown role", edit: func(d *declare.Declaration) { d.Role = "system" },
 			fields: []string{"role"}, msg: "user, assistant, tool"},
 		{name: "role on a constraint", edit: func(d *declare.Declaration) { d.MemoryType, d.Scope = declare.Constraint, declare.ScopeGlobal },
@@ -78,9 +108,7 @@ func TestValidateChatFields(t *testing.T) {
 		{name: "a tool exchange outside a session", role: declare.RoleTool, edit: func(d *declare.Declaration) {
 			d.Scope, d.SessionID, d.UserID = declare.ScopeUser, "", "u"
 		}, fields: []string{"scope"}, msg: "must be session"},
-		{name: "call id too long", role: declare.RoleAssistant, edit: func(d *declare.Declaration) { d.ToolCalls[0].ID = long + "a" },
-			fields: []string{"tool_calls[0].id"}, msg: "1 to 40"},
-		{name: "call id with a colon", role: declare.RoleAssistant, edit: func(d *declare.Declaration) { d.ToolCalls[0].ID = "mcp:1" },
+		{name: "call id with a space", role: declare.RoleAssistant, edit: func(d *declare.Declaration) { d.ToolCalls[0].ID = "mcp 1" },
 			fields: []string{"tool_calls[0].id"}},
 		{name: "empty call id and name", role: declare.RoleAssistant, edit: func(d *declare.Declaration) { d.ToolCalls[0].ID, d.ToolCalls[0].Name = "", "" },
 			fields: []string{"tool_calls[0].id", "tool_calls[0].name"}},
@@ -336,6 +364,22 @@ func TestCallIndex(t *testing.T) {
 	}
 	if _, ok := x.Answers(&declare.Declaration{MemoryType: declare.Context}); !ok {
 		t.Error("a context block needs an answer")
+	}
+	// Two call ids that every format would write alike are refused: the
+	// second names the first.
+	kimi := turn(declare.RoleAssistant)
+	kimi.RequestID, kimi.ToolCalls[0].ID = "t4", "functions.get_rate:0"
+	if probs := x.Add(&kimi); probs != nil {
+		t.Fatal(probs)
+	}
+	alike := turn(declare.RoleAssistant)
+	alike.RequestID, alike.ToolCalls[0].ID = "t5", chat.WireID("functions.get_rate:0")
+	if probs := x.Add(&alike); len(probs) != 1 || probs[0].Field != "tool_calls[0].id" || !strings.Contains(probs[0].Message, `as call "functions.get_rate:0" of session "s1" is`) {
+		t.Errorf("an id written as another's: %+v", probs)
+	}
+	alike.SessionID = "s2" // another session's ids are its own
+	if probs := x.Add(&alike); probs != nil {
+		t.Errorf("another session: %+v", probs)
 	}
 }
 

@@ -89,7 +89,7 @@ func Conversation(c chat.Conversation, o ConversationOptions) ([]Declaration, er
 		at := o.Now.Add(-time.Duration(len(c.Messages)-1-i) * time.Millisecond)
 		decls = append(decls, Declaration{RequestID: id("msg-", fields...), MemoryType: History,
 			Scope: ScopeSession, SessionID: o.SessionID, Content: m.Content, LastModified: &at,
-			Role: m.Role, ToolCalls: slices.Clone(m.ToolCalls), ToolCallID: m.ToolCallID,
+			Role: m.Role, ToolCalls: slices.Clone(m.ToolCalls), ToolCallID: m.ToolCallID, Reasoning: slices.Clone(m.Reasoning),
 			Required: i == len(c.Messages)-1})
 		if m.ToolCallID != "" && o.ToolResultMaxTokens > 0 {
 			n := o.ToolResultMaxTokens

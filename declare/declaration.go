@@ -150,6 +150,10 @@ type Declaration struct {
 	ToolCallID string `json:"tool_call_id,omitempty"`
 	// Group names the group the block is kept or dropped with.
 	Group string `json:"group,omitempty"`
+	// Reasoning are, on an assistant turn, the reasoning items its provider
+	// returned with it (docs/chat.md#reasoning), sent back unchanged where
+	// the provider requires them.
+	Reasoning []Reasoning `json:"reasoning,omitempty"`
 
 	// Variants, MaxTokens, Supersedes and Replaces let an assembly degrade
 	// a block before it drops it, or leave it out for a newer one

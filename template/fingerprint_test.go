@@ -135,6 +135,7 @@ func TestFingerprintChanges(t *testing.T) {
 	}{
 		{"budget", func(m map[string]any) { m["budget"] = 4097 }},
 		{"encoding", func(m map[string]any) { m["encoding"] = "cl100k_base" }},
+		{"cache_ttl", func(m map[string]any) { m["cache_ttl"] = "1h" }},
 		{"section cap", func(m map[string]any) { sec(m, 0)["max_tokens"] = 511 }},
 		{"another section cap", func(m map[string]any) { sec(m, 2)["max_tokens"] = 2049 }},
 		{"render", func(m map[string]any) { sec(m, 0)["render"] = "【硬性规则】 {content}【/硬性规则】" }},
@@ -169,6 +170,30 @@ func TestFingerprintChanges(t *testing.T) {
 			t.Errorf("%s: fingerprint %s, same as %s", c.name, fp, other)
 		}
 		seen[fp] = c.name
+	}
+}
+
+// cache_ttl "5m" is the default's meaning, and the default's fingerprint;
+// "1h" moves it (TestFingerprintChanges); any other value is refused.
+func TestCacheTTL(t *testing.T) {
+	base := mustLoad(t, "spec_example.json")
+	for ttl, want := range map[string]string{"5m": "", "1h": "1h"} {
+		var m map[string]any
+		if err := jsonUnmarshal(mustRead(t, "spec_example.json"), &m); err != nil {
+			t.Fatal(err)
+		}
+		m["cache_ttl"] = ttl
+		tpl := mustParse(t, string(encode(t, m)))
+		if tpl.CacheTTL() != want {
+			t.Errorf("cache_ttl %q: CacheTTL() = %q, want %q", ttl, tpl.CacheTTL(), want)
+		}
+		if (tpl.Fingerprint() == base.Fingerprint()) != (want == "") {
+			t.Errorf("cache_ttl %q: fingerprint %s, the default's %s", ttl, tpl.Fingerprint(), base.Fingerprint())
+		}
+	}
+	_, err := template.Parse([]byte(`{"budget":10,"cache_ttl":"2h","sections":[{"name":"A","priority":1,"memory_types":["context"],"max_tokens":5,"render":"{content}"}]}`), "t.json")
+	if err == nil || !strings.Contains(err.Error(), `t.json:1: cache_ttl: must be "5m" or "1h" (got "2h")`) {
+		t.Errorf("cache_ttl 2h: %v", err)
 	}
 }
 

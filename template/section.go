@@ -58,6 +58,10 @@ func (t *Template) Budget() int { return t.def.Budget }
 // template names ("sha256:" and hex; see TokenizerFile).
 func (t *Template) Encoding() string { return t.encoding }
 
+// CacheTTL returns the template's cache_ttl: "1h", or "" for the API's
+// default of 5 minutes.
+func (t *Template) CacheTTL() string { return t.def.CacheTTL }
+
 // Version returns the template's version label: its author's own, such as
 // "2.0" (DefaultVersion when the file gives none). It enters the
 // fingerprint; it is not the protocol version of the header.

@@ -119,6 +119,11 @@ type Definition struct {
 	// Encoding names the tokenizer blocks are counted with: a built-in name,
 	// "approx:FAMILY" or a tokenizer file's path; empty means DefaultEncoding.
 	Encoding string `json:"encoding"`
+	// CacheTTL (cache_ttl) is how long Anthropic keeps the prompt cache a
+	// chat body's breakpoints write: "5m" (the API's default) or "1h";
+	// empty means "5m". Left out of the canonical JSON unless "1h", so
+	// templates without it keep their fingerprints (docs/chat.md).
+	CacheTTL string `json:"cache_ttl,omitempty"`
 	// Sections are the sections, written into the text in this order.
 	Sections []SectionDefinition `json:"sections"`
 }
@@ -243,6 +248,9 @@ func withDefaults(def Definition) Definition {
 	if out.Encoding == "" {
 		out.Encoding = DefaultEncoding
 	}
+	if out.CacheTTL == "5m" {
+		out.CacheTTL = "" // the default: the same template
+	}
 	out.Sections = make([]SectionDefinition, len(def.Sections))
 	for i, s := range def.Sections {
 		s.MemoryTypes = slices.Clone(s.MemoryTypes)
@@ -289,6 +297,9 @@ func compile(def Definition, name string, confined bool) (*Template, error) {
 	encoding, tokenizerFile, problem := resolveEncoding(def.Encoding, name, confined)
 	if problem != "" {
 		add("encoding", "%s", problem)
+	}
+	if def.CacheTTL != "" && def.CacheTTL != "5m" && def.CacheTTL != "1h" {
+		add("cache_ttl", "must be \"5m\" or \"1h\" (got %q)", def.CacheTTL)
 	}
 	if len(def.Sections) == 0 {
 		add("sections", "a template needs at least one section")

@@ -97,8 +97,9 @@ func Feedback(ctx context.Context, eng Engine, res *contextasm.Result, m *anthro
 }
 
 // Message returns the assistant's reply m as a chat.Message: its text
-// blocks joined and its tool_use blocks as tool calls, to declare as the
-// conversation's next turn (declare.Conversation).
+// blocks joined, its tool_use blocks as tool calls and its thinking and
+// redacted_thinking blocks as reasoning, to declare as the conversation's
+// next turn (declare.Conversation).
 func Message(m *anthropic.Message) chat.Message {
 	out := chat.Message{Role: chat.RoleAssistant}
 	var text strings.Builder
@@ -106,6 +107,13 @@ func Message(m *anthropic.Message) chat.Message {
 		switch b.Type {
 		case "text":
 			text.WriteString(b.Text)
+		case "thinking", "redacted_thinking":
+			// Sent back unchanged on the turn that made the pending calls
+			// (docs/chat.md#reasoning).
+			var r chat.Reasoning
+			if json.Unmarshal([]byte(b.RawJSON()), &r) == nil {
+				out.Reasoning = append(out.Reasoning, r)
+			}
 		case "tool_use":
 			args := string(b.Input)
 			if args == "" || args == "null" {

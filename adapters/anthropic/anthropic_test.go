@@ -18,6 +18,7 @@ import (
 	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/internal/chatcheck"
 	"github.com/contextasm/contextasm/template"
 	"github.com/contextasm/contextasm/truncate"
 )
@@ -205,18 +206,86 @@ func TestRoundTrip(t *testing.T) {
 func TestMessage(t *testing.T) {
 	var m anthropic.Message
 	if err := json.Unmarshal([]byte(`{"id":"msg_2","type":"message","role":"assistant","content":[
+		{"type":"thinking","thinking":"Two tools.","signature":"EqQB"},
+		{"type":"redacted_thinking","data":"EmwK"},
 		{"type":"text","text":"Checking."},
 		{"type":"tool_use","id":"toolu_2","name":"get_rate","input":{"months":60}},
 		{"type":"tool_use","id":"toolu_3","name":"now","input":{}}]}`), &m); err != nil {
 		t.Fatal(err)
 	}
 	got := anthropicadapter.Message(&m)
-	want := chat.Message{Role: chat.RoleAssistant, Content: "Checking.",
+	var rs []chat.Reasoning
+	if err := json.Unmarshal([]byte(`[{"type":"thinking","thinking":"Two tools.","signature":"EqQB"},{"type":"redacted_thinking","data":"EmwK"}]`), &rs); err != nil {
+		t.Fatal(err)
+	}
+	want := chat.Message{Role: chat.RoleAssistant, Content: "Checking.", Reasoning: rs,
 		ToolCalls: []chat.ToolCall{{ID: "toolu_2", Name: "get_rate", Arguments: `{"months":60}`}, {ID: "toolu_3", Name: "now", Arguments: "{}"}}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Message = %+v, want %+v", got, want)
 	}
 	if r := anthropicadapter.Response(nil, nil); r.Text != "" || r.Cited != nil {
 		t.Errorf("nil message: %+v", r)
+	}
+}
+
+// A template's cache_ttl "1h" reaches the SDK's parameters on every
+// breakpoint, and the thinking blocks of the turn that made the pending
+// call go back first in it, unchanged: a body the API's rules accept.
+func TestCacheTTLAndThinking(t *testing.T) {
+	eng, err := contextasm.New(contextasm.Config{Stickiness: truncate.Stickiness{MinCachePrefix: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	var thinking chat.Reasoning
+	if err := json.Unmarshal([]byte(`{"type":"thinking","thinking":"The rate is needed.","signature":"EqQBCkYI"}`), &thinking); err != nil {
+		t.Fatal(err)
+	}
+	conv := chat.Conversation{Messages: []chat.Message{
+		{Role: chat.RoleUser, Content: "What is the car-loan rate?"},
+		{Role: chat.RoleAssistant, Reasoning: []chat.Reasoning{thinking}, ToolCalls: []chat.ToolCall{{ID: "functions.get_rate:0", Name: "get_rate", Arguments: `{}`}}},
+		{Role: chat.RoleTool, ToolCallID: "functions.get_rate:0", Content: "6.9% APR"},
+	}}
+	decls, err := declare.Conversation(conv, declare.ConversationOptions{SessionID: "s1", Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Declare(append(decls, declare.Declaration{RequestID: "rule-apr", MemoryType: declare.Constraint, Scope: declare.ScopeGlobal,
+		Content: "Quote rates with their APR."})...); err != nil {
+		t.Fatal(err)
+	}
+	tpl, err := template.Parse([]byte(strings.Replace(tplSrc, `"budget": 800,`, `"budget": 800, "cache_ttl": "1h",`, 1)), "template.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := eng.Assemble(context.Background(), contextasm.Request{Template: tpl, Now: now, SessionID: "s1", Format: chat.FormatAnthropic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := anthropicadapter.Params(res, anthropic.MessageNewParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b map[string]any
+	if err := json.Unmarshal(body, &b); err != nil {
+		t.Fatal(err)
+	}
+	delete(b, "model")
+	delete(b, "max_tokens")
+	rest, _ := json.Marshal(b)
+	if err := chatcheck.Anthropic(rest, chatcheck.Options{}); err != nil {
+		t.Errorf("%v\n%s", err, rest)
+	}
+	marks, hour := strings.Count(string(body), `"cache_control"`), strings.Count(string(body), `"ttl":"1h"`)
+	if marks < 2 || hour != marks {
+		t.Errorf("%d breakpoints, %d of them 1h:\n%s", marks, hour, body)
+	}
+	want := `"content":[{"signature":"EqQBCkYI","thinking":"The rate is needed.","type":"thinking"},{"id":"` + chat.WireID("functions.get_rate:0") + `"`
+	if !strings.Contains(string(body), want) {
+		t.Errorf("no thinking block first in the turn that made the call:\n%s", body)
 	}
 }

@@ -17,7 +17,10 @@
 // tool_result blocks, and cache_control on the blocks that end at the
 // Result's cache breakpoints: the sections unchanged since the
 // conversation's previous call, whose bytes contextasm's sticky decisions
-// keep identical, and its last message.
+// keep identical, and its last message; with the template's cache_ttl
+// "1h", each carries "ttl":"1h". The thinking blocks of the turn that made
+// the pending tool calls go back first in that turn, unchanged, and tool
+// call ids are written as chat.WireID maps them.
 //
 // # Responses
 //

@@ -21,6 +21,19 @@
 // Options.PlainContent writes plain strings instead, for servers that
 // speak the API but not its cache breakpoints.
 //
+// # The Responses API
+//
+// For a Result assembled with chat.FormatResponses, ResponsesParams (and
+// ResponsesInput) build a responses.ResponseNewParams from chat.Responses'
+// body: the system prompt as instructions, the conversation as input items
+// (messages, the reasoning item of the turn that made the pending calls,
+// function_call and function_call_output items, under the ids chat.WireID
+// writes), then the host's own instructions and input.
+//
+//	res, err := eng.Assemble(ctx, contextasm.Request{..., Format: chat.FormatResponses})
+//	params, err := openaiadapter.ResponsesParams(res, responses.ResponseNewParams{Model: openai.ChatModelGPT5_5})
+//	resp, err := client.Responses.New(ctx, params)
+//
 // # Responses
 //
 // Response reads a completion's first choice: its text (whose

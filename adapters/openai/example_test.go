@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/responses"
 
 	openaiadapter "github.com/contextasm/contextasm/adapters/openai"
 	"github.com/contextasm/contextasm/chat"
@@ -83,4 +85,66 @@ func Example() {
 	//   "model": "gpt-5.5"
 	// }
 	// cited rule-apr at the start; trust 0.50 -> 0.55
+}
+
+// A context assembled for the Responses API becomes the request's
+// instructions and input items; the reasoning item of the turn that made
+// the pending call goes back before that call, under an id every API
+// takes.
+func ExampleResponsesParams() {
+	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	eng, err := contextasm.New(contextasm.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	var rs chat.Reasoning
+	if err := json.Unmarshal([]byte(`{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAAA"}`), &rs); err != nil {
+		log.Fatal(err)
+	}
+	turns, err := declare.Conversation(chat.Conversation{Messages: []chat.Message{
+		{Role: chat.RoleUser, Content: "Today's car-loan rate?"},
+		{Role: chat.RoleAssistant, Reasoning: []chat.Reasoning{rs}, ToolCalls: []chat.ToolCall{{ID: "functions.get_rate:0", Name: "get_rate", Arguments: "{}"}}},
+		{Role: chat.RoleTool, ToolCallID: "functions.get_rate:0", Content: "6.9% APR"},
+	}}, declare.ConversationOptions{SessionID: "s1", Now: now})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := eng.Declare(turns...); err != nil {
+		log.Fatal(err)
+	}
+	tpl, err := template.Parse([]byte(`{"budget": 300, "sections": [
+	    {"name": "HISTORY", "priority": 1, "memory_types": ["history"], "max_tokens": 200, "render": "{content}"}]}`), "template.json")
+	if err != nil {
+		log.Fatal(err)
+	}
+	res, err := eng.Assemble(context.Background(), contextasm.Request{Template: tpl, Now: now, SessionID: "s1", Format: chat.FormatResponses})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	params, err := openaiadapter.ResponsesParams(res, responses.ResponseNewParams{Model: openai.ChatModelGPT5_5})
+	if err != nil {
+		log.Fatal(err)
+	}
+	body, err := json.Marshal(params) // the body the SDK sends
+	if err != nil {
+		log.Fatal(err)
+	}
+	var sent struct {
+		Input []struct {
+			Type   string `json:"type"`
+			CallID string `json:"call_id"`
+		} `json:"input"`
+	}
+	if err := json.Unmarshal(body, &sent); err != nil {
+		log.Fatal(err)
+	}
+	for _, item := range sent.Input {
+		fmt.Println(strings.TrimSpace(item.Type + " " + item.CallID))
+	}
+	// Output:
+	// message
+	// reasoning
+	// function_call functions_get_rate_0_e9a5cf7707
+	// function_call_output functions_get_rate_0_e9a5cf7707
 }

@@ -37,13 +37,13 @@ var demoRequest = struct {
 
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("demo", stdout)
-	format := fs.String("format", "text", "output format: text (rendering and explanation), json, report, html, openai or anthropic")
+	format := fs.String("format", "text", "output format: text (rendering and explanation), json, report, html, openai, anthropic or responses")
 	output := fs.String("o", "", "write the output to this file instead of stdout")
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
 	if !validFormat(*format) {
-		return usagef("demo: --format must be text, json, report, html, openai or anthropic (got %q)", *format)
+		return usagef("demo: --format must be text, json, report, html, openai, anthropic or responses (got %q)", *format)
 	}
 	res, err := demoResult(ctx, chatFormat(*format))
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 // and one example, for `contextasm COMMAND --help`.
 var commandHelp = map[string]struct{ synopsis, example string }{
 	"demo": {
-		"contextasm demo [--format text|json|report|html|openai|anthropic] [-o FILE]",
+		"contextasm demo [--format text|json|report|html|openai|anthropic|responses] [-o FILE]",
 		"contextasm demo --format report",
 	},
 	"render": {

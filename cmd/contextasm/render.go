@@ -47,7 +47,7 @@ func (o *renderOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.state, "state", "", "learned state (trust, heat, conversations' decisions): a file, or redis://[user:pass@]host:port/db?prefix=NAME; read for ranking, updated with this render's heat and decisions")
 	fs.BoolVar(&o.fresh, "fresh", false, "decide from scratch, not following the previous render of this session, user and template (with --state)")
 	o.query.register(fs)
-	fs.StringVar(&o.format, "format", "text", "output format: text, json, report (why each block is in or out), html (the same as one page), or openai or anthropic (a chat API's request body)")
+	fs.StringVar(&o.format, "format", "text", "output format: text, json, report (why each block is in or out), html (the same as one page), or openai, anthropic or responses (a chat API's request body)")
 	fs.StringVar(&o.output, "o", "", "write the output to this file instead of stdout")
 	fs.StringVar(&o.usage, "usage", "", "usage file (feedback --usage): what an approx: encoding learned from reported usage")
 	fs.StringVar(&o.tokenizer, "tokenizer", "", "count with this tokenizer file (tokenizer.json or tiktoken spec) instead of the template's encoding")
@@ -65,7 +65,7 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return usagef("render: -t TEMPLATE and at least one -m MEMORIES (or a source: --mcp, --mcp-url, --files) are required")
 	}
 	if !validFormat(o.format) {
-		return usagef("render: --format must be text, json, report, html, openai or anthropic (got %q)", o.format)
+		return usagef("render: --format must be text, json, report, html, openai, anthropic or responses (got %q)", o.format)
 	}
 	now, err := o.instant("render")
 	if err != nil {
@@ -253,7 +253,7 @@ func writeResult(w io.Writer, res *contextasm.Result, format string, color bool)
 	switch format {
 	case "report", "html":
 		return writeView(w, res, format, color)
-	case "openai", "anthropic":
+	case "openai", "anthropic", "responses":
 		body, err := chat.Encode(res.Format, res.Messages())
 		if err != nil {
 			return err

@@ -12,7 +12,7 @@ import (
 // validFormat reports whether format is one render and demo write.
 func validFormat(format string) bool {
 	switch format {
-	case "text", "json", "report", "html", "openai", "anthropic":
+	case "text", "json", "report", "html", "openai", "anthropic", "responses":
 		return true
 	}
 	return false

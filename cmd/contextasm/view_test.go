@@ -133,7 +133,7 @@ func TestRenderHTML(t *testing.T) {
 		t.Errorf("render --format html to stdout: exit %d, %.80q", code, stdout)
 	}
 	for _, args := range [][]string{{"demo", "--format", "yaml"}, {"render", "-t", mlTemplate, "-m", mlMemories, "--format", "pdf"}} {
-		if code, _, stderr := runCLI(t, args...); code != exitUsage || !strings.Contains(stderr, "html, openai or anthropic") {
+		if code, _, stderr := runCLI(t, args...); code != exitUsage || !strings.Contains(stderr, "html, openai, anthropic or responses") {
 			t.Errorf("%q: exit %d, stderr %q", args, code, stderr)
 		}
 	}

@@ -236,10 +236,11 @@ func (a *Assembler) decide(r *run) error {
 		if err := a.conflicts(r); err != nil { // of the eligible blocks sharing a conflict_key, the most trusted
 			return err
 		}
-		a.currentTurn(r) // in a chat format, the turn the model answers: required
-		a.relevance(r)   // each eligible block's relevance to the query, if there is one
-		a.scoring(r)     // each eligible block's score at now
-		a.planUnits(r)   // groups, tool exchanges and summaries: blocks decided together
+		a.currentTurn(r)   // in a chat format, the turn the model answers: required
+		a.reasoningTurn(r) // and of it, the turn whose reasoning items are written
+		a.relevance(r)     // each eligible block's relevance to the query, if there is one
+		a.scoring(r)       // each eligible block's score at now
+		a.planUnits(r)     // groups, tool exchanges and summaries: blocks decided together
 	}
 	for k := range r.tpl.NumSections() {
 		si := r.tpl.ByPriority(k)

@@ -30,6 +30,9 @@ type ChatCost struct {
 	Format     chat.Format // zero: the text format, and no messages
 	PerMessage int         // tokens added for every message, the system prompt's included
 	Reply      int         // tokens added once, for the start of the reply
+	// turn is 1 + the block index of the assistant turn whose reasoning
+	// is written (reasoningTurn), 0 for none; set per assembly.
+	turn int32
 }
 
 // on reports whether the assembly is for a chat format.
@@ -37,25 +40,74 @@ func (k ChatCost) on() bool { return k.Format != 0 }
 
 // chatMemoKey returns the memo key of a message's count in section sec:
 // the section's key (which covers the template's encoding: the count is
-// the encoding's) marked as a message's, which no rendering reads.
-func chatMemoKey(sec *template.Section) [16]byte {
+// the encoding's) marked as a message's, which no rendering reads, and,
+// for a message with reasoning, as one whose reasoning is written in
+// format f (0: none is).
+func chatMemoKey(sec *template.Section, f chat.Format) [16]byte {
 	k := sec.Key()
 	for i, c := range [...]byte{'c', 'h', 'a', 't', ' ', 'm', 'e', 's', 's', 'a', 'g', 'e'} {
 		k[i] ^= c
 	}
+	k[15] ^= byte(f) << 4
 	return k
 }
 
 // messageTokens returns what b counts as a message with content (the
-// per-message overhead not included).
+// per-message overhead and its reasoning not included). A call id counts
+// as the encoders write it (chat.WireID).
 func messageTokens(b *Block, content string, c truncate.Counter) int {
 	role := b.Role
 	if role == "" {
 		role = declare.RoleUser
 	}
-	n := c.Count(string(role)) + c.Count(content) + c.Count(b.ToolCallID())
+	n := c.Count(string(role)) + c.Count(content)
+	if id := b.ToolCallID(); id != "" {
+		n += c.Count(chat.WireID(id))
+	}
 	for _, tc := range b.ToolCalls() {
-		n += c.Count(tc.ID) + c.Count(tc.Name) + c.Count(tc.Arguments)
+		n += c.Count(chat.WireID(tc.ID)) + c.Count(tc.Name) + c.Count(tc.Arguments)
+	}
+	return n
+}
+
+// reasoningTurn finds, in a chat format, the assistant turn whose
+// reasoning items are written: the current turn's (current.go), when it
+// makes the calls the model is to go on from. Providers require those
+// items back (Anthropic's thinking blocks on the turn that made the
+// pending tool calls, the Responses API's reasoning item before its
+// function_call); elsewhere they are dropped, the first thing a turn
+// loses (docs/chat.md#reasoning).
+func (a *Assembler) reasoningTurn(r *run) {
+	for i := range r.current {
+		if b := r.blocks[i]; b.Role == declare.RoleAssistant && len(b.ToolCalls()) > 0 {
+			a.chat.turn = i + 1
+			return
+		}
+	}
+}
+
+// reasoningOf returns the reasoning items the message of block i (b)
+// writes: its items the format takes, on the turn reasoningTurn found;
+// none elsewhere.
+func (a *Assembler) reasoningOf(i int32, b *Block) []chat.Reasoning {
+	rs := b.Reasoning()
+	if len(rs) == 0 || i+1 != a.chat.turn {
+		return nil
+	}
+	var out []chat.Reasoning
+	for _, r := range rs {
+		if r.For(a.chat.Format) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// reasoningTokens counts items as written: each item's JSON.
+func reasoningTokens(rs []chat.Reasoning, c truncate.Counter) int {
+	n := 0
+	for _, r := range rs {
+		n += c.Count(string(r.JSON))
 	}
 	return n
 }
@@ -65,15 +117,20 @@ func messageTokens(b *Block, content string, c truncate.Counter) int {
 func (a *Assembler) messageCount(sec *template.Section, b *Block, cd *candidate, c truncate.Counter) {
 	content, _ := a.content(sec, b, cd.form)
 	cd.text, cd.rendered = content, true
+	rs := a.reasoningOf(cd.Index, b)
 	var key MemoKey
 	if a.Memo != nil && b.Key != (MemoKey{}).Block && cd.form != formCleared { // a placeholder names another block's tool
-		key = MemoKey{Block: formKey(b, cd.form), Section: chatMemoKey(sec)}
+		f := chat.Format(0)
+		if len(rs) > 0 {
+			f = a.chat.Format
+		}
+		key = MemoKey{Block: formKey(b, cd.form), Section: chatMemoKey(sec, f)}
 		if n, ok := a.Memo.Get(key); ok {
 			cd.tokens = a.chat.PerMessage + n
 			return
 		}
 	}
-	n := messageTokens(b, content, c)
+	n := messageTokens(b, content, c) + reasoningTokens(rs, c)
 	if key != (MemoKey{}) {
 		a.Memo.Add(key, n)
 	}
@@ -85,7 +142,7 @@ func (a *Assembler) messageCount(sec *template.Section, b *Block, cd *candidate,
 // only white space fits.
 func (a *Assembler) cutMessage(sec *template.Section, b *Block, cd *candidate, room int, c truncate.Counter) bool {
 	content, _ := a.content(sec, b, cd.form)
-	fixed := a.chat.PerMessage + messageTokens(b, "", c)
+	fixed := a.chat.PerMessage + messageTokens(b, "", c) + reasoningTokens(a.reasoningOf(cd.Index, b), c)
 	target := room - fixed
 	for range 8 {
 		if target <= 0 {
@@ -188,7 +245,8 @@ func (a *Assembler) messages(r *run) error {
 			return err
 		}
 	}
-	a.buildMessages(blocks, r.out)
+	a.buildMessages(r.tpl, blocks, r.out, r.c)
+	r.out.CacheTTL = r.tpl.CacheTTL()
 	return nil
 }
 
@@ -229,8 +287,9 @@ func (a *Assembler) leadWithUser(tpl *template.Template, blocks []*Block, out *O
 }
 
 // buildMessages writes out.Messages, the kept history blocks as messages
-// in reading order, and records each block's message.
-func (a *Assembler) buildMessages(blocks []*Block, out *Output) {
+// in reading order, and records each block's message. A message that
+// leaves reasoning items out has a notice saying how many tokens of them.
+func (a *Assembler) buildMessages(tpl *template.Template, blocks []*Block, out *Output, c truncate.Counter) {
 	order := a.messageOrder(blocks)
 	out.Messages = make([]chat.Message, len(order))
 	for i, r := range order {
@@ -240,7 +299,12 @@ func (a *Assembler) buildMessages(blocks []*Block, out *Output) {
 		if role == "" {
 			role = declare.RoleUser
 		}
-		out.Messages[i] = chat.Message{Role: role, Content: cd.text, ToolCalls: b.ToolCalls(), ToolCallID: b.ToolCallID(), BlockIDs: []string{b.ID}}
+		rs := a.reasoningOf(cd.Index, b)
+		out.Messages[i] = chat.Message{Role: role, Content: cd.text, ToolCalls: b.ToolCalls(), ToolCallID: b.ToolCallID(), Reasoning: rs, BlockIDs: []string{b.ID}}
 		cd.message = int32(i + 1)
+		if all := b.Reasoning(); len(all) > len(rs) {
+			out.Events = append(out.Events, outcome.Event{Kind: outcome.KindNotice, Section: tpl.Section(int(r.si)).Name(), RequestID: cd.ID,
+				Reason: outcome.ReasonReasoningDropped, Tokens: reasoningTokens(all, c) - reasoningTokens(rs, c)})
+		}
 	}
 }

@@ -119,6 +119,8 @@ type Rare struct {
 	ToolCallID string
 	// Group names the group the block is kept or dropped with.
 	Group string
+	// Reasoning are an assistant turn's reasoning items (chatmode.go).
+	Reasoning []declare.Reasoning
 
 	// Variants, MaxTokens, Supersedes and Replaces are the declaration's
 	// degradation fields (degrade.go): shorter forms of Content, longest
@@ -144,7 +146,7 @@ type Rare struct {
 func (r *Rare) IsZero() bool {
 	return r.Roles == nil && r.IdleTTL == 0 && r.ViolationPatterns == nil && r.Patterns == nil &&
 		r.SourceLocation == "" && r.URI == "" && r.ToolCalls == nil && r.ToolCallID == "" &&
-		r.Group == "" && r.Variants == nil && r.MaxTokens == 0 && r.Supersedes == nil && r.Replaces == nil && r.ConflictKey == ""
+		r.Group == "" && r.Reasoning == nil && r.Variants == nil && r.MaxTokens == 0 && r.Supersedes == nil && r.Replaces == nil && r.ConflictKey == ""
 }
 
 // SetRare sets b.Rare to r, or to nil when r sets nothing.
@@ -207,6 +209,9 @@ func (b *Block) ToolCallID() string { return b.rare().ToolCallID }
 
 // Group returns Rare.Group.
 func (b *Block) Group() string { return b.rare().Group }
+
+// Reasoning returns Rare.Reasoning.
+func (b *Block) Reasoning() []declare.Reasoning { return b.rare().Reasoning }
 
 // Variants returns Rare.Variants.
 func (b *Block) Variants() []string { return b.rare().Variants }
@@ -318,6 +323,8 @@ type Output struct {
 	// Messages are, for a chat format, the kept history blocks in reading
 	// order.
 	Messages []chat.Message
+	// CacheTTL is, for a chat format, the template's cache_ttl.
+	CacheTTL string
 	// Decision is what the next assembly of the conversation follows, when
 	// Request.Record asked for it.
 	Decision *Decision

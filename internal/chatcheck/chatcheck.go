@@ -1,6 +1,6 @@
 // Package chatcheck holds request bodies to the message rules the OpenAI
-// Chat Completions and the Anthropic Messages APIs document, read from the
-// wire form: the JSON a host sends. Tests use it to check what package chat
+// Chat Completions, the OpenAI Responses and the Anthropic Messages APIs
+// document, read from the wire form: the JSON a host sends. Tests use it to check what package chat
 // writes without trusting the code that wrote it; it shares no code with
 // that package on purpose.
 //
@@ -28,8 +28,26 @@
 // a corresponding tool_result block in the next message" and each
 // tool_result answers a tool_use of the message just before; in a user
 // message the tool_result blocks come before any text; at most 4 blocks
-// carry cache_control, whose type is "ephemeral"; and the final assistant
-// message's text does not end in white space.
+// carry cache_control, whose type is "ephemeral" and whose ttl, if any,
+// is "5m" or "1h", the 1h ones before any 5m one ("mixing TTLs: longer
+// ones must come first"); thinking and redacted_thinking blocks (a
+// string thinking and a non-empty signature; non-empty data) are in
+// assistant messages only, before the message's other blocks, without
+// cache_control; and the final assistant message's text does not end in
+// white space.
+//
+// Responses: instructions is a non-empty string; input is a list of
+// items by type: "message" (role user, assistant, system or developer,
+// non-empty string content), "function_call" (call_id, name of
+// [A-Za-z0-9_-]{1,64}, arguments a JSON object as a string; contextasm
+// holds call_id to Chat Completions' 40 characters of [A-Za-z0-9_-]),
+// "function_call_output" ("No tool call found for function call output
+// with call_id": it answers a function_call before it, once; output a
+// string) and "reasoning" (id, a summary list of summary_text parts,
+// encrypted_content a string; "Item of type 'reasoning' was provided
+// without its required following item": an assistant message or a
+// function_call comes right after it); and every function_call has its
+// output ("No tool output found for function call").
 package chatcheck
 
 import (
@@ -77,7 +95,12 @@ func object(raw json.RawMessage, at string, allowed []string, p *problems) map[s
 		p.add("%s: not an object", at)
 		return nil
 	}
+	keys := make([]string, 0, len(m))
 	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // problems in one order, whatever the map's
+	for _, k := range keys {
 		if !slices.Contains(allowed, k) {
 			p.add("%s: key %q is not allowed here", at, k)
 		}
@@ -133,6 +156,7 @@ type openaiCheck struct {
 	// not answered yet); pendingAt is where that message is.
 	pending   map[string]bool
 	pendingAt string
+	order     []string // the pending calls in the order made
 }
 
 // openaiRoles checks a message by its role.
@@ -175,12 +199,13 @@ func (c *openaiCheck) body(body []byte, opt Options) {
 // closeRun ends a run of tool messages: every call of the assistant
 // message before it must have been answered.
 func (c *openaiCheck) closeRun() {
-	for id, open := range c.pending {
-		if open {
+	for _, id := range c.order {
+		if c.pending[id] {
 			c.p.add("%s: call %q has no tool message responding to it", c.pendingAt, id)
+			c.pending[id] = false // a repeated id is reported once
 		}
 	}
-	c.pending = nil
+	c.pending, c.order = nil, nil
 }
 
 // plain checks a system, developer or user message: string content.
@@ -238,6 +263,7 @@ func (c *openaiCheck) call(raw json.RawMessage, at string) {
 		c.p.add("%s.id: %q repeats a call of the same message", at, id)
 	}
 	c.pending[id] = true
+	c.order = append(c.order, id)
 }
 
 // tool checks a tool message: it answers a pending call, once.
@@ -268,6 +294,7 @@ func Anthropic(body []byte, opt Options) error {
 type anthropicCheck struct {
 	p           problems
 	breakpoints int             // blocks with cache_control
+	saw5m       string          // the first breakpoint of the default 5-minute ttl
 	seen        map[string]bool // tool_use ids in the request
 	asked       []string        // tool_use ids of the previous message
 	askedAt     string
@@ -281,13 +308,16 @@ type message struct {
 	answered map[string]bool // tool_use ids its tool_result blocks answer
 	uses     []string        // its tool_use ids
 	sawText  bool
+	sawOther bool // a block that is not thinking: thinking comes first
 }
 
 // anthropicBlocks checks a content block by its type.
 var anthropicBlocks = map[string]func(c *anthropicCheck, m *message, raw json.RawMessage, at string){
-	"text":        (*anthropicCheck).textBlock,
-	"tool_use":    (*anthropicCheck).toolUse,
-	"tool_result": (*anthropicCheck).toolResult,
+	"text":              (*anthropicCheck).textBlock,
+	"tool_use":          (*anthropicCheck).toolUse,
+	"tool_result":       (*anthropicCheck).toolResult,
+	"thinking":          (*anthropicCheck).thinking,
+	"redacted_thinking": (*anthropicCheck).redactedThinking,
 }
 
 func (c *anthropicCheck) body(body []byte, opt Options) {
@@ -385,6 +415,41 @@ func (c *anthropicCheck) block(m *message, raw json.RawMessage, at string) {
 		return
 	}
 	check(c, m, raw, at)
+	if head.Type != "thinking" && head.Type != "redacted_thinking" {
+		m.sawOther = true
+	}
+}
+
+// thinkingFirst checks what thinking and redacted_thinking blocks share:
+// in an assistant message, before its other blocks, without
+// cache_control (which the API refuses on them).
+func (c *anthropicCheck) thinkingFirst(m *message, b map[string]json.RawMessage, at string) {
+	if m.role != "assistant" {
+		c.p.add("%s: a thinking block in a %s message", at, m.role)
+	}
+	if m.sawOther {
+		c.p.add("%s: a thinking block after other content (thinking blocks come first)", at)
+	}
+	if _, ok := b["cache_control"]; ok {
+		c.p.add("%s.cache_control: not allowed on a thinking block", at)
+	}
+}
+
+func (c *anthropicCheck) thinking(m *message, raw json.RawMessage, at string) {
+	b := object(raw, at, []string{"type", "thinking", "signature"}, &c.p)
+	c.thinkingFirst(m, b, at)
+	str(b["thinking"], at+".thinking", &c.p)
+	if sig, ok := str(b["signature"], at+".signature", &c.p); ok && sig == "" {
+		c.p.add("%s.signature: empty", at)
+	}
+}
+
+func (c *anthropicCheck) redactedThinking(m *message, raw json.RawMessage, at string) {
+	b := object(raw, at, []string{"type", "data"}, &c.p)
+	c.thinkingFirst(m, b, at)
+	if data, ok := str(b["data"], at+".data", &c.p); ok && data == "" {
+		c.p.add("%s.data: empty", at)
+	}
 }
 
 func (c *anthropicCheck) textBlock(m *message, raw json.RawMessage, at string) {
@@ -450,6 +515,18 @@ func (c *anthropicCheck) cache(b map[string]json.RawMessage, at string) {
 	cc := object(raw, at+".cache_control", []string{"type", "ttl"}, &c.p)
 	if typ, _ := str(cc["type"], at+".cache_control.type", &c.p); typ != "ephemeral" {
 		c.p.add("%s.cache_control.type: %q, want \"ephemeral\"", at, typ)
+	}
+	ttl := "5m"
+	if raw, ok := cc["ttl"]; ok {
+		ttl, _ = str(raw, at+".cache_control.ttl", &c.p)
+	}
+	switch {
+	case ttl != "5m" && ttl != "1h":
+		c.p.add("%s.cache_control.ttl: %q, want \"5m\" or \"1h\"", at, ttl)
+	case ttl == "5m" && c.saw5m == "":
+		c.saw5m = at
+	case ttl == "1h" && c.saw5m != "":
+		c.p.add("%s.cache_control: a ttl of 1h after the 5m of %s (longer lifetimes come first)", at, c.saw5m)
 	}
 }
 

@@ -63,17 +63,34 @@ var bodies = []struct {
 	{"anthropic", "trailing white space in block", `{"messages":[{"role":"user","content":"u"},{"role":"assistant","content":[{"type":"text","text":"a\n"}]}]}`},
 	{"anthropic", "five breakpoints", `{"system":[{"type":"text","text":"1","cache_control":{"type":"ephemeral"}},{"type":"text","text":"2","cache_control":{"type":"ephemeral"}}],"messages":[{"role":"user","content":[{"type":"text","text":"3","cache_control":{"type":"ephemeral"}},{"type":"text","text":"4","cache_control":{"type":"ephemeral"}},{"type":"text","text":"5","cache_control":{"type":"ephemeral"}}]}]}`},
 	{"anthropic", "message not an object", `{"messages":[1]}`},
+	{"anthropic", "thinking ok", `{"messages":[{"role":"user","content":"u"},{"role":"assistant","content":[{"type":"thinking","thinking":"t","signature":"s"},{"type":"redacted_thinking","data":"d"},{"type":"tool_use","id":"t1","name":"f","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"r"}]}]}`},
+	{"anthropic", "bad thinking", `{"messages":[{"role":"user","content":[{"type":"thinking","thinking":"t","signature":""}]},{"role":"assistant","content":[{"type":"text","text":"a"},{"type":"redacted_thinking","data":"","cache_control":{"type":"ephemeral"}},{"type":"thinking","signature":"s","x":1}]}]}`},
+	{"anthropic", "ttl ok", `{"system":[{"type":"text","text":"s","cache_control":{"type":"ephemeral","ttl":"1h"}},{"type":"text","text":"t","cache_control":{"type":"ephemeral","ttl":"5m"}}],"messages":[{"role":"user","content":[{"type":"text","text":"u","cache_control":{"type":"ephemeral"}}]}]}`},
+	{"anthropic", "1h after 5m", `{"system":[{"type":"text","text":"s","cache_control":{"type":"ephemeral"}},{"type":"text","text":"t","cache_control":{"type":"ephemeral","ttl":"1h"}}],"messages":[{"role":"user","content":[{"type":"text","text":"u","cache_control":{"type":"ephemeral","ttl":"2h"}}]}]}`},
+	{"responses", "ok", `{"instructions":"s","input":[{"type":"message","role":"user","content":"u"},{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"x"}],"encrypted_content":"e"},{"type":"message","role":"assistant","content":"a"},{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c1","output":"r"}]}`},
+	{"responses", "no input", `{"input":[]}`},
+	{"responses", "not an object", `[]`},
+	{"responses", "bad top", `{"instructions":"","input":null,"model":"x"}`},
+	{"responses", "unknown item", `{"input":[{"type":"image"},1]}`},
+	{"responses", "bad message", `{"input":[{"type":"message","role":"tool","content":""},{"type":"message","role":"user","content":[],"name":"x"}]}`},
+	{"responses", "bad call", `{"input":[{"type":"function_call","call_id":"bad id","name":"a.b","arguments":"[]"},{"type":"function_call_output","call_id":"bad id","output":"r"}]}`},
+	{"responses", "call id too long", `{"input":[{"type":"function_call","call_id":"` + strings.Repeat("x", 41) + `","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"` + strings.Repeat("x", 41) + `","output":"r"}]}`},
+	{"responses", "duplicate call", `{"input":[{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"r"}]}`},
+	{"responses", "unanswered call", `{"input":[{"type":"message","role":"user","content":"u"},{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"}]}`},
+	{"responses", "output before call", `{"input":[{"type":"function_call_output","call_id":"c1","output":"r"},{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"}]}`},
+	{"responses", "output twice", `{"input":[{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c1","output":"r"},{"type":"function_call_output","call_id":"c1","output":5}]}`},
+	{"responses", "reasoning alone", `{"input":[{"type":"message","role":"user","content":"u"},{"type":"reasoning","id":"rs_1","summary":[]}]}`},
+	{"responses", "reasoning before a user turn", `{"input":[{"type":"reasoning","id":"","summary":[{"type":"text"}],"encrypted_content":1,"x":2},{"type":"message","role":"user","content":"u"}]}`},
 }
+
+var checks = map[string]func([]byte, Options) error{"openai": OpenAI, "anthropic": Anthropic, "responses": Responses}
 
 // TestProblems checks every body's problems against the golden file: the
 // rules, and the words each broken one is reported in.
 func TestProblems(t *testing.T) {
 	var b strings.Builder
 	for _, c := range bodies {
-		check := OpenAI
-		if c.api == "anthropic" {
-			check = Anthropic
-		}
+		check := checks[c.api]
 		for _, opt := range []Options{{}, {AllowNoMessages: true}} {
 			err := check([]byte(c.body), opt)
 			msg := "ok"
@@ -98,14 +115,14 @@ func TestProblems(t *testing.T) {
 	}
 }
 
-// FuzzCheck holds both checks to never panicking on any body, and to
+// FuzzCheck holds the checks to never panicking on any body, and to
 // reporting a body they accept the same way twice.
 func FuzzCheck(f *testing.F) {
 	for _, c := range bodies {
 		f.Add(c.body)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
-		for _, check := range []func([]byte, Options) error{OpenAI, Anthropic} {
+		for _, check := range []func([]byte, Options) error{OpenAI, Anthropic, Responses} {
 			a, b := check([]byte(body), Options{}), check([]byte(body), Options{})
 			if fmt.Sprint(a) != fmt.Sprint(b) {
 				t.Fatalf("%q: %v, then %v", body, a, b)
