@@ -1,0 +1,152 @@
+package contextasm
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/contextasm/contextasm/bench"
+	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/feedback"
+	"github.com/contextasm/contextasm/template"
+)
+
+// feedbackWorkload is an Engine on the bench workload whose constraints
+// all break on "forbidden-N", the template and the request of its
+// conversation.
+func feedbackWorkload(t *testing.T, n int, fullOnly bool) (*Engine, Request) {
+	t.Helper()
+	tpl, err := template.Parse(bench.TemplateJSON(8192), "bench.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.fullOnly = fullOnly
+	decls := bench.Generate(n, 1)
+	for i := range decls {
+		if decls[i].MemoryType == declare.Constraint {
+			decls[i].BreakOnViolation = true
+			decls[i].ViolationPatterns = []string{fmt.Sprintf("forbidden-%d", i%7)}
+		}
+	}
+	if err := e.Declare(decls...); err != nil {
+		t.Fatal(err)
+	}
+	return e, Request{Template: tpl, Now: bench.Epoch, SessionID: bench.Session, UserID: bench.User}
+}
+
+// citingResponse cites up to three blocks of text (every other one it
+// finds, in reverse), one made-up id, and breaks some constraints.
+func citingResponse(rng *rand.Rand, text string) string {
+	var ids []string
+	for rest := text; ; {
+		i := strings.Index(rest, `id="`)
+		if i < 0 {
+			break
+		}
+		rest = rest[i+4:]
+		ids = append(ids, rest[:strings.IndexByte(rest, '"')])
+	}
+	var b strings.Builder
+	for k := 0; k < 3 && len(ids) > 0; k++ {
+		id := ids[rng.IntN(len(ids))]
+		fmt.Fprintf(&b, "Point %d <memory_ref id=%q/> forbidden-%d. ", k, id, rng.IntN(9))
+	}
+	b.WriteString(`and <memory_ref id="made-up"/>`)
+	return b.String()
+}
+
+// Feedback reads the blocks the assembly kept from the assembly itself:
+// an incremental assembly is never made again from scratch for it, and
+// what it learns (trust, heat, the result) is what reading the full
+// assembly's sections learned, turn after turn, as trust moves.
+func TestFeedbackDoesNotAssembleAgain(t *testing.T) {
+	inc, req := feedbackWorkload(t, 2000, false)
+	full, _ := feedbackWorkload(t, 2000, true)
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(7, 8))
+	for turn := 1; turn <= 40; turn++ {
+		r := req
+		if turn%10 == 0 {
+			r.SessionID = "" // a request outside the conversation
+		}
+		var res [2]*Result
+		for i, e := range []*Engine{inc, full} {
+			if err := e.Declare(bench.Turn(turn)); err != nil {
+				t.Fatal(err)
+			}
+			var err error
+			if res[i], err = e.Assemble(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if res[0].Text != res[1].Text {
+			t.Fatalf("turn %d: the engines assembled different texts", turn)
+		}
+		if res[0].told.asm.why == nil {
+			t.Fatalf("turn %d: not assembled incrementally", turn)
+		}
+		// The inputs feedback evaluates: from the fill's record, and (the
+		// path before) from the full assembly's sections.
+		lookup := inc.lookupBlocks()
+		got, err := feedbackBlocks(nil, res[0].told.asm.shown(), lookup)
+		if err != nil {
+			t.Fatal(err)
+		}
+		response := citingResponse(rng, res[0].Text)
+		var fb [2]*feedback.Result
+		for i, e := range []*Engine{inc, full} {
+			var err error
+			fb[i], err = e.Feedback(ctx, res[i], response)
+			if err != nil && !errors.Is(err, feedback.ErrConstraintViolation) {
+				t.Fatal(err)
+			}
+		}
+		if res[0].told.asm.why.full != nil {
+			t.Fatalf("turn %d: Feedback assembled again from scratch", turn)
+		}
+		want, err := feedbackBlocks(nil, shownOf(res[0].Sections()), lookup)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, b := feedbackKey(got), feedbackKey(want); !slices.Equal(a, b) {
+			t.Fatalf("turn %d: feedback reads\n%v\nthe full assembly's sections\n%v", turn, a, b)
+		}
+		// The result: references and trust in citation order, violations
+		// in the text's order (by section, then the fill's, not rank
+		// order), so compared as a set.
+		for i := range fb {
+			slices.SortFunc(fb[i].Violations, func(a, b feedback.Violation) int {
+				return cmp.Or(cmp.Compare(a.RequestID, b.RequestID), cmp.Compare(a.Pattern, b.Pattern))
+			})
+		}
+		if !reflect.DeepEqual(fb[0], fb[1]) {
+			t.Fatalf("turn %d: feedback\n%+v\nagainst the full assembly's\n%+v", turn, fb[0], fb[1])
+		}
+	}
+	if a, b := inc.State(), full.State(); !reflect.DeepEqual(a.Trust, b.Trust) || !reflect.DeepEqual(a.Heat, b.Heat) {
+		t.Errorf("the engines learned differently:\n%v\n%v", a.Trust, b.Trust)
+	}
+	if len(inc.State().Trust) == 0 {
+		t.Error("nothing was learned: the test cites nothing")
+	}
+}
+
+// feedbackKey lists what feedback reads of each block, sorted.
+func feedbackKey(in []feedback.Block) []string {
+	out := make([]string, len(in))
+	for i, b := range in {
+		out[i] = fmt.Sprintf("%s %.9f %v", b.RequestID, b.Trust, b.Patterns)
+	}
+	slices.Sort(out)
+	return out
+}
