@@ -41,6 +41,11 @@ const DefaultCacheSize = 1 << 16
 // DefaultMaxBlocks is the store's bound when Config.MaxBlocks is zero.
 const DefaultMaxBlocks = 1_000_000
 
+// DefaultMaxIndexes is the number of request shapes an Engine keeps an
+// incremental index for when Config.MaxIndexes is zero: enough for 16
+// conversations assembling in turn.
+const DefaultMaxIndexes = 16
+
 // ErrStoreFull means a Declare would take the store past Config.MaxBlocks;
 // nothing of that call was applied.
 var ErrStoreFull = errors.New("contextasm: block store full")
@@ -71,6 +76,12 @@ type Config struct {
 	// fails whole with ErrStoreFull (DefaultMaxBlocks). Declared memory is
 	// never evicted silently.
 	MaxBlocks int
+	// MaxIndexes bounds the request shapes (template, session, user and
+	// roles) the Engine keeps an incremental index of the store for
+	// (DefaultMaxIndexes); past it the least recently used one goes, and
+	// its shape's next assembly builds it again. An index holds about 100
+	// bytes per block its shape sees (docs/performance.md).
+	MaxIndexes int
 	// Audit, when set, receives one record per assembly (see [Audit]), and
 	// one more, with model_response_hash, per Feedback.
 	Audit *slog.Logger
@@ -204,10 +215,13 @@ func (cfg Config) normal() (Config, error) {
 	if cfg.MaxBlocks == 0 {
 		cfg.MaxBlocks = DefaultMaxBlocks
 	}
+	if cfg.MaxIndexes == 0 {
+		cfg.MaxIndexes = DefaultMaxIndexes
+	}
 	for _, l := range [...]struct {
 		name string
 		v    int
-	}{{"CacheSize", cfg.CacheSize}, {"MaxContentBytes", cfg.MaxContentBytes}, {"MaxBlocks", cfg.MaxBlocks}} {
+	}{{"CacheSize", cfg.CacheSize}, {"MaxContentBytes", cfg.MaxContentBytes}, {"MaxBlocks", cfg.MaxBlocks}, {"MaxIndexes", cfg.MaxIndexes}} {
 		if l.v < 0 {
 			return cfg, fmt.Errorf("%w: Config.%s %d is negative (0 means the default)", ErrInvalid, l.name, l.v)
 		}

@@ -150,3 +150,65 @@ func feedbackKey(in []feedback.Block) []string {
 	slices.Sort(out)
 	return out
 }
+
+// Eight conversations assembling in turn keep their indexes: no turn
+// builds one again (with Config.MaxIndexes 4, every turn would), and
+// ending a session drops its index.
+func TestInterleavedConversationsStayIndexed(t *testing.T) {
+	for _, tt := range []struct {
+		max  int
+		kept bool
+	}{{0, true}, {8, true}, {4, false}} {
+		t.Run(fmt.Sprint("max=", tt.max), func(t *testing.T) {
+			tpl, err := template.Parse(bench.TemplateJSON(8192), "bench.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, err := New(Config{MaxIndexes: tt.max})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := e.Declare(bench.Generate(300, 1)...); err != nil {
+				t.Fatal(err)
+			}
+			indexes := func() []*shapeIndex {
+				e.ixs.mu.Lock()
+				defer e.ixs.mu.Unlock()
+				l := slices.Clone(e.ixs.list)
+				slices.SortFunc(l, func(a, b *shapeIndex) int { return strings.Compare(a.key.session, b.key.session) })
+				return l
+			}
+			var first []*shapeIndex
+			for round := range 3 {
+				for s := range 8 {
+					d := bench.Turn(round*8 + s)
+					d.SessionID = fmt.Sprint("conv-", s)
+					if err := e.Declare(d); err != nil {
+						t.Fatal(err)
+					}
+					before := e.indexed.Load()
+					if _, err := e.Assemble(context.Background(), Request{Template: tpl, Now: bench.Epoch, SessionID: d.SessionID, UserID: bench.User}); err != nil {
+						t.Fatal(err)
+					}
+					if e.indexed.Load() != before+1 {
+						t.Fatalf("round %d, session %d: not assembled from an index", round, s)
+					}
+				}
+				if round == 0 {
+					first = indexes()
+				}
+			}
+			if got := indexes(); slices.Equal(got, first) != tt.kept {
+				t.Errorf("indexes kept: %v, want %v (%d of them)", !tt.kept, tt.kept, len(got))
+			}
+			if _, err := e.EndSession("conv-3"); err != nil {
+				t.Fatal(err)
+			}
+			for _, si := range indexes() {
+				if si.key.session == "conv-3" {
+					t.Error("the ended session's index is kept")
+				}
+			}
+		})
+	}
+}

@@ -194,6 +194,7 @@ func (e *Engine) releaseDecisions(session string) (int, error) {
 	keys, _ := e.rep.SessionKeys(session)
 	slices.Sort(keys)
 	e.convs.forget(keys)
+	e.dropIndexes(session)
 	e.idleMu.Lock()
 	delete(e.lastUse, session)
 	e.idleMu.Unlock()
