@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/contextasm/contextasm/contextasm/internal/grouped"
 
 	"github.com/contextasm/contextasm/contextasm/internal/replica"
 	"github.com/contextasm/contextasm/contextasm/internal/tokens"
@@ -170,12 +170,12 @@ func New(cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	memo, err := lru.New[assemble.MemoKey, int](cfg.CacheSize)
+	memo, err := grouped.New[assemble.MemoKey, [16]byte, int](cfg.CacheSize, blockOf)
 	if err != nil {
 		return nil, fmt.Errorf("contextasm: %w", err)
 	}
 	// Renders are of kept blocks only, a few hundred per template.
-	renders, err := lru.New[assemble.MemoKey, rendered](max(cfg.CacheSize/16, 256))
+	renders, err := grouped.New[assemble.MemoKey, [16]byte, rendered](max(cfg.CacheSize/16, 256), blockOf)
 	if err != nil {
 		return nil, fmt.Errorf("contextasm: %w", err)
 	}
@@ -323,6 +323,11 @@ func (e *Engine) forget(ids []string, announce, onlyGlobal bool) int {
 	}
 	if len(changes) > 0 {
 		e.publish(set, changes)
+		gone := make([]string, len(changes))
+		for i, c := range changes {
+			gone[i] = c.old.ID
+		}
+		e.dropHeat(gone)
 	}
 	if announce {
 		e.rep.Announce(nil, global)

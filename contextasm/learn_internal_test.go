@@ -22,14 +22,7 @@ import (
 // conversation.
 func feedbackWorkload(t *testing.T, n int, fullOnly bool) (*Engine, Request) {
 	t.Helper()
-	tpl, err := template.Parse(bench.TemplateJSON(8192), "bench.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := New(Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, tpl := benchEngine(t, Config{})
 	e.fullOnly = fullOnly
 	decls := bench.Generate(n, 1)
 	for i := range decls {
@@ -42,6 +35,21 @@ func feedbackWorkload(t *testing.T, n int, fullOnly bool) (*Engine, Request) {
 		t.Fatal(err)
 	}
 	return e, Request{Template: tpl, Now: bench.Epoch, SessionID: bench.Session, UserID: bench.User}
+}
+
+// benchEngine returns an Engine configured by cfg, and the bench
+// template.
+func benchEngine(t *testing.T, cfg Config) (*Engine, *template.Template) {
+	t.Helper()
+	tpl, err := template.Parse(bench.TemplateJSON(8192), "bench.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, tpl
 }
 
 // citingResponse cites up to three blocks of text (every other one it
@@ -160,14 +168,7 @@ func TestInterleavedConversationsStayIndexed(t *testing.T) {
 		kept bool
 	}{{0, true}, {8, true}, {4, false}} {
 		t.Run(fmt.Sprint("max=", tt.max), func(t *testing.T) {
-			tpl, err := template.Parse(bench.TemplateJSON(8192), "bench.json")
-			if err != nil {
-				t.Fatal(err)
-			}
-			e, err := New(Config{MaxIndexes: tt.max})
-			if err != nil {
-				t.Fatal(err)
-			}
+			e, tpl := benchEngine(t, Config{MaxIndexes: tt.max})
 			if err := e.Declare(bench.Generate(300, 1)...); err != nil {
 				t.Fatal(err)
 			}
@@ -210,5 +211,58 @@ func TestInterleavedConversationsStayIndexed(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// An ended session leaves nothing of its own in the Engine: its blocks'
+// heat cells and learned heat, their entries in the render memos, its
+// decisions, its shapes' indexes.
+func TestEndSessionLeavesNothing(t *testing.T) {
+	e, tpl := benchEngine(t, Config{})
+	if err := e.Declare(bench.Generate(300, 1)...); err != nil {
+		t.Fatal(err)
+	}
+	type held struct{ cells, heat, memo, renders, sessions, indexes, convs int }
+	count := func() held {
+		e.heat.mu.Lock()
+		cells := len(e.heat.m)
+		e.heat.mu.Unlock()
+		st := e.State()
+		e.ixs.mu.Lock()
+		indexes := len(e.ixs.list)
+		e.ixs.mu.Unlock()
+		e.convs.mu.Lock()
+		convs := len(e.convs.m)
+		e.convs.mu.Unlock()
+		return held{cells, len(st.Heat), e.memo.cache.Groups(), e.renders.cache.Groups(), len(st.Sessions), indexes, convs}
+	}
+	session := func(i int) {
+		s := fmt.Sprint("churn-", i)
+		var decls []declare.Declaration
+		for k := range 3 {
+			d := bench.Turn(i*3 + k)
+			d.RequestID, d.SessionID = fmt.Sprintf("%s-%d", s, k), s
+			decls = append(decls, d)
+		}
+		if err := e.Declare(decls...); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Assemble(context.Background(), Request{Template: tpl, Now: bench.Epoch, SessionID: s, UserID: bench.User}); err != nil {
+			t.Fatal(err)
+		}
+		if got := count(); got.cells == 0 || got.sessions == 0 || got.indexes == 0 {
+			t.Fatalf("fixture: the session holds nothing: %+v", got)
+		}
+		if _, err := e.EndSession(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	session(-1)
+	start := count()
+	for i := range 200 {
+		session(i)
+	}
+	if end := count(); end != start {
+		t.Errorf("after 200 sessions started and ended the Engine holds %+v, after the first %+v", end, start)
 	}
 }

@@ -161,27 +161,18 @@ func (e *Engine) releaseBlocks(release func(*assemble.Block) bool) []*assemble.B
 	if len(gone) > 0 {
 		set, changes := e.current().set.remove(ids)
 		e.publish(set, changes)
+		e.dropHeat(ids)
 	}
 	e.mu.Unlock()
 	if len(gone) == 0 {
 		return nil
 	}
 	e.last.forget()
-	keys := make(map[[16]byte]bool, len(gone))
 	contents := make([]string, len(gone))
 	for i, b := range gone {
-		keys[b.Key] = true
+		e.memo.cache.RemoveGroup(b.Key)
+		e.renders.cache.RemoveGroup(b.Key)
 		contents[i] = b.Content
-	}
-	for _, k := range e.memo.cache.Keys() {
-		if keys[k.Block] {
-			e.memo.cache.Remove(k)
-		}
-	}
-	for _, k := range e.renders.cache.Keys() {
-		if keys[k.Block] {
-			e.renders.cache.Remove(k)
-		}
 	}
 	// A partial block's cut plan and cuts are cached by its content's hash.
 	e.tokens.ForgetCuts(contents)

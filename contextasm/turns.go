@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/contextasm/contextasm/contextasm/internal/grouped"
 
 	"github.com/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/template"
@@ -210,7 +210,7 @@ func (l *storeLog) at(version uint64) ([]change, bool) {
 // keyed as blockMemo, so a block kept turn after turn is rendered (and
 // its delimiters neutralised) once.
 type renderMemo struct {
-	cache *lru.Cache[assemble.MemoKey, rendered]
+	cache *grouped.Cache[assemble.MemoKey, [16]byte, rendered] // indexed by block
 }
 
 type rendered struct {
