@@ -295,7 +295,8 @@ func (e *Engine) declare(decls []declare.Declaration, announce bool) error {
 }
 
 // Forget removes the blocks with the given request_ids; unknown ids are
-// ignored. It returns how many blocks it removed. Forgotten global blocks
+// ignored. It returns how many blocks it removed; their heat is deleted
+// (in the store too). Forgotten global blocks
 // are announced like declared ones (see Declare).
 func (e *Engine) Forget(ids ...string) int { return e.forget(ids, true, false) }
 

@@ -21,9 +21,10 @@ type SessionEnd struct {
 // EndSession releases a session: its session-scoped blocks, the decisions
 // its conversations follow (for every user and template, in the learned
 // state too), and the engine's cached output and rendered-block counts of
-// those blocks. User- and global-scoped memory is untouched, and so are
-// learned trust and heat, which are kept by request_id. Ending a session
-// that holds nothing is not an error.
+// those blocks, their heat and the indexes of the session's request
+// shapes. It costs what the session holds, not what the caches hold.
+// User- and global-scoped memory is untouched, and so is learned trust,
+// kept by request_id. Ending a session that holds nothing is not an error.
 func (e *Engine) EndSession(session string) (SessionEnd, error) {
 	if session == "" {
 		return SessionEnd{}, fmt.Errorf("%w: EndSession needs a session id", ErrInvalid)
