@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"time"
 
-	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/contextasm/contextasm/contextasm/internal/grouped"
 
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/internal/assemble"
@@ -92,8 +92,12 @@ func toBlock(d *declare.Declaration) *assemble.Block {
 // keyed by block and section identity, so a warm assembly neither renders
 // nor hashes unchanged blocks.
 type blockMemo struct {
-	cache *lru.Cache[assemble.MemoKey, int]
+	cache *grouped.Cache[assemble.MemoKey, [16]byte, int] // indexed by block (Block.Key)
 }
+
+// blockOf groups the memos' entries by the block they render, so that a
+// released block's go at the cost of their number.
+func blockOf(k assemble.MemoKey) ([16]byte, bool) { return k.Block, k.Block != [16]byte{} }
 
 func (m blockMemo) Get(k assemble.MemoKey) (int, bool) { return m.cache.Get(k) }
 func (m blockMemo) Add(k assemble.MemoKey, n int)      { m.cache.Add(k, n) }

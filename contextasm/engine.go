@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/contextasm/contextasm/contextasm/internal/grouped"
 
 	"github.com/contextasm/contextasm/contextasm/internal/replica"
 	"github.com/contextasm/contextasm/contextasm/internal/tokens"
@@ -40,6 +40,11 @@ const DefaultCacheSize = 1 << 16
 
 // DefaultMaxBlocks is the store's bound when Config.MaxBlocks is zero.
 const DefaultMaxBlocks = 1_000_000
+
+// DefaultMaxIndexes is the number of request shapes an Engine keeps an
+// incremental index for when Config.MaxIndexes is zero: enough for 16
+// conversations assembling in turn.
+const DefaultMaxIndexes = 16
 
 // ErrStoreFull means a Declare would take the store past Config.MaxBlocks;
 // nothing of that call was applied.
@@ -71,6 +76,12 @@ type Config struct {
 	// fails whole with ErrStoreFull (DefaultMaxBlocks). Declared memory is
 	// never evicted silently.
 	MaxBlocks int
+	// MaxIndexes bounds the request shapes (template, session, user and
+	// roles) the Engine keeps an incremental index of the store for
+	// (DefaultMaxIndexes); past it the least recently used one goes, and
+	// its shape's next assembly builds it again. An index holds about 100
+	// bytes per block its shape sees (docs/performance.md).
+	MaxIndexes int
 	// Audit, when set, receives one record per assembly (see [Audit]), and
 	// one more, with model_response_hash, per Feedback.
 	Audit *slog.Logger
@@ -167,12 +178,12 @@ func New(cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	memo, err := lru.New[assemble.MemoKey, int](cfg.CacheSize)
+	memo, err := grouped.New[assemble.MemoKey, [16]byte, int](cfg.CacheSize, blockOf)
 	if err != nil {
 		return nil, fmt.Errorf("contextasm: %w", err)
 	}
 	// Renders are of kept blocks only, a few hundred per template.
-	renders, err := lru.New[assemble.MemoKey, rendered](max(cfg.CacheSize/16, 256))
+	renders, err := grouped.New[assemble.MemoKey, [16]byte, rendered](max(cfg.CacheSize/16, 256), blockOf)
 	if err != nil {
 		return nil, fmt.Errorf("contextasm: %w", err)
 	}
@@ -212,10 +223,13 @@ func (cfg Config) normal() (Config, error) {
 	if cfg.MaxBlocks == 0 {
 		cfg.MaxBlocks = DefaultMaxBlocks
 	}
+	if cfg.MaxIndexes == 0 {
+		cfg.MaxIndexes = DefaultMaxIndexes
+	}
 	for _, l := range [...]struct {
 		name string
 		v    int
-	}{{"CacheSize", cfg.CacheSize}, {"MaxContentBytes", cfg.MaxContentBytes}, {"MaxBlocks", cfg.MaxBlocks}} {
+	}{{"CacheSize", cfg.CacheSize}, {"MaxContentBytes", cfg.MaxContentBytes}, {"MaxBlocks", cfg.MaxBlocks}, {"MaxIndexes", cfg.MaxIndexes}} {
 		if l.v < 0 {
 			return cfg, fmt.Errorf("%w: Config.%s %d is negative (0 means the default)", ErrInvalid, l.name, l.v)
 		}
@@ -289,7 +303,8 @@ func (e *Engine) declare(decls []declare.Declaration, announce bool) error {
 }
 
 // Forget removes the blocks with the given request_ids; unknown ids are
-// ignored. It returns how many blocks it removed. Forgotten global blocks
+// ignored. It returns how many blocks it removed; their heat is deleted
+// (in the store too). Forgotten global blocks
 // are announced like declared ones (see Declare).
 func (e *Engine) Forget(ids ...string) int { return e.forget(ids, true, false) }
 
@@ -317,6 +332,11 @@ func (e *Engine) forget(ids []string, announce, onlyGlobal bool) int {
 	}
 	if len(changes) > 0 {
 		e.publish(set, changes)
+		gone := make([]string, len(changes))
+		for i, c := range changes {
+			gone[i] = c.old.ID
+		}
+		e.dropHeat(gone)
 	}
 	if announce {
 		e.rep.Announce(nil, global)

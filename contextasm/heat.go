@@ -38,6 +38,24 @@ func (h *heatCells) cellOf(id string) *heatCell {
 	return c
 }
 
+// forget drops the cells of ids: their blocks are gone, and so is their
+// heat.
+func (h *heatCells) forget(ids []string) {
+	h.mu.Lock()
+	for _, id := range ids {
+		delete(h.m, id)
+	}
+	h.mu.Unlock()
+}
+
+// dropHeat deletes the heat of the blocks ids (forgotten, or their session
+// ended): the counters not yet sent, and the learned state's, in the store
+// too. Heat is kept for what is declared, so it is bounded by the store.
+func (e *Engine) dropHeat(ids []string) {
+	e.heat.forget(ids)
+	e.rep.ForgetHeat(ids)
+}
+
 // take returns the heat counted since the last take, sorted by request_id,
 // and zeroes the counters.
 func (h *heatCells) take() []learned.HeatDelta {

@@ -147,24 +147,24 @@ func (e *Engine) feedbackCited(ctx context.Context, res *Result, response string
 	if res == nil {
 		return nil, fmt.Errorf("%w: Feedback needs the Result of an assembly", ErrInvalid)
 	}
-	blocks := e.blocks()
-	sections := res.Sections()
-	// The learned trust of the result's blocks, copied: reading the
-	// response (patterns, references) holds up neither assemblies nor the
-	// state's goroutine.
-	var ids []string
-	for si := range sections {
-		for _, b := range sections[si].Blocks {
-			ids = append(ids, b.RequestID)
-		}
+	lookup := e.lookupBlocks()
+	var shown []shownBlock
+	if res.told != nil {
+		shown = res.told.asm.shown()
 	}
-	fb, batch, err := learn(e.rep.TrustOf(ids), sections, response, cited, e.cfg.Policy, e.cfg.FeedbackLimits, func(id string) (*assemble.Block, bool) {
-		i, ok := slices.BinarySearchFunc(blocks, id, func(b *assemble.Block, id string) int { return strings.Compare(b.ID, id) })
-		if !ok {
-			return nil, false
-		}
-		return blocks[i], true
-	})
+	// The learned trust of the blocks shown, copied: reading the response
+	// (patterns, references) holds up neither assemblies nor the state's
+	// goroutine.
+	ids := make([]string, len(shown))
+	for i, b := range shown {
+		ids[i] = b.RequestID
+	}
+	in, err := feedbackBlocks(e.rep.TrustOf(ids), shown, lookup)
+	var fb *feedback.Result
+	var batch *learned.Batch
+	if err == nil {
+		fb, batch, err = learn(in, response, cited, e.cfg.Policy, e.cfg.FeedbackLimits)
+	}
 	var moved []string
 	if err == nil {
 		var ok bool
@@ -190,6 +190,18 @@ func (e *Engine) feedbackCited(ctx context.Context, res *Result, response string
 		return fb, errors.Join(err, fb.Err())
 	}
 	return fb, fb.Err()
+}
+
+// lookupBlocks returns a lookup of the blocks held now by request_id.
+func (e *Engine) lookupBlocks() func(id string) (*assemble.Block, bool) {
+	blocks := e.blocks()
+	return func(id string) (*assemble.Block, bool) {
+		i, ok := slices.BinarySearchFunc(blocks, id, func(b *assemble.Block, id string) int { return strings.Compare(b.ID, id) })
+		if !ok {
+			return nil, false
+		}
+		return blocks[i], true
+	}
 }
 
 // State returns a copy of the learned state: trust, heat and sessions,
@@ -228,45 +240,88 @@ func FeedbackDump(st *learned.State, d *Dump, response string, p feedback.Policy
 // FeedbackDeltas is FeedbackDump without applying: it returns the batch of
 // deltas (Writer and Seq unset) a store is to apply, and leaves st alone.
 func FeedbackDeltas(st *learned.State, d *Dump, response string, p feedback.Policy) (*feedback.Result, *learned.Batch, error) {
-	fb, b, err := learn(st.Trust, d.Sections, response, nil, p, feedback.Limits{}, nil)
+	in, err := feedbackBlocks(st.Trust, shownOf(d.Sections), nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	fb, b, err := learn(in, response, nil, p, feedback.Limits{})
 	if err != nil {
 		return nil, nil, err
 	}
 	return fb, b, fb.Err()
 }
 
-// learn evaluates response and the citations cited against the blocks
-// sections put in the text, with the learned trust (when the block is not found), and returns the deltas to apply: for each block
-// cited, its policy gain and a citation in its heat, checking violation
-// patterns within limits. lookup, when set,
-// finds a block's current trust and compiled patterns; otherwise they come
-// from the sections.
-func learn(learnedTrust map[string]float64, sections []SectionResult, response string, cited []feedback.Tag, p feedback.Policy,
-	limits feedback.Limits, lookup func(id string) (*assemble.Block, bool)) (*feedback.Result, *learned.Batch, error) {
-	var in []feedback.Block
+// shownBlock is a block an assembly put in its text (kept or cut), as
+// feedback reads it: the trust it was ranked with and its violation
+// patterns (compiled, or their sources for a block read from a dump).
+type shownBlock struct {
+	RequestID string
+	Trust     float64
+	Patterns  []*regexp.Regexp
+	Sources   []string
+}
+
+// shownOf returns the blocks sections put in the text, in section and rank
+// order.
+func shownOf(sections []SectionResult) []shownBlock {
+	var out []shownBlock
 	for si := range sections {
 		for _, b := range sections[si].Blocks {
-			if b.Status == outcome.StatusDropped {
-				continue
+			if b.Status != outcome.StatusDropped {
+				out = append(out, shownBlock{RequestID: b.RequestID, Trust: b.Trust, Sources: b.ViolationPatterns})
 			}
-			fbb := feedback.Block{RequestID: b.RequestID, Trust: b.Trust}
-			if t, ok := learnedTrust[b.RequestID]; ok {
-				fbb.Trust = t
-			}
-			if cur, ok := lookupBlock(lookup, b.RequestID); ok {
-				fbb.Trust, fbb.Patterns = cur.Trust, cur.Patterns()
-			} else {
-				for _, src := range b.ViolationPatterns {
-					re, err := regexp.Compile(src)
-					if err != nil {
-						return nil, nil, fmt.Errorf("%w: block %q: violation pattern %q: %v", ErrInvalid, b.RequestID, src, err)
-					}
-					fbb.Patterns = append(fbb.Patterns, re)
-				}
-			}
-			in = append(in, fbb)
 		}
 	}
+	return out
+}
+
+// shown returns the blocks the assembly put in its text: an incremental
+// assembly's from the record of its fill, a full one's from its
+// sections. Neither assembles again.
+func (a *assembled) shown() []shownBlock {
+	if a.heat == nil || a.why == nil {
+		return shownOf(a.out.Sections)
+	}
+	out := make([]shownBlock, a.heat.rec.InText())
+	for i := range out {
+		b, _ := a.heat.rec.At(i)
+		out[i] = shownBlock{RequestID: b.ID, Trust: b.Trust, Patterns: b.Patterns()}
+	}
+	return out
+}
+
+// feedbackBlocks returns the blocks feedback evaluates a response against:
+// those shown, with their current trust and patterns when lookup (set)
+// finds them still declared, else with the learned trust (when there is
+// one) or the trust they were ranked with, and the patterns they had.
+func feedbackBlocks(learnedTrust map[string]float64, shown []shownBlock, lookup func(id string) (*assemble.Block, bool)) ([]feedback.Block, error) {
+	in := make([]feedback.Block, 0, len(shown))
+	for _, b := range shown {
+		fbb := feedback.Block{RequestID: b.RequestID, Trust: b.Trust, Patterns: b.Patterns}
+		if t, ok := learnedTrust[b.RequestID]; ok {
+			fbb.Trust = t
+		}
+		if cur, ok := lookupBlock(lookup, b.RequestID); ok {
+			fbb.Trust, fbb.Patterns = cur.Trust, cur.Patterns()
+		} else if fbb.Patterns == nil {
+			for _, src := range b.Sources {
+				re, err := regexp.Compile(src)
+				if err != nil {
+					return nil, fmt.Errorf("%w: block %q: violation pattern %q: %v", ErrInvalid, b.RequestID, src, err)
+				}
+				fbb.Patterns = append(fbb.Patterns, re)
+			}
+		}
+		in = append(in, fbb)
+	}
+	return in, nil
+}
+
+// learn evaluates response and the citations cited against the blocks in
+// (see feedbackBlocks) and returns the deltas to apply: for each block
+// cited, its policy gain and a citation in its heat, checking violation
+// patterns within limits.
+func learn(in []feedback.Block, response string, cited []feedback.Tag, p feedback.Policy, limits feedback.Limits) (*feedback.Result, *learned.Batch, error) {
 	fb, err := limits.EvaluateCited(in, response, cited, p)
 	if err != nil {
 		return nil, nil, err

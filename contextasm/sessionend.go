@@ -21,9 +21,10 @@ type SessionEnd struct {
 // EndSession releases a session: its session-scoped blocks, the decisions
 // its conversations follow (for every user and template, in the learned
 // state too), and the engine's cached output and rendered-block counts of
-// those blocks. User- and global-scoped memory is untouched, and so are
-// learned trust and heat, which are kept by request_id. Ending a session
-// that holds nothing is not an error.
+// those blocks, their heat and the indexes of the session's request
+// shapes. It costs what the session holds, not what the caches hold.
+// User- and global-scoped memory is untouched, and so is learned trust,
+// kept by request_id. Ending a session that holds nothing is not an error.
 func (e *Engine) EndSession(session string) (SessionEnd, error) {
 	if session == "" {
 		return SessionEnd{}, fmt.Errorf("%w: EndSession needs a session id", ErrInvalid)
@@ -161,27 +162,18 @@ func (e *Engine) releaseBlocks(release func(*assemble.Block) bool) []*assemble.B
 	if len(gone) > 0 {
 		set, changes := e.current().set.remove(ids)
 		e.publish(set, changes)
+		e.dropHeat(ids)
 	}
 	e.mu.Unlock()
 	if len(gone) == 0 {
 		return nil
 	}
 	e.last.forget()
-	keys := make(map[[16]byte]bool, len(gone))
 	contents := make([]string, len(gone))
 	for i, b := range gone {
-		keys[b.Key] = true
+		e.memo.cache.RemoveGroup(b.Key)
+		e.renders.cache.RemoveGroup(b.Key)
 		contents[i] = b.Content
-	}
-	for _, k := range e.memo.cache.Keys() {
-		if keys[k.Block] {
-			e.memo.cache.Remove(k)
-		}
-	}
-	for _, k := range e.renders.cache.Keys() {
-		if keys[k.Block] {
-			e.renders.cache.Remove(k)
-		}
 	}
 	// A partial block's cut plan and cuts are cached by its content's hash.
 	e.tokens.ForgetCuts(contents)
@@ -194,6 +186,7 @@ func (e *Engine) releaseDecisions(session string) (int, error) {
 	keys, _ := e.rep.SessionKeys(session)
 	slices.Sort(keys)
 	e.convs.forget(keys)
+	e.dropIndexes(session)
 	e.idleMu.Lock()
 	delete(e.lastUse, session)
 	e.idleMu.Unlock()

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/contextasm/contextasm/contextasm/internal/grouped"
 
 	"github.com/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/template"
@@ -22,10 +22,6 @@ import (
 // when the Result is asked for them (Result.Sections). The indexes count
 // the heat of the blocks they drop lazily: State and the heat sent to a
 // state store settle it first.
-
-// maxIndexes bounds the request shapes an Engine keeps an index for: the
-// least recently used one goes.
-const maxIndexes = 4
 
 // shapeKey is a request shape: what an index serves.
 type shapeKey struct {
@@ -64,18 +60,45 @@ func (e *Engine) index(req Request) *shapeIndex {
 	si := &shapeIndex{key: k, x: assemble.NewIndex(req.Template, assemble.Request{SessionID: req.SessionID, UserID: req.UserID, Roles: req.Roles}, e.cfg.Scoring)}
 	s.list = append(s.list, si)
 	var evicted *shapeIndex
-	if len(s.list) > maxIndexes {
+	if len(s.list) > e.cfg.MaxIndexes {
 		evicted = s.list[0]
 		s.list = slices.Delete(s.list, 0, 1)
 	}
 	s.mu.Unlock()
 	if evicted != nil {
-		evicted.mu.Lock()
-		evicted.x.Settle()
-		evicted.gone, evicted.x = true, nil
-		evicted.mu.Unlock()
+		evicted.retire()
 	}
 	return si
+}
+
+// dropIndexes drops the indexes of session's request shapes (the session
+// ended), settling their heat first.
+func (e *Engine) dropIndexes(session string) {
+	s := &e.ixs
+	s.mu.Lock()
+	var gone []*shapeIndex
+	s.list = slices.DeleteFunc(s.list, func(si *shapeIndex) bool {
+		if si.key.session == session {
+			gone = append(gone, si)
+			return true
+		}
+		return false
+	})
+	s.mu.Unlock()
+	for _, si := range gone {
+		si.retire()
+	}
+}
+
+// retire settles the index's heat and lets it go: it serves no more.
+func (si *shapeIndex) retire() {
+	si.mu.Lock()
+	defer si.mu.Unlock()
+	if si.gone {
+		return
+	}
+	si.x.Settle()
+	si.gone, si.x = true, nil
 }
 
 // settleHeat moves the drops the indexes counted lazily into the heat
@@ -187,7 +210,7 @@ func (l *storeLog) at(version uint64) ([]change, bool) {
 // keyed as blockMemo, so a block kept turn after turn is rendered (and
 // its delimiters neutralised) once.
 type renderMemo struct {
-	cache *lru.Cache[assemble.MemoKey, rendered]
+	cache *grouped.Cache[assemble.MemoKey, [16]byte, rendered] // indexed by block
 }
 
 type rendered struct {

@@ -101,12 +101,15 @@ type TrustDelta struct {
 	Ceiling float64 `json:"ceiling"`
 }
 
-// HeatDelta adds its counters to one block's heat.
+// HeatDelta adds its counters to one block's heat, or deletes the
+// block's heat (the block was forgotten, or its session ended).
 type HeatDelta struct {
 	// ID is the block's request_id.
 	ID string `json:"id"`
 	// Heat holds the counts to add.
 	Heat Heat `json:"heat"`
+	// Delete deletes the block's heat instead (Heat is then ignored).
+	Delete bool `json:"delete,omitempty"`
 }
 
 // SessionDelta replaces or deletes one session's state (State.Sessions).
@@ -150,7 +153,7 @@ func (b *Batch) Validate() error {
 	}
 	for i, d := range b.Heat {
 		h := d.Heat
-		if h.Included < 0 || h.Dropped < 0 || h.Cut < 0 || h.Refs < 0 || h.StartRefs < 0 {
+		if !d.Delete && h.Included < 0 || h.Dropped < 0 || h.Cut < 0 || h.Refs < 0 || h.StartRefs < 0 {
 			return fmt.Errorf("%w: heat[%d] (%q): negative counter", ErrInvalidBatch, i, d.ID)
 		}
 	}
@@ -221,6 +224,10 @@ func (s *State) Apply(b *Batch) Change {
 		c.Trust[d.ID] = s.Trust[d.ID]
 	}
 	for _, d := range b.Heat {
+		if d.Delete {
+			delete(s.Heat, d.ID)
+			continue
+		}
 		h := s.Heat[d.ID]
 		h.Add(d.Heat)
 		s.Heat[d.ID] = h

@@ -47,37 +47,67 @@ type stateFile struct {
 
 func (f *stateFile) version() Version { return Version{Epoch: f.Epoch, N: f.Revision} }
 
-// FileStore keeps a State in one JSON file, for one host or for processes
-// sharing a file system (the file and its lock must be regular files, not
-// symbolic links). Apply takes an exclusive lock on a sidecar file
-// (PATH.lock: the state file itself is replaced, so a lock on it would not
-// exclude a process that opened the new one), reads the file, applies the
-// batch, and replaces the file atomically: a temporary file in the same
-// directory is written, fsynced and given the old file's mode (0600 for a
-// new file), then renamed over the old one, then the directory is fsynced.
-// A crash at any point leaves the old file or the new one, never a torn
-// one; temporary files a killed process left behind are removed by the
-// next Apply, which holds the lock and so knows that no writer is using
-// them.
+// FileStore keeps a State in a JSON file (the snapshot) and an append log
+// beside it (PATH.log), for one host or for processes sharing a file
+// system (the files and the lock must be regular files, not symbolic
+// links). Apply takes an exclusive lock on a sidecar file (PATH.lock: the
+// snapshot is replaced, so a lock on it would not exclude a process that
+// opened the new one), brings the state it holds up to the files (reading
+// only what was appended since it last read them), applies the batch, and
+// appends it to the log as one record, fsynced before Apply returns: a
+// line holding the batch and a checksum. A crash leaves a log whose last
+// record is whole or torn; a torn one is the unacknowledged batch, which
+// readers skip and the next Apply cuts off.
 //
-// Readers do not lock: Changes reads whole files, and a rename is atomic.
-// It rereads the file only when its identity (inode, size, modification
-// time) changed since the last read.
+// When the log grows past LogFactor times the snapshot (and 64 KiB), Apply
+// compacts: the whole state is written as a new snapshot (a temporary file
+// in the same directory, fsynced, given the old file's mode, 0600 for a
+// new one, renamed over the old one, the directory fsynced), then the log
+// is removed. Records carry the revision they make, so a crash between the
+// two replays nothing twice. Temporary files a killed process left behind
+// are removed by the next Apply, which holds the lock and so knows that no
+// writer is using them.
+//
+// Readers do not lock: Changes reads what was appended to the log since it
+// last read (the batches, as changes), and the whole state only when the
+// snapshot was replaced or the reader is further behind than that.
 type FileStore struct {
 	path string
 	// rename is os.Rename; tests replace it to inject a failure between
 	// writing the temporary file and renaming it.
 	rename func(oldpath, newpath string) error
 	now    func() time.Time
+	// compactAlways makes every Apply compact (tests of the snapshot's
+	// replacement).
+	compactAlways bool
 
-	mu      sync.Mutex
-	seen    fileID // the file Changes read last, and its version
-	seenVer Version
-	// The file this store's last Apply wrote, its version and the change
-	// it made: a reader one version behind learns it without reading.
-	wrote    fileID
-	wroteVer Version
-	wroteChg Change
+	mu sync.Mutex
+	// cache is the state as of the files this store last read, with the
+	// changes its log's records made (for Changes), nil before the first
+	// read.
+	cache *fileCache
+}
+
+// LogFactor bounds a FileStore's log: past LogFactor times the size of
+// the snapshot (and 64 KiB), the next Apply compacts it into the snapshot,
+// so the files hold at most about LogFactor+1 times the live state.
+const LogFactor = 4
+
+// minLog is the log size below which a FileStore never compacts.
+const minLog = 64 << 10
+
+// maxRecentChanges bounds the changes a FileStore keeps for readers a few
+// versions behind.
+const maxRecentChanges = 256
+
+// fileCache is the state as of one snapshot and a prefix of its log.
+type fileCache struct {
+	f        *stateFile
+	snap     fileID // the snapshot read
+	snapSize int64
+	log      fileID // the log read (dev and inode), and
+	off      int64  // the bytes of it read: whole records
+	recent   []Change
 }
 
 // NewFileStore returns a store for the state file at path. The file is
@@ -89,50 +119,45 @@ func NewFileStore(path string) *FileStore {
 // Path returns the state file's path.
 func (s *FileStore) Path() string { return s.path }
 
-// Load reads the whole state. A missing file is an empty state (the first
-// run); an unreadable, malformed or unknown-version file is an error.
+// Load reads the whole state: the snapshot and its log. A missing file is
+// an empty state (the first run); an unreadable, malformed or
+// unknown-version file is an error.
 func (s *FileStore) Load() (*State, error) {
-	f, _, err := s.read()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, err := s.refresh(false)
 	if err != nil {
 		return nil, err
 	}
-	return f.State, nil
+	return c.f.State.Clone(), nil
 }
 
-// Changes returns the whole state when the file's version is not since,
-// and an empty Update when it is. A file cannot list the batches applied
-// since a version; it is read again only when it was replaced, and not
-// even then when the file is the one this store's last Apply wrote, one
-// version after since: that change is returned instead.
+// Changes returns the batches applied since since, as changes, when this
+// store read them (from the log, or its own Apply), the whole state when
+// it did not (the snapshot was replaced, or since is further behind), and
+// an empty Update when nothing changed.
 func (s *FileStore) Changes(ctx context.Context, since Version, writer string) (*Update, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if fi, err := os.Stat(s.path); err == nil {
-		id := identify(fi)
-		if id == s.seen && s.seenVer == since {
-			return &Update{Version: since}, nil
-		}
-		if id == s.wrote && s.wroteVer.Epoch == since.Epoch && s.wroteVer.N == since.N+1 {
-			s.seen, s.seenVer = id, s.wroteVer
-			return &Update{Version: s.wroteVer, Changes: []Change{s.wroteChg}}, nil
-		}
-	}
-	f, id, err := s.read()
+	c, err := s.refresh(false)
 	if err != nil {
 		return nil, err
 	}
-	v := f.version()
-	s.seen, s.seenVer = id, v
+	v := c.f.version()
 	if v == since {
 		return &Update{Version: v}, nil
 	}
-	return &Update{Version: v, Full: f.State, Acked: f.Writers[writer].Seq}, nil
+	if since.Epoch == v.Epoch && since.N < v.N && len(c.recent) > 0 && c.recent[0].Version <= since.N+1 {
+		i := int(since.N + 1 - c.recent[0].Version)
+		return &Update{Version: v, Changes: slices.Clone(c.recent[i:])}, nil
+	}
+	return &Update{Version: v, Full: c.f.State.Clone(), Acked: c.f.Writers[writer].Seq}, nil
 }
 
-// Apply applies b to the file under the lock (see FileStore), once: a
+// Apply applies b to the state under the lock (see FileStore), once: a
 // batch whose writer had a batch of the same or a later Seq applied within
 // DedupWindow is acknowledged without being applied, and one that skips a
 // Seq is refused with a *GapError. ctx bounds the wait
@@ -151,19 +176,26 @@ func (s *FileStore) Apply(ctx context.Context, b *Batch) (Version, error) {
 	}
 	defer unlock()
 	removeStaleTemps(path)
-	f, _, err := readFile(path, s.path)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, err := s.refresh(true)
 	if err != nil {
 		return Version{}, err
 	}
-	if f.Epoch == "" {
-		f.Epoch = newEpoch()
-	}
+	f := c.f
 	last := f.Writers[b.Writer].Seq
 	if b.Seq <= last {
 		return f.version(), nil // applied before: acknowledge, don't apply again
 	}
 	if b.Seq != last+1 {
 		return Version{}, &GapError{Writer: b.Writer, Last: last, Seq: b.Seq}
+	}
+	// From here the cached state changes before the files do: a failure
+	// drops it, and the next call reads the files again.
+	s.cache = nil
+	fresh := f.Epoch == ""
+	if fresh {
+		f.Epoch = newEpoch()
 	}
 	chg := f.State.Apply(b)
 	f.Revision++
@@ -173,16 +205,107 @@ func (s *FileStore) Apply(ctx context.Context, b *Batch) (Version, error) {
 		f.Writers = make(map[string]writerMark)
 	}
 	f.Writers[b.Writer] = writerMark{Seq: b.Seq, At: now}
-	pruneWriters(f.Writers, now)
-	if err := s.write(path, f); err != nil {
+	rec, err := encodeRecord(record{Rev: f.Revision, Epoch: f.Epoch, At: now, Batch: b})
+	if err != nil {
 		return Version{}, err
 	}
-	if fi, err := os.Stat(s.path); err == nil {
-		s.mu.Lock()
-		s.wrote, s.wroteVer, s.wroteChg = identify(fi), f.version(), chg
-		s.mu.Unlock()
+	if fresh || s.compactAlways || c.off+int64(len(rec)) > max(LogFactor*c.snapSize, minLog) {
+		pruneWriters(f.Writers, now)
+		if err := s.compact(path, c); err != nil {
+			return Version{}, err
+		}
+	} else if c.log, err = appendRecord(path+".log", rec, c.log, path); err != nil {
+		return Version{}, err
+	} else {
+		c.off += int64(len(rec))
 	}
+	c.recent = append(c.recent, chg)
+	if len(c.recent) > maxRecentChanges {
+		c.recent = slices.Delete(c.recent, 0, len(c.recent)-maxRecentChanges)
+	}
+	s.cache = c
 	return f.version(), nil
+}
+
+// Compact folds the log into the snapshot now, so that the state file
+// holds the whole state (a process that writes a few batches and exits,
+// such as the CLI, leaves a file that reads as the state). Nothing happens
+// when there is no log. ctx bounds the wait for the lock.
+func (s *FileStore) Compact(ctx context.Context) error {
+	path, err := s.target()
+	if err != nil {
+		return err
+	}
+	if _, err := os.Lstat(path + ".log"); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	unlock, err := lockFile(ctx, path+".lock")
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, err := s.refresh(true)
+	if err != nil || c.log == (fileID{}) {
+		return err
+	}
+	s.cache = nil
+	pruneWriters(c.f.Writers, s.now().UTC())
+	if c.f.Epoch == "" {
+		return nil // a log without a snapshot holds nothing of this state
+	}
+	if err := s.compact(path, c); err != nil {
+		return err
+	}
+	s.cache = c
+	return nil
+}
+
+// compact writes c's state as the snapshot and removes the log, whose
+// records it holds; c's identities follow.
+func (s *FileStore) compact(path string, c *fileCache) error {
+	if err := s.write(path, c.f); err != nil {
+		return err
+	}
+	if err := os.Remove(path + ".log"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("learned: compacting state: %w", err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("learned: saving state: %w", err)
+	}
+	c.snap, c.snapSize, c.log, c.off = identify(fi), fi.Size(), fileID{}, 0
+	return nil
+}
+
+// refresh brings the cache up to the files: the snapshot again when it was
+// replaced, else the records appended to the log since it was read. With
+// repair (the caller holds the lock), a torn record at the log's end (a
+// writer was killed while appending) is cut off. The caller holds s.mu.
+func (s *FileStore) refresh(repair bool) (*fileCache, error) {
+	c := s.cache
+	fi, err := os.Stat(s.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if c == nil || c.snap != (fileID{}) {
+			c = &fileCache{f: &stateFile{State: NewState()}}
+		}
+	case err != nil:
+		return nil, fmt.Errorf("learned: reading state: %w", err)
+	case c == nil || identify(fi) != c.snap:
+		f, id, err := readFile(s.path, s.path)
+		if err != nil {
+			return nil, err
+		}
+		c = &fileCache{f: f, snap: id, snapSize: fi.Size()}
+	}
+	s.cache = nil // until the log is read
+	if err := c.readLog(s.path+".log", repair); err != nil {
+		return nil, err
+	}
+	s.cache = c
+	return c, nil
 }
 
 // target returns the file to write, the state path, refusing anything but
@@ -237,7 +360,8 @@ func readFile(path, name string) (*stateFile, fileID, error) {
 	return f, identify(fi), nil
 }
 
-// write replaces the file at path with f, atomically, keeping its mode.
+// write replaces the snapshot at path with f, atomically, keeping its
+// mode.
 func (s *FileStore) write(path string, f *stateFile) error {
 	data, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {

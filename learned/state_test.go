@@ -122,6 +122,7 @@ func TestApplyCrashBeforeRename(t *testing.T) {
 	}
 	before, _ := os.ReadFile(path)
 
+	s.compactAlways = true // the snapshot is replaced: what this test is about
 	injected := errors.New("injected crash before rename")
 	var tmpSeen string
 	s.rename = func(oldpath, newpath string) error {
@@ -257,10 +258,12 @@ func TestApplyWaitsForTheLock(t *testing.T) {
 	}
 }
 
-// Old writers are forgotten after DedupWindow.
+// Old writers are forgotten after DedupWindow, when the snapshot is
+// written.
 func TestWritersPruned(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.json")
 	s := NewFileStore(path)
+	s.compactAlways = true
 	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	s.now = func() time.Time { return now }
 	s.Apply(context.Background(), citeBatch("old", 1, "a"))
@@ -276,7 +279,8 @@ func TestWritersPruned(t *testing.T) {
 }
 
 // A store's own last write is told as a change, not read back; a write by
-// another store is read whole.
+// another store is read from the log, as a change; after another store
+// compacted the log, the state is read whole.
 func TestChangesOfOwnWrite(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.json")
 	s := NewFileStore(path)
@@ -296,8 +300,17 @@ func TestChangesOfOwnWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	u, err = s.Changes(context.Background(), v2, "w")
-	if err != nil || u.Full == nil || u.Full.Trust["a"] != 0.65 || u.Acked != 2 {
+	if err != nil || u.Full != nil || len(u.Changes) != 1 || u.Changes[0].Writer != "other" || u.Changes[0].Trust["a"] != 0.65 {
 		t.Errorf("another store's write: %+v, %v", u, err)
+	}
+	other := NewFileStore(path)
+	other.compactAlways = true
+	if _, err := other.Apply(context.Background(), citeBatch("other", 2, "a")); err != nil {
+		t.Fatal(err)
+	}
+	u, err = s.Changes(context.Background(), u.Version, "w")
+	if err != nil || u.Full == nil || u.Full.Trust["a"] != 0.7 || u.Acked != 2 {
+		t.Errorf("after another store compacted: %+v, %v", u, err)
 	}
 }
 

@@ -24,10 +24,15 @@ type stateStore interface {
 	Close() error
 }
 
-// fileStore is a learned.FileStore with nothing to close.
+// fileStore is a learned.FileStore that folds its log into the state file
+// when the command is done: the file then reads as the whole state.
 type fileStore struct{ *learned.FileStore }
 
-func (fileStore) Close() error { return nil }
+func (s fileStore) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), stateTimeout)
+	defer cancel()
+	return s.Compact(ctx)
+}
 
 // openState opens the store --state names: a file path, or a Redis URL
 // (redis://[user:pass@]host:port/db?prefix=NAME, rediss:// for TLS).

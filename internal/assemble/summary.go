@@ -94,15 +94,25 @@ func (a *Assembler) replSection(sec *template.Section, blocks []*Block, sums []i
 	}
 	claims := make([]claim, len(sums))
 	for k, p := range sums {
-		claims[k] = cl.claimOf(p)
+		claims[k].summaryAt = p
 	}
-	markNamed(claims, ranked, blocks)
+	cl.markNamed(claims)
 	taken := make(map[string]int) // id → the claim standing for it
 	drop := make(map[int]bool)
 	for _, k := range cl.order(claims) {
 		c := &claims[k]
 		b := blocks[ranked[c.summaryAt].Index]
-		if owner, clash := c.clashes(b.ID, taken); clash {
+		owner, clash := taken[b.ID]
+		if !clash {
+			// What it stands for, worked out only for a summary nothing
+			// taken so far stands for: in a chain of summaries each naming
+			// the one before, only the newest one's.
+			named := c.named
+			*c = cl.claimOf(c.summaryAt)
+			c.named = named
+			owner, clash = c.clashes(b.ID, taken)
+		}
+		if clash {
 			by := blocks[ranked[claims[owner].summaryAt].Index].ID
 			out.Events = append(out.Events, outcome.Event{Kind: outcome.KindExcluded, Section: sec.Name(), RequestID: b.ID, Reason: outcome.ReasonSuperseded, By: by})
 			drop[c.summaryAt] = true
@@ -190,15 +200,63 @@ func (cl *claimer) claimOf(p int) claim {
 	return c
 }
 
-// markNamed marks the claims whose summary another claim names.
-func markNamed(claims []claim, ranked []Ranked, blocks []*Block) {
+// markNamed marks the claims whose summary another claim stands for
+// (claimOf's names of another summary hold its id), in one pass over the
+// section's summaries and what they stand for: a walk from every summary
+// at once, each block remembering up to two of the summaries it is
+// reached from (so that what a block leads to is reached from every
+// summary that reaches it, but the one it leads back to).
+func (cl *claimer) markNamed(claims []claim) {
+	type item struct {
+		id     string
+		origin int // the claim the walk comes from
+	}
+	const none = -1
+	type reached struct{ a, b int } // up to two origins, none when unset
+	seen := make(map[string]reached)
+	var queue []item
 	for k := range claims {
-		id := blocks[ranked[claims[k].summaryAt].Index].ID
-		for j := range claims {
-			if j != k && slices.Contains(claims[j].names, id) {
-				claims[k].named = true
+		for _, id := range cl.blocks[cl.ranked[claims[k].summaryAt].Index].Replaces() {
+			queue = append(queue, item{id, k})
+		}
+	}
+	for len(queue) > 0 {
+		it := queue[0]
+		queue = queue[1:]
+		q, here := cl.pos[it.id]
+		if here && q == claims[it.origin].summaryAt {
+			continue // a summary's own walk never counts it
+		}
+		r, ok := seen[it.id]
+		if !ok {
+			r = reached{none, none}
+		}
+		switch {
+		case r.a == it.origin || r.b == it.origin || r.b != none:
+			continue // reached from this origin, or from two already
+		case r.a == none:
+			r.a = it.origin
+		default:
+			r.b = it.origin
+		}
+		seen[it.id] = r
+		if !here {
+			continue
+		}
+		if rep := cl.blocks[cl.ranked[q].Index].Replaces(); len(rep) > 0 {
+			for _, id := range rep {
+				queue = append(queue, item{id, it.origin})
 			}
 		}
+		if u, ok := cl.unitOf[cl.ranked[q].Index]; ok {
+			for _, m := range cl.unitMembers[u] {
+				queue = append(queue, item{cl.blocks[cl.ranked[m].Index].ID, it.origin})
+			}
+		}
+	}
+	for k := range claims {
+		// Its own walk never reaches it: reached at all is by another.
+		_, claims[k].named = seen[cl.blocks[cl.ranked[claims[k].summaryAt].Index].ID]
 	}
 }
 

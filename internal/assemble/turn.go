@@ -139,6 +139,15 @@ func (r *HeatRecord) Again() bool {
 	return true
 }
 
+// InText returns how many blocks the assembly put in its text (kept or
+// cut); At returns the i-th, in section order and then the fill's, and
+// whether it was cut. Feedback reads them: what the model was shown.
+func (r *HeatRecord) InText() int { return len(r.text) }
+
+// At returns the i-th block of the text (see InText) and whether it was
+// cut.
+func (r *HeatRecord) At(i int) (*Block, bool) { return r.text[i].b, r.text[i].cut }
+
 // count counts one render: every entry drops (lazily), but those in the
 // text, which are kept or cut.
 func (x *Index) count(text []heatText) {

@@ -22,6 +22,7 @@ func Run(t *testing.T, open func(t *testing.T) learned.Store) {
 		{"Empty", testEmpty},
 		{"TrustAddsAndClamps", testTrust},
 		{"HeatAdds", testHeat},
+		{"HeatDeletes", testHeatDelete},
 		{"BatchAppliedOnce", testOnce},
 		{"SkippedSeqRefused", testGap},
 		{"SessionsCompareAndSwap", testSessions},
@@ -144,6 +145,27 @@ func testHeat(t *testing.T, s learned.Store) {
 		"a": {Included: 3, Cut: 4, Refs: 2, StartRefs: 1},
 		"b": {Dropped: 3},
 	}
+	if !maps.Equal(got.Heat, want) {
+		t.Errorf("heat %v, want %v", got.Heat, want)
+	}
+}
+
+// A heat deletion removes the block's counters, in the batch's order:
+// heat added after it in the same batch counts from zero.
+func testHeatDelete(t *testing.T, s learned.Store) {
+	apply(t, s, &learned.Batch{Writer: "w", Seq: 1, Heat: []learned.HeatDelta{
+		{ID: "a", Heat: learned.Heat{Included: 2, Refs: 1}},
+		{ID: "b", Heat: learned.Heat{Dropped: 3, StartRefs: 2}},
+		{ID: "c", Heat: learned.Heat{Cut: 1}},
+	}})
+	apply(t, s, &learned.Batch{Writer: "w", Seq: 2, Heat: []learned.HeatDelta{
+		{ID: "a", Delete: true},
+		{ID: "b", Delete: true},
+		{ID: "b", Heat: learned.Heat{Included: 1}},
+		{ID: "never", Delete: true},
+	}})
+	got, _ := Full(t, s)
+	want := map[string]learned.Heat{"b": {Included: 1}, "c": {Cut: 1}}
 	if !maps.Equal(got.Heat, want) {
 		t.Errorf("heat %v, want %v", got.Heat, want)
 	}

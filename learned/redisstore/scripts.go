@@ -6,7 +6,8 @@ import "github.com/redis/go-redis/v9"
 // hashes, sessions, the writer's last Seq, the log. ARGV: writer, seq,
 // dedup window (s), log length, an epoch for an empty store, the channel,
 // the counts of trust, heat and session deltas, then the deltas: trust as
-// (id, base, add, low, high) in billionths, heat as (id, five counters),
+// (id, base, add, low, high) in billionths, heat as (id, five counters;
+// a first counter of -1 deletes the block's heat),
 // sessions as (key, "p" or "d", base version, updated, data).
 //
 // It returns {1, version, epoch} when it applied the batch, {0, version,
@@ -53,9 +54,13 @@ for _ = 1, tonumber(ARGV[7]) do
   i = i + 5
 end
 for _ = 1, tonumber(ARGV[8]) do
-  for k = 1, 5 do
-    local n = tonumber(ARGV[i+k])
-    if n ~= 0 then redis.call('HINCRBY', KEYS[3+k], ARGV[i], n) end
+  if tonumber(ARGV[i+1]) < 0 then
+    for k = 1, 5 do redis.call('HDEL', KEYS[3+k], ARGV[i]) end
+  else
+    for k = 1, 5 do
+      local n = tonumber(ARGV[i+k])
+      if n ~= 0 then redis.call('HINCRBY', KEYS[3+k], ARGV[i], n) end
+    end
   end
   i = i + 6
 end

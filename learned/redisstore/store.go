@@ -229,6 +229,9 @@ func (s *Store) Apply(ctx context.Context, b *learned.Batch) (learned.Version, e
 	}
 	for _, d := range b.Heat {
 		h := d.Heat
+		if d.Delete {
+			h = learned.Heat{Included: -1} // never a count: Validate refuses negative ones
+		}
 		args = append(args, d.ID, h.Included, h.Dropped, h.Cut, h.Refs, h.StartRefs)
 	}
 	for _, d := range b.Sessions {

@@ -20,6 +20,7 @@ type local struct {
 
 	pending []*entry // oldest first; those with a Seq were sent
 	deltas  int      // deltas in pending
+	heatN   int      // of which heat deltas
 
 	trust map[string]*trustKey
 	heat  map[string]learned.Heat // pending increments: view = base + these
@@ -133,6 +134,7 @@ func (r *local) Add(b learned.Batch) []string {
 	r.view.Apply(&b)
 	r.pending = append(r.pending, &entry{b: b, first: r.serial, serial: r.serial})
 	r.deltas += b.Len()
+	r.heatN += len(b.Heat)
 	return ids(b.Trust)
 }
 
@@ -226,6 +228,7 @@ func (r *local) drop(seq uint64) {
 	e := r.pending[i]
 	r.pending = append(r.pending[:i], r.pending[i+1:]...)
 	r.deltas -= e.b.Len()
+	r.heatN -= len(e.b.Heat)
 	for _, d := range e.b.Trust {
 		if k := r.trust[d.ID]; k != nil {
 			k.deltas = k.deltas[1:]
@@ -270,7 +273,7 @@ func (r *local) reset(u *learned.Update) []string {
 	r.view.Trust, r.view.Heat, r.view.Sessions = base.Trust, base.Heat, base.Sessions
 	r.trust, r.heat, r.sess = map[string]*trustKey{}, map[string]learned.Heat{}, map[string]*sessKey{}
 	pending, serial := r.pending, r.serial
-	r.pending, r.deltas = nil, 0
+	r.pending, r.deltas, r.heatN = nil, 0, 0
 	for _, e := range pending {
 		r.Add(e.b)
 		last := r.pending[len(r.pending)-1]

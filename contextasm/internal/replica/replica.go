@@ -355,10 +355,11 @@ func (r *Replica) nextAnnouncement() *announcement {
 }
 
 // held returns the deltas and announced blocks the Replica holds for the
-// store: waiting, or acknowledged but not yet seen in its changes. The
-// caller holds r.mu.
+// store: waiting, or acknowledged but not yet seen in its changes; heat
+// apart, which has a bound of its own (see queueHeat). The caller holds
+// r.mu.
 func (r *Replica) held() int {
-	n := r.local.Pending()
+	n := r.local.Pending() - r.local.heatN
 	for _, a := range r.announce {
 		n += len(a.declared) + len(a.forgotten)
 	}
@@ -388,7 +389,7 @@ func (r *Replica) Room(n int) bool {
 // changed, and the refusal is counted). It returns the trust ids it moved.
 func (r *Replica) Add(b learned.Batch) (ids []string, ok bool) {
 	r.mu.Lock()
-	if !r.room(b.Len()) {
+	if !r.room(len(b.Trust) + len(b.Sessions)) { // heat has a bound of its own
 		r.mu.Unlock()
 		return nil, false
 	}
@@ -426,7 +427,10 @@ func (r *Replica) queueHeat(force bool) {
 	r.opts.Hooks.SettleHeat()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.held() >= r.opts.MaxQueued {
+	if r.local.heatN >= r.opts.MaxQueued {
+		// Heat's own bound, apart from the feedback's: a store of many
+		// blocks never fills the queue with heat, and heat waits in its
+		// counters, adding up, until the queue drains.
 		r.heatDirty.Store(true)
 		return
 	}
@@ -437,6 +441,29 @@ func (r *Replica) queueHeat(force bool) {
 		heat = heat[n:]
 	}
 	r.wake()
+}
+
+// ForgetHeat deletes the heat of ids (forgotten blocks, an ended
+// session's) from the state and, with a store, queues the deletion.
+// Deletions are heat: they never fill the queue the feedback waits in.
+func (r *Replica) ForgetHeat(ids []string) {
+	if len(ids) == 0 {
+		return
+	}
+	b := learned.Batch{Heat: make([]learned.HeatDelta, len(ids))}
+	for i, id := range ids {
+		b.Heat[i] = learned.HeatDelta{ID: id, Delete: true}
+	}
+	r.mu.Lock()
+	for len(b.Heat) > 0 {
+		n := max(min(len(b.Heat), r.opts.MaxBatchDeltas), 1)
+		r.local.Add(learned.Batch{Heat: b.Heat[:n]})
+		b.Heat = b.Heat[n:]
+	}
+	r.mu.Unlock()
+	if r.opts.Store != nil {
+		r.wake()
+	}
 }
 
 // MarkHeat notes that an assembly counted heat.

@@ -4,7 +4,7 @@ import (
 	"crypto/sha256"
 	"strings"
 
-	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/contextasm/contextasm/contextasm/internal/grouped"
 
 	"github.com/contextasm/contextasm/internal/bpe"
 	"github.com/contextasm/contextasm/truncate"
@@ -23,8 +23,8 @@ type key struct {
 // cached puts the count caches in front of a tokenizer.
 type cached struct {
 	tok   truncate.Counter
-	cache *lru.Cache[key, int]
-	plans *lru.Cache[key, bpe.CutPlan] // cut plans, by text hash and encoding
+	cache *grouped.Cache[key, [16]byte, int]
+	plans *grouped.Cache[key, [16]byte, bpe.CutPlan] // cut plans, by text hash and encoding
 	tag   byte
 }
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/contextasm/contextasm/contextasm/internal/grouped"
 
 	"github.com/contextasm/contextasm/contextasm/internal/tokload"
 	"github.com/contextasm/contextasm/internal/bpe"
@@ -40,8 +40,8 @@ type Counts struct {
 	counter *cached // Config.Counter, cached; nil without one
 	invalid error
 
-	counts *lru.Cache[key, int]
-	plans  *lru.Cache[key, bpe.CutPlan]
+	counts *grouped.Cache[key, [16]byte, int]         // the cuts indexed by their text
+	plans  *grouped.Cache[key, [16]byte, bpe.CutPlan] // indexed by their text
 
 	mu         sync.Mutex         // guards tokenizers and fileTags
 	tokenizers map[string]*cached // by encoding, or a file's identity
@@ -53,12 +53,12 @@ type Counts struct {
 
 // New returns Counts configured by cfg.
 func New(cfg Config) (*Counts, error) {
-	counts, err := lru.New[key, int](cfg.CacheSize)
+	counts, err := grouped.New[key, [16]byte, int](cfg.CacheSize, cutOf)
 	if err != nil {
 		return nil, fmt.Errorf("contextasm: %w", err)
 	}
 	// Cut plans are for partial blocks only, a few per template.
-	plans, err := lru.New[key, bpe.CutPlan](max(cfg.CacheSize/64, 16))
+	plans, err := grouped.New[key, [16]byte, bpe.CutPlan](max(cfg.CacheSize/64, 16), textOf)
 	if err != nil {
 		return nil, fmt.Errorf("contextasm: %w", err)
 	}
@@ -262,22 +262,19 @@ func (c *Counts) ForgetCuts(texts []string) {
 	if len(texts) == 0 {
 		return
 	}
-	hashes := make(map[[16]byte]bool, len(texts))
 	for _, t := range texts {
 		sum := sha256.Sum256([]byte(t))
-		hashes[[16]byte(sum[:16])] = true
-	}
-	for _, k := range c.plans.Keys() {
-		if hashes[k.hash] {
-			c.plans.Remove(k)
-		}
-	}
-	for _, k := range c.counts.Keys() {
-		if k.cut > 0 && hashes[k.hash] {
-			c.counts.Remove(k)
-		}
+		c.plans.RemoveGroup([16]byte(sum[:16]))
+		c.counts.RemoveGroup([16]byte(sum[:16]))
 	}
 }
+
+// cutOf groups the count cache's cuts by their text (whole counts are in
+// no group: ForgetCuts keeps them).
+func cutOf(k key) ([16]byte, bool) { return k.hash, k.cut > 0 }
+
+// textOf groups cut plans by their text.
+func textOf(k key) ([16]byte, bool) { return k.hash, true }
 
 // CutPlans returns the number of cut plans cached.
 func (c *Counts) CutPlans() int { return c.plans.Len() }

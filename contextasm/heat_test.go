@@ -1,0 +1,155 @@
+package contextasm_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/contextasm/contextasm/bench"
+	"github.com/contextasm/contextasm/contextasm"
+	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/learned"
+	"github.com/contextasm/contextasm/template"
+)
+
+// Heat is kept for what is declared: forgetting a block deletes its heat,
+// ending a session deletes the heat of its blocks, in the Engine's state
+// and in the store's.
+func TestHeatPrunedWithItsBlocks(t *testing.T) {
+	tpl := parseTemplate(t, learnTemplate)
+	path := filepath.Join(t.TempDir(), "state.json")
+	decls := learnDecls()
+	for _, id := range []string{"sess-a", "sess-b"} {
+		d := global(id, declare.Context, "A fact of the session "+id)
+		d.Scope, d.SessionID = declare.ScopeSession, "s1"
+		decls = append(decls, d)
+	}
+	eng := newEngine(t, contextasm.Config{State: learned.NewFileStore(path), StateOptions: fastSync}, decls...)
+	res := assemble(t, eng, contextasm.Request{Template: tpl, Now: demoNow, SessionID: "s1"})
+	if _, err := eng.Feedback(t.Context(), res, `<memory_ref id="fact-a"/>`); err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	heatOf := func() (engine, file map[string]learned.Heat) {
+		t.Helper()
+		if err := eng.Flush(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		st, err := learned.NewFileStore(path).Load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return eng.State().Heat, st.Heat
+	}
+	for _, h := range func() []map[string]learned.Heat { a, b := heatOf(); return []map[string]learned.Heat{a, b} }() {
+		for _, id := range []string{"fact-a", "fact-b", "sess-a", "sess-b"} {
+			if _, ok := h[id]; !ok {
+				t.Fatalf("no heat of %s after a render: %v", id, h)
+			}
+		}
+	}
+	eng.Forget("fact-a")
+	if _, err := eng.EndSession("s1"); err != nil {
+		t.Fatal(err)
+	}
+	engine, file := heatOf()
+	for what, h := range map[string]map[string]learned.Heat{"engine": engine, "file": file} {
+		for _, id := range []string{"fact-a", "sess-a", "sess-b"} {
+			if _, ok := h[id]; ok {
+				t.Errorf("%s: heat of %s kept after it went: %v", what, id, h)
+			}
+		}
+		if _, ok := h["fact-b"]; !ok {
+			t.Errorf("%s: heat of fact-b, still declared, deleted: %v", what, h)
+		}
+	}
+}
+
+// At many blocks a render's heat is a delta per block, more than the
+// queue holds: it has a bound of its own, so that a store that cannot
+// keep up (here: its lock held) never refuses a Feedback for heat; the
+// feedback's own deltas are what fills the queue.
+func TestHeatNeverFillsTheQueue(t *testing.T) {
+	tpl, err := template.Parse(bench.TemplateJSON(8192), "bench.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "state.json")
+	opts := fastSync
+	opts.MaxQueued = 100
+	eng := newEngine(t, contextasm.Config{State: learned.NewFileStore(path), StateOptions: opts}, bench.Generate(2000, 1)...)
+	release := holdLock(t, path)
+	defer release()
+	req := contextasm.Request{Template: tpl, Now: bench.Epoch, SessionID: bench.Session, UserID: bench.User}
+	for turn := 1; turn <= 40; turn++ {
+		if err := eng.Declare(bench.Turn(turn)); err != nil {
+			t.Fatal(err)
+		}
+		res := assemble(t, eng, req)
+		if turn%8 == 0 {
+			eng.SaveState() // heat queued now, not only every HeatEvery (the store does not answer)
+		}
+		if _, err := eng.Feedback(t.Context(), res, fmt.Sprintf(`<memory_ref id="turn-%06d"/>`, turn)); err != nil {
+			t.Fatalf("turn %d: %v (status %+v)", turn, err, eng.StateStatus())
+		}
+	}
+	if st := eng.StateStatus(); st.Rejected != 0 || st.Queued < 2000 {
+		t.Errorf("status %+v: want nothing rejected and the heat of 2,000 blocks queued", st)
+	}
+}
+
+// Sessions started and ended leave nothing behind: after 3,000 of them
+// (two turns each, an assembly, EndSession), the heap is within 10% of
+// what it was after the first 200. The token-count cache keeps the whole
+// counts of texts (an equal text declared again is not counted again) up
+// to its bound, Config.CacheSize: small here, so that it is full before
+// the heap is first measured.
+func TestSessionChurnReturnsMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("3,000 sessions")
+	}
+	tpl, err := template.Parse(bench.TemplateJSON(8192), "bench.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := newEngine(t, contextasm.Config{CacheSize: 512}, bench.Generate(500, 1)...)
+	session := func(i int) {
+		s := fmt.Sprintf("churn-%07d", i)
+		var decls []declare.Declaration
+		for k := range 2 {
+			d := bench.Turn(i*2 + k)
+			d.RequestID, d.SessionID = fmt.Sprintf("%s-%d", s, k), s
+			decls = append(decls, d)
+		}
+		if err := eng.Declare(decls...); err != nil {
+			t.Fatal(err)
+		}
+		assemble(t, eng, contextasm.Request{Template: tpl, Now: bench.Epoch, SessionID: s, UserID: bench.User})
+		if _, err := eng.EndSession(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	heap := func() uint64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	for i := range 200 {
+		session(i)
+	}
+	start := heap()
+	for i := 200; i < 3200; i++ {
+		session(i)
+	}
+	end := heap()
+	t.Logf("heap %d B after 200 sessions, %d B after 3,200", start, end)
+	if float64(end) > 1.1*float64(start) {
+		t.Errorf("heap grew from %d B to %d B over 3,000 sessions started and ended: more than 10%%", start, end)
+	}
+	runtime.KeepAlive(eng)
+}
