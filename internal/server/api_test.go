@@ -91,6 +91,15 @@ func TestChatFormats(t *testing.T) {
 	if _, ok := ab["system"]; !ok || ab["messages"].([]any)[0].(map[string]any)["role"] != "user" {
 		t.Errorf("anthropic: %s", a.raw)
 	}
+	r := ts.must(http.StatusOK, "POST", "/v1/assemble", keyAcmeSupport, assembleBody(map[string]any{"session": "s1", "format": "responses"}))
+	rb := r.body["body"].(map[string]any)
+	var kinds []string
+	for _, it := range rb["input"].([]any) {
+		kinds = append(kinds, it.(map[string]any)["type"].(string))
+	}
+	if _, ok := rb["instructions"].(string); !ok || !slices.Contains(kinds, "function_call") || !slices.Contains(kinds, "function_call_output") || r.body["format"] != "responses" {
+		t.Errorf("responses: items %v\n%s", kinds, r.raw)
+	}
 	// The render hash is the SHA-256 of the body, as the library's.
 	var compact map[string]any
 	if err := json.Unmarshal(a.raw, &compact); err != nil {

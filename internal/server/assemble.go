@@ -92,7 +92,7 @@ func (s *Server) request(key *Key, req *assembleRequest) (contextasm.Request, *a
 	if req.Format != "" && req.Format != "text" {
 		f, err := chat.ParseFormat(req.Format)
 		if err != nil {
-			return creq, badRequest(codeInvalid, "format", "format %q: want text, openai or anthropic", req.Format)
+			return creq, badRequest(codeInvalid, "format", "format %q: want text, openai, anthropic or responses", req.Format)
 		}
 		format = f
 	}

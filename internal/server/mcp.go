@@ -23,7 +23,7 @@ type mcpArgs struct {
 	Session  string   `json:"session,omitempty" jsonschema:"the session whose context to assemble"`
 	User     string   `json:"user,omitempty" jsonschema:"the user the context is for"`
 	Roles    []string `json:"roles,omitempty" jsonschema:"the roles the request holds, within the API key's; absent: all of the key's"`
-	Format   string   `json:"format,omitempty" jsonschema:"text (the default), openai or anthropic"`
+	Format   string   `json:"format,omitempty" jsonschema:"text (the default), openai, anthropic or responses"`
 	Fresh    bool     `json:"fresh,omitempty" jsonschema:"decide from scratch rather than follow the session's previous assembly"`
 	Now      string   `json:"now,omitempty" jsonschema:"the instant to judge expiry at, RFC 3339; absent: the server's clock"`
 	Query    string   `json:"query,omitempty" jsonschema:"what the call is about: relevant blocks rank higher; absent: the session's newest user turn"`
