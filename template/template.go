@@ -315,51 +315,8 @@ func compile(def Definition, name string, confined bool) (*Template, error) {
 		} else {
 			seen[sd.Name] = i
 		}
-		if sd.Priority < 1 {
-			add(field("priority"), "must be 1 or more; 1 is the most important (got %d)", sd.Priority)
-		}
-		if len(sd.MemoryTypes) == 0 {
-			add(field("memory_types"), "a section must take at least one memory type")
-		}
-		for j, mt := range sd.MemoryTypes {
-			if !mt.Valid() {
-				add(fmt.Sprintf("sections[%d].memory_types[%d]", i, j), "unknown memory type %q (want constraint, context, history or external)", mt)
-			} else if slices.Index(sd.MemoryTypes, mt) < j {
-				add(fmt.Sprintf("sections[%d].memory_types[%d]", i, j), "memory type %q listed twice", mt)
-			}
-		}
-		if sd.MaxTokens <= 0 {
-			add(field("max_tokens"), "must be a positive number of tokens (got %d)", sd.MaxTokens)
-		}
-		if sd.Fill != FillStop && sd.Fill != FillSkip {
-			add(field("fill"), "must be stop or skip (got %q)", sd.Fill)
-		}
-		if sd.Order != OrderRank && sd.Order != OrderDeclared && sd.Order != OrderTime {
-			add(field("order"), "must be rank, declared or time (got %q)", sd.Order)
-		}
-		if sd.MinPartialTokens < 0 {
-			add(field("min_partial_tokens"), "must not be negative (got %d)", sd.MinPartialTokens)
-		}
-		if c := sd.ClearToolResults; c != nil {
-			if c.Keep != nil && *c.Keep < 0 {
-				add(field("clear_tool_results.keep"), "must not be negative (got %d)", *c.Keep)
-			}
-			if c.AtLeast < 0 {
-				add(field("clear_tool_results.at_least"), "must not be negative (got %d)", c.AtLeast)
-			}
-		}
-		if sd.ToolResultMaxTokens < NoToolResultClip {
-			add(field("tool_result_max_tokens"), "must be a positive number of tokens, or -1 for no clip (got %d)", sd.ToolResultMaxTokens)
-		}
-		if v := sd.Relevance; v != nil && !(*v >= 0 && *v <= 1) {
-			add(field("relevance"), "must be a share from 0 to 1 (got %v)", *v)
-		}
-		if v := sd.Recency; v != nil && !(*v >= 0 && *v <= MaxRecencyWeight) {
-			add(field("recency"), "must be a weight from 0 to %d (got %v)", MaxRecencyWeight, *v)
-		}
-		if v := sd.RecencyHalfAge; v != nil && *v <= 0 {
-			add(field("recency_half_age"), "must be a positive duration such as \"2h\" (got %v)", time.Duration(*v))
-		}
+		checkSectionShape(i, sd, field, add)
+		checkSectionTuning(sd, field, add)
 		pieces, err := parseRender(sd.Render)
 		if err != nil {
 			add(field("render"), "%v", err)
@@ -402,6 +359,64 @@ func compile(def Definition, name string, confined bool) (*Template, error) {
 	}
 	t.header = fingerprint.Header(t.fingerprint)
 	return t, nil
+}
+
+// problemFunc adds a problem about a field.
+type problemFunc func(field, format string, args ...any)
+
+// checkSectionShape checks section i's priority, memory types, cap, fill
+// and order.
+func checkSectionShape(i int, sd SectionDefinition, field func(string) string, add problemFunc) {
+	if sd.Priority < 1 {
+		add(field("priority"), "must be 1 or more; 1 is the most important (got %d)", sd.Priority)
+	}
+	if len(sd.MemoryTypes) == 0 {
+		add(field("memory_types"), "a section must take at least one memory type")
+	}
+	for j, mt := range sd.MemoryTypes {
+		if !mt.Valid() {
+			add(fmt.Sprintf("sections[%d].memory_types[%d]", i, j), "unknown memory type %q (want constraint, context, history or external)", mt)
+		} else if slices.Index(sd.MemoryTypes, mt) < j {
+			add(fmt.Sprintf("sections[%d].memory_types[%d]", i, j), "memory type %q listed twice", mt)
+		}
+	}
+	if sd.MaxTokens <= 0 {
+		add(field("max_tokens"), "must be a positive number of tokens (got %d)", sd.MaxTokens)
+	}
+	if sd.Fill != FillStop && sd.Fill != FillSkip {
+		add(field("fill"), "must be stop or skip (got %q)", sd.Fill)
+	}
+	if sd.Order != OrderRank && sd.Order != OrderDeclared && sd.Order != OrderTime {
+		add(field("order"), "must be rank, declared or time (got %q)", sd.Order)
+	}
+}
+
+// checkSectionTuning checks a section's optional settings: partial cuts,
+// tool results, and its scoring.
+func checkSectionTuning(sd SectionDefinition, field func(string) string, add problemFunc) {
+	if sd.MinPartialTokens < 0 {
+		add(field("min_partial_tokens"), "must not be negative (got %d)", sd.MinPartialTokens)
+	}
+	if c := sd.ClearToolResults; c != nil {
+		if c.Keep != nil && *c.Keep < 0 {
+			add(field("clear_tool_results.keep"), "must not be negative (got %d)", *c.Keep)
+		}
+		if c.AtLeast < 0 {
+			add(field("clear_tool_results.at_least"), "must not be negative (got %d)", c.AtLeast)
+		}
+	}
+	if sd.ToolResultMaxTokens < NoToolResultClip {
+		add(field("tool_result_max_tokens"), "must be a positive number of tokens, or -1 for no clip (got %d)", sd.ToolResultMaxTokens)
+	}
+	if v := sd.Relevance; v != nil && !(*v >= 0 && *v <= 1) {
+		add(field("relevance"), "must be a share from 0 to 1 (got %v)", *v)
+	}
+	if v := sd.Recency; v != nil && !(*v >= 0 && *v <= MaxRecencyWeight) {
+		add(field("recency"), "must be a weight from 0 to %d (got %v)", MaxRecencyWeight, *v)
+	}
+	if v := sd.RecencyHalfAge; v != nil && *v <= 0 {
+		add(field("recency_half_age"), "must be a positive duration such as \"2h\" (got %v)", time.Duration(*v))
+	}
 }
 
 // placeholder names; the values are what a Fields field fills them with.
