@@ -238,6 +238,16 @@ func runCLI(bin string, convs []*Conversation, budgets []int, every, sticky int)
 	for b := range budgets {
 		res.recall[b] = float64(hits[b]) / float64(max(res.asked[b], 1))
 	}
+	if err := runSticky(bin, convs, tmp, files, every, sticky, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// runSticky asks the first sticky of the questions the fresh arm asks
+// (every every-th) of each conversation one after another in one session,
+// with a learned-state file, and sets res.sticky and res.stickyN.
+func runSticky(bin string, convs []*Conversation, tmp string, files map[*Conversation][2]string, every, sticky int, res *cliResult) error {
 	hitsSticky := 0
 	for ci, c := range convs {
 		dir := filepath.Join(tmp, strconv.Itoa(ci))
@@ -247,11 +257,11 @@ func runCLI(bin string, convs []*Conversation, budgets []int, every, sticky int)
 		for n, j := 0, 0; n < sticky && j < len(c.Questions); n, j = n+1, j+max(every, 1) {
 			q, err := writeQuestion(dir, c, j, c.askedAt(j))
 			if err != nil {
-				return nil, err
+				return err
 			}
 			kept, err := renderKept(bin, renderArgs(files[c][0], files[c][1], q, c, j, stickyBudget, c.askedAt(j), res.query, state))
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if cliAnswerable(c, j, kept) {
 				hitsSticky++
@@ -260,7 +270,7 @@ func runCLI(bin string, convs []*Conversation, budgets []int, every, sticky int)
 		}
 	}
 	res.sticky = float64(hitsSticky) / float64(max(res.stickyN, 1))
-	return res, nil
+	return nil
 }
 
 // reportCLI runs the CLI arm and prints what it measured.
