@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -126,13 +127,18 @@ var chatReasoning = func() []declare.Reasoning {
 	return rs
 }()
 
-// chatTemplate returns a template with a history section of cap hcap.
+// chatTemplate returns a template with a history section of cap hcap; one
+// cap in three clears older tool results.
 func chatTemplate(t testing.TB, budget, hcap int, partial bool) *template.Template {
+	clearing := ""
+	if hcap%3 == 0 {
+		clearing = `,"clear_tool_results":{"keep":1,"at_least":30}`
+	}
 	return parseTemplate(t, fmt.Sprintf(`{"template_version":"chat","budget":%d,"encoding":"o200k_base","sections":[
 		{"name":"RULES","priority":1,"memory_types":["constraint"],"max_tokens":100,"render":"<rule>{content}</rule>"},
 		{"name":"CONTEXT","priority":2,"memory_types":["context"],"max_tokens":100,"render":"<ctx>{content}</ctx>","fill":"skip"},
-		{"name":"HISTORY","priority":3,"memory_types":["history"],"max_tokens":%d,"render":"{content}","order":"time","partial":%t}]}`,
-		budget, hcap, partial))
+		{"name":"HISTORY","priority":3,"memory_types":["history"],"max_tokens":%d,"render":"{content}","order":"time","partial":%t%s}]}`,
+		budget, hcap, partial, clearing))
 }
 
 // TestChatProperties assembles several hundred generated conversations at
@@ -193,7 +199,7 @@ func TestChatProperties(t *testing.T) {
 	}
 	t.Logf("%v", stats)
 	// The generator must exercise what is checked.
-	for _, k := range []string{"with messages", "group", "orphan", "budget", "section_cap", "first_message", "too small", "reasoning_dropped", "reasoning written"} {
+	for _, k := range []string{"with messages", "group", "orphan", "budget", "section_cap", "first_message", "too small", "reasoning_dropped", "reasoning written", "cleared"} {
 		if stats[k] == 0 {
 			t.Errorf("no assembly had %q: the generator does not test it (%v)", k, stats)
 		}
@@ -292,9 +298,32 @@ func checkChatResult(t *testing.T, what string, tok *bpe.Tokenizer, overhead con
 		}
 	}
 	events := map[string]outcome.Event{}
+	notices := map[string]map[outcome.Reason]bool{}
 	for _, e := range res.Events() {
 		if e.Kind != outcome.KindNotice {
 			events[e.RequestID] = e
+		} else {
+			if notices[e.RequestID] == nil {
+				notices[e.RequestID] = map[outcome.Reason]bool{}
+			}
+			notices[e.RequestID][e.Reason] = true
+		}
+	}
+	// The current turn: the newest user turn still eligible is sent, in
+	// every chat body that renders.
+	if res.Format != 0 {
+		var newest *declare.Declaration
+		for i := range decls {
+			d := &decls[i]
+			if e, ok := events[d.RequestID]; d.Role != declare.RoleUser || ok && e.Kind == outcome.KindExcluded {
+				continue
+			}
+			if newest == nil || d.LastModified.After(*newest.LastModified) {
+				newest = d
+			}
+		}
+		if newest != nil && status[newest.RequestID] == outcome.StatusDropped {
+			fail("the current turn %s is not in the body", newest.RequestID)
 		}
 	}
 	sent := map[string]bool{}
@@ -315,7 +344,26 @@ func checkChatResult(t *testing.T, what string, tok *bpe.Tokenizer, overhead con
 		if d.ChatRole() != m.Role || d.ToolCallID != m.ToolCallID || !slices.Equal(d.ToolCalls, m.ToolCalls) {
 			fail("message %d is not block %s", i, d.RequestID)
 		}
-		if st := status[d.RequestID]; st == outcome.StatusDropped || (st == outcome.StatusKept && m.Content != d.Content) ||
+		want := d.Content
+		switch {
+		case notices[d.RequestID][outcome.ReasonCleared]:
+			name := ""
+			for _, c := range decls {
+				for _, tc := range c.ToolCalls {
+					if tc.ID == d.ToolCallID {
+						name = tc.Name
+					}
+				}
+			}
+			if n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(m.Content, "[tool result cleared: "+name+", call "+d.ToolCallID+", "), " tokens]")); err == nil && n >= tok.Count(d.Content)/2 {
+				want = m.Content // the tokens the result holds, clipped or not
+			}
+		case notices[d.RequestID][outcome.ReasonClipped]:
+			if at := strings.LastIndex(m.Content, "\n[clipped: "); at >= 0 && strings.HasPrefix(d.Content, m.Content[:at]) {
+				want = m.Content
+			}
+		}
+		if st := status[d.RequestID]; st == outcome.StatusDropped || (st == outcome.StatusKept && m.Content != want) ||
 			(st == outcome.StatusCut && !strings.HasPrefix(d.Content, m.Content)) {
 			fail("message %d (%s, %v) has content %q", i, d.RequestID, st, m.Content)
 		}
