@@ -121,6 +121,10 @@ type Definition struct {
 	Encoding string `json:"encoding"`
 	// Sections are the sections, written into the text in this order.
 	Sections []SectionDefinition `json:"sections"`
+	// Tools is the tools part (docs/tools.md); nil means none. Left out
+	// of the canonical JSON when nil, so templates without it keep their
+	// fingerprints.
+	Tools *ToolsDefinition `json:"tools,omitempty"`
 }
 
 // SectionDefinition is one section as written in JSON. Separator is a
@@ -207,6 +211,7 @@ func withDefaults(def Definition) Definition {
 	if out.Encoding == "" {
 		out.Encoding = DefaultEncoding
 	}
+	out.Tools = cloneTools(def.Tools)
 	out.Sections = make([]SectionDefinition, len(def.Sections))
 	for i, s := range def.Sections {
 		s.MemoryTypes = slices.Clone(s.MemoryTypes)
@@ -254,6 +259,7 @@ func compile(def Definition, name string, confined bool) (*Template, error) {
 	if len(def.Sections) == 0 {
 		add("sections", "a template needs at least one section")
 	}
+	toolsProblems(def.Tools, add)
 	t := &Template{def: def, sections: make([]Section, len(def.Sections))}
 	seen := make(map[string]int, len(def.Sections))
 	for i, sd := range def.Sections {
