@@ -67,6 +67,9 @@ type Conversation struct {
 	System []SystemPart
 	// Messages are the turns, in the order the model reads them.
 	Messages []Message
+	// Tools are the tool definitions offered the model, in the order
+	// written (chat/tools.go); none: the body has no "tools".
+	Tools []Tool
 }
 
 // SystemText returns the system prompt: the parts joined.

@@ -15,7 +15,10 @@ func OpenAI(c Conversation) ([]byte, error) {
 	if err := c.Check(FormatOpenAI); err != nil {
 		return nil, err
 	}
-	body := openaiBody{Messages: make([]openaiMessage, 0, len(c.Messages)+1)}
+	if err := c.checkTools(FormatOpenAI); err != nil {
+		return nil, err
+	}
+	body := openaiBody{Messages: make([]openaiMessage, 0, len(c.Messages)+1), Tools: openaiTools(c.Tools)}
 	if len(c.System) > 0 {
 		body.Messages = append(body.Messages, openaiMessage{Role: "system", Content: c.SystemText()})
 	}
@@ -32,6 +35,7 @@ func OpenAI(c Conversation) ([]byte, error) {
 
 type openaiBody struct {
 	Messages []openaiMessage `json:"messages"`
+	Tools    []openaiTool    `json:"tools,omitempty"`
 }
 
 type openaiMessage struct {
@@ -63,7 +67,10 @@ func Anthropic(c Conversation) ([]byte, error) {
 	if err := c.Check(FormatAnthropic); err != nil {
 		return nil, err
 	}
-	var body anthropicBody
+	if err := c.checkTools(FormatAnthropic); err != nil {
+		return nil, err
+	}
+	body := anthropicBody{Tools: anthropicTools(c.Tools)}
 	for _, p := range c.System {
 		body.System = append(body.System, anthropicBlock{Type: "text", Text: p.Text, CacheControl: ephemeral(p.CacheBreakpoint)})
 	}
@@ -110,6 +117,7 @@ func Anthropic(c Conversation) ([]byte, error) {
 type anthropicBody struct {
 	System   []anthropicBlock   `json:"system,omitempty"`
 	Messages []anthropicMessage `json:"messages"`
+	Tools    []anthropicTool    `json:"tools,omitempty"`
 }
 
 type anthropicMessage struct {
