@@ -165,7 +165,7 @@ func TestSelectRolesAndRequired(t *testing.T) {
 	no := false
 	set := NewSet([]declare.Tool{
 		{Name: "send_email", Roles: []string{"agent"}, InputSchema: obj, Annotations: declare.ToolAnnotations{Destructive: &no}},
-		{Name: "delete_all", InputSchema: obj, Required: true},           // destructive by MCP's default
+		{Name: "delete_all", InputSchema: obj, Required: true}, // destructive by MCP's default
 		{Name: "read_doc", InputSchema: obj, Untrusted: true, Required: true, Annotations: declare.ToolAnnotations{ReadOnly: ptr(true), OpenWorld: &no}},
 		{Name: "big", Description: strings.Repeat("word ", 400), InputSchema: obj},
 	})
