@@ -93,7 +93,11 @@ func (o ChatOverhead) cost(f chat.Format) assemble.ChatCost {
 
 // conversation returns an assembly's output as a chat conversation.
 func conversation(out *assemble.Output) chat.Conversation {
-	return conversationOf(out.Text, out.Breakpoints, out.Messages)
+	var tools []chat.Tool
+	if out.Tools != nil {
+		tools = out.Tools.Defs
+	}
+	return conversationOf(out.Text, out.Breakpoints, out.Messages, tools)
 }
 
 // conversationOf returns a text, its cache breakpoints and its messages as
@@ -101,8 +105,9 @@ func conversation(out *assemble.Output) chat.Conversation {
 // breakpoints into parts that each end at one (the last ones, so that
 // with a breakpoint on a message there are at most
 // chat.MaxCacheBreakpoints in all), then the messages.
-func conversationOf(text string, bps []Breakpoint, msgs []chat.Message) chat.Conversation {
-	room := chat.MaxCacheBreakpoints
+func conversationOf(text string, bps []Breakpoint, msgs []chat.Message, tools []chat.Tool) chat.Conversation {
+	tools = toolDefs(tools)
+	room := chat.MaxCacheBreakpoints - min(len(tools), 1)
 	for _, m := range msgs {
 		if m.CacheBreakpoint {
 			room--
@@ -122,7 +127,7 @@ func conversationOf(text string, bps []Breakpoint, msgs []chat.Message) chat.Con
 	if start < len(text) {
 		parts = append(parts, chat.SystemPart{Text: text[start:]})
 	}
-	return chat.Conversation{System: parts, Messages: msgs}
+	return chat.Conversation{System: parts, Messages: msgs, Tools: tools}
 }
 
 // Messages returns the result as a chat conversation: the system prompt
@@ -142,5 +147,5 @@ func conversationOf(text string, bps []Breakpoint, msgs []chat.Message) chat.Con
 //
 // chat.OpenAI and chat.Anthropic encode it as a request body.
 func (r *Result) Messages() chat.Conversation {
-	return conversationOf(r.Text, r.CacheBreakpoints, r.messages)
+	return conversationOf(r.Text, r.CacheBreakpoints, r.messages, r.toolDefs)
 }

@@ -129,7 +129,7 @@ func TestIncrementalEqualsFull(t *testing.T) {
 		tpls = append(tpls, tpl)
 	}
 	ctx := context.Background()
-	var assemblies, withSession, fresh, failures, indexed int
+	var assemblies, withSession, fresh, failures, indexed, withTools int
 	for run := range runs {
 		rng := rand.New(rand.NewPCG(uint64(run), 2026))
 		degrade := run%6 == 5 // blocks with variants: assembled from scratch
@@ -156,6 +156,9 @@ func TestIncrementalEqualsFull(t *testing.T) {
 			initial = append(initial, randomDecl(rng, fmt.Sprintf("b%03d", i), at, degrade))
 		}
 		if err := both(func(e *Engine) error { return e.Declare(initial...) }); err != nil {
+			t.Fatal(err)
+		}
+		if err := both(func(e *Engine) error { return e.DeclareTools(turnTools...) }); err != nil {
 			t.Fatal(err)
 		}
 		current := map[string]declare.Declaration{} // what the engines hold, as declared
@@ -254,6 +257,9 @@ func TestIncrementalEqualsFull(t *testing.T) {
 				if req.SessionID != "" {
 					withSession++
 				}
+				if r1.Tools != nil && len(r1.Tools.Kept) > 0 {
+					withTools++
+				}
 				sameResult(t, fmt.Sprintf("%s repeat %d", describe, repeat), r1, r2)
 				last, ok = [2]*Result{r1, r2}, true
 			}
@@ -273,8 +279,8 @@ func TestIncrementalEqualsFull(t *testing.T) {
 		inc.Close()
 		full.Close()
 	}
-	t.Logf("%d assemblies (%d with a session, %d incremental), %d failed alike, %d compared with a fresh engine", assemblies, withSession, indexed, failures, fresh)
-	if assemblies < runs*steps/2 || withSession == 0 || fresh == 0 || failures == 0 || indexed < assemblies/3 {
+	t.Logf("%d assemblies (%d with a session, %d incremental, %d with tools), %d failed alike, %d compared with a fresh engine", assemblies, withSession, indexed, withTools, failures, fresh)
+	if assemblies < runs*steps/2 || withSession == 0 || fresh == 0 || failures == 0 || indexed < assemblies/3 || withTools == 0 {
 		t.Errorf("the runs do not cover enough: %d assemblies, %d with a session, %d incremental, %d failed, %d fresh", assemblies, withSession, indexed, failures, fresh)
 	}
 }

@@ -266,6 +266,8 @@ type Dump struct {
 	// Query says what the assembly's relevance came from; absent when
 	// relevance did not count.
 	Query *Query `json:"query,omitempty"`
+	// Tools is a chat request's tools part; absent without tools.
+	Tools *Tools `json:"tools,omitempty"`
 }
 
 // Query says what an assembly's relevance came from, without its text: a
