@@ -125,6 +125,7 @@ func WriteReport(w io.Writer, d *outcome.Dump, opt ReportOptions) error {
 	r.budget()
 	r.cache()
 	r.sections()
+	r.tools()
 	r.groups()
 	r.legend()
 	r.total()
