@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -84,4 +85,14 @@ func TestToolsRefused(t *testing.T) {
 			t.Errorf("%s: got %v, want %q", tc.name, err, tc.want)
 		}
 	}
+}
+
+func ExampleResponsesTools() {
+	tools, err := chat.ResponsesTools([]chat.Tool{{Name: "get_rate", Description: "Today's rate.", InputSchema: json.RawMessage(`{ "type": "object" }`)}})
+	if err != nil {
+		panic(err)
+	}
+	b, _ := json.Marshal(tools)
+	fmt.Println(string(b))
+	// Output: [{"type":"function","name":"get_rate","description":"Today's rate.","parameters":{"type":"object"}}]
 }
