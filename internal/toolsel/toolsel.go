@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/declare"
@@ -45,6 +47,41 @@ type Set struct {
 	tools []declare.Tool
 	docs  []lexical.Doc
 	props [][]string // each tool's top-level parameter names, in schema order
+	// costs caches every tool's count per rule and counter (costKey ->
+	// []toolCost): a set is immutable, and counting 200 schemas on every
+	// request would cost more than the rest of it.
+	costs sync.Map
+}
+
+type costKey struct {
+	rule    rule
+	counter truncate.Counter // comparable dynamic types only
+}
+
+type toolCost struct {
+	tokens int
+	approx bool
+}
+
+// costsFor returns every tool's count under r with c, cached when c can
+// be a map key.
+func (s *Set) costsFor(r rule, c truncate.Counter) []toolCost {
+	count := func() []toolCost {
+		out := make([]toolCost, len(s.tools))
+		for i := range s.tools {
+			out[i].tokens, out[i].approx = r.count(&s.tools[i], s.props[i], c)
+		}
+		return out
+	}
+	if c == nil || !reflect.TypeOf(c).Comparable() {
+		return count()
+	}
+	k := costKey{rule: r, counter: c}
+	if v, ok := s.costs.Load(k); ok {
+		return v.([]toolCost)
+	}
+	v, _ := s.costs.LoadOrStore(k, count())
+	return v.([]toolCost)
 }
 
 // NewSet returns the set of tools (valid, names unique), sorted by name.
@@ -215,6 +252,7 @@ func Select(in Input) (*Result, error) {
 		rel      float64
 		required bool
 	}
+	costs := in.Set.costsFor(rule, in.Counter)
 	var allowed []cand
 	for i := range n {
 		t := in.Set.Tool(i)
@@ -225,9 +263,8 @@ func Select(in Input) (*Result, error) {
 			res.Hidden[why]++
 			continue
 		}
-		tokens, approx := rule.count(t, in.Set.props[i], in.Counter)
-		res.Approximate = res.Approximate || approx
-		allowed = append(allowed, cand{i: i, tokens: tokens, required: t.IsRequired()})
+		res.Approximate = res.Approximate || costs[i].approx
+		allowed = append(allowed, cand{i: i, tokens: costs[i].tokens, required: t.IsRequired()})
 	}
 	if len(allowed) == 0 {
 		return res, nil

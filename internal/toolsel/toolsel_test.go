@@ -234,3 +234,23 @@ func TestSelectStable(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// BenchmarkSelect200 chooses among 203 tools under a 4,000-token cap, by
+// relevance; BenchmarkSelect200ByName is the same without a query, the
+// baseline for what relevance costs.
+func BenchmarkSelect200(b *testing.B) { benchSelect(b, lexical.NewQuery("refund the invoice payment")) }
+
+func BenchmarkSelect200ByName(b *testing.B) { benchSelect(b, nil) }
+
+func benchSelect(b *testing.B, q *lexical.Query) {
+	c := counter(b)
+	all, _ := manyTools()
+	set := NewSet(all)
+	in := Input{Set: set, Part: &template.ToolsDefinition{MaxTokens: 4000}, Budget: 100_000, Format: chat.FormatOpenAI, Query: q, Counter: c, Encoding: "o200k_base"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Select(in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
