@@ -79,6 +79,9 @@ type Conversation struct {
 	// the breakpoints: "" or "5m" (the API's default, written as no ttl),
 	// or "1h", written as "ttl":"1h" on every cache_control.
 	CacheTTL string
+	// Tools are the tool definitions offered the model, in the order
+	// written (chat/tools.go); none: the body has no "tools".
+	Tools []Tool
 }
 
 // SystemText returns the system prompt: the parts joined.

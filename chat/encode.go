@@ -16,7 +16,10 @@ func OpenAI(c Conversation) ([]byte, error) {
 	if err := c.Check(FormatOpenAI); err != nil {
 		return nil, err
 	}
-	body := openaiBody{Messages: make([]openaiMessage, 0, len(c.Messages)+1)}
+	if err := c.checkTools(FormatOpenAI); err != nil {
+		return nil, err
+	}
+	body := openaiBody{Messages: make([]openaiMessage, 0, len(c.Messages)+1), Tools: openaiTools(c.Tools)}
 	if len(c.System) > 0 {
 		body.Messages = append(body.Messages, openaiMessage{Role: "system", Content: c.SystemText()})
 	}
@@ -33,6 +36,7 @@ func OpenAI(c Conversation) ([]byte, error) {
 
 type openaiBody struct {
 	Messages []openaiMessage `json:"messages"`
+	Tools    []openaiTool    `json:"tools,omitempty"`
 }
 
 type openaiMessage struct {
@@ -64,8 +68,11 @@ func Anthropic(c Conversation) ([]byte, error) {
 	if err := c.Check(FormatAnthropic); err != nil {
 		return nil, err
 	}
-	var body anthropicBody
+	if err := c.checkTools(FormatAnthropic); err != nil {
+		return nil, err
+	}
 	cc := ephemeral(c.CacheTTL)
+	body := anthropicBody{Tools: anthropicTools(c.Tools, cc)}
 	body.System = anthropicSystem(c.System, cc)
 	body.Messages = make([]anthropicMessage, 0, len(c.Messages))
 	for _, m := range c.Messages {
@@ -118,6 +125,7 @@ func Anthropic(c Conversation) ([]byte, error) {
 type anthropicBody struct {
 	System   []anthropicBlock   `json:"system,omitempty"`
 	Messages []anthropicMessage `json:"messages"`
+	Tools    []anthropicTool    `json:"tools,omitempty"`
 }
 
 type anthropicMessage struct {

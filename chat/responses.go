@@ -13,7 +13,11 @@ func Responses(c Conversation) ([]byte, error) {
 	if err := c.Check(FormatResponses); err != nil {
 		return nil, err
 	}
-	body := responsesBody{Input: make([]any, 0, len(c.Messages)+1)}
+	tools, err := ResponsesTools(c.Tools)
+	if err != nil {
+		return nil, err
+	}
+	body := responsesBody{Input: make([]any, 0, len(c.Messages)+1), Tools: tools}
 	if len(c.System) > 0 {
 		body.Instructions = c.SystemText()
 	}
@@ -44,6 +48,8 @@ type responsesBody struct {
 	// Input holds responsesMessage, responsesCall, responsesOutput and
 	// reasoning items (json.RawMessage).
 	Input []any `json:"input"`
+	// Tools are the tool definitions offered the model (chat/tools.go).
+	Tools []ResponsesTool `json:"tools,omitempty"`
 }
 
 type responsesMessage struct {

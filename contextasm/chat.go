@@ -96,7 +96,11 @@ func (o ChatOverhead) cost(f chat.Format) assemble.ChatCost {
 
 // conversation returns an assembly's output as a chat conversation.
 func conversation(out *assemble.Output) chat.Conversation {
-	return conversationOf(out.Text, out.Breakpoints, out.Messages, out.CacheTTL)
+	var tools []chat.Tool
+	if out.Tools != nil {
+		tools = out.Tools.Defs
+	}
+	return conversationOf(out.Text, out.Breakpoints, out.Messages, out.CacheTTL, tools)
 }
 
 // conversationOf returns a text, its cache breakpoints and its messages as
@@ -104,8 +108,9 @@ func conversation(out *assemble.Output) chat.Conversation {
 // breakpoints into parts that each end at one (the last ones, so that
 // with a breakpoint on a message there are at most
 // chat.MaxCacheBreakpoints in all), then the messages.
-func conversationOf(text string, bps []Breakpoint, msgs []chat.Message, ttl string) chat.Conversation {
-	room := chat.MaxCacheBreakpoints
+func conversationOf(text string, bps []Breakpoint, msgs []chat.Message, ttl string, tools []chat.Tool) chat.Conversation {
+	tools = toolDefs(tools)
+	room := chat.MaxCacheBreakpoints - min(len(tools), 1)
 	for _, m := range msgs {
 		if m.CacheBreakpoint {
 			room--
@@ -125,7 +130,7 @@ func conversationOf(text string, bps []Breakpoint, msgs []chat.Message, ttl stri
 	if start < len(text) {
 		parts = append(parts, chat.SystemPart{Text: text[start:]})
 	}
-	return chat.Conversation{System: parts, Messages: msgs, CacheTTL: ttl}
+	return chat.Conversation{System: parts, Messages: msgs, CacheTTL: ttl, Tools: tools}
 }
 
 // Messages returns the result as a chat conversation: the system prompt
@@ -145,7 +150,7 @@ func conversationOf(text string, bps []Breakpoint, msgs []chat.Message, ttl stri
 //
 // chat.OpenAI and chat.Anthropic encode it as a request body.
 func (r *Result) Messages() chat.Conversation {
-	return conversationOf(r.Text, r.CacheBreakpoints, r.messages, r.cacheTTL)
+	return conversationOf(r.Text, r.CacheBreakpoints, r.messages, r.cacheTTL, r.toolDefs)
 }
 
 // checkBody holds body, of format f, to its API's documented message rules

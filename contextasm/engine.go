@@ -19,6 +19,7 @@ import (
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/feedback"
 	"github.com/contextasm/contextasm/internal/assemble"
+	"github.com/contextasm/contextasm/internal/toolsel"
 	"github.com/contextasm/contextasm/learned"
 	"github.com/contextasm/contextasm/template"
 	"github.com/contextasm/contextasm/truncate"
@@ -161,6 +162,8 @@ type Engine struct {
 	inputs  inputSet
 	idleMu  sync.Mutex           // guards lastUse
 	lastUse map[string]time.Time // sessions' last assembly, for idle TTLs
+	// toolStore holds the tool definitions (tools.go).
+	toolStore toolStore
 
 	// fullOnly makes every assembly from scratch: the reference the
 	// tests hold incremental assembly to.
@@ -385,7 +388,8 @@ func (e *Engine) assembleOne(ctx context.Context, req Request, choice *TemplateC
 		conv = e.previousDecision(req.SessionID, req.UserID, conversationTemplate(tpl.Fingerprint(), req.Format))
 	}
 	q := queryOf(&req)
-	key := outputKey{snap: snap, tpl: tpl, now: req.Now.UnixNano(), session: req.SessionID, user: req.UserID, roles: rolesKey(req.Roles), listHidden: req.ListHidden, format: req.Format,
+	tools := e.toolsFor(&req)
+	key := outputKey{tools: tools, snap: snap, tpl: tpl, now: req.Now.UnixNano(), session: req.SessionID, user: req.UserID, roles: rolesKey(req.Roles), listHidden: req.ListHidden, format: req.Format,
 		previous: conv.digest, fresh: req.Fresh, query: q.key, newestTurn: q.newestTurn}
 	memo, ok := e.last.get(key)
 	if !ok && req.SessionID != "" {
@@ -393,7 +397,7 @@ func (e *Engine) assembleOne(ctx context.Context, req Request, choice *TemplateC
 	}
 	counted := false // the assembly's heat
 	if !ok {
-		if memo, counted, err = e.assembleAnew(req, snap, conv, q, counter); err != nil {
+		if memo, counted, err = e.assembleAnew(req, snap, conv, q, counter, tools); err != nil {
 			return nil, err
 		}
 		e.last.put(key, memo)
@@ -407,7 +411,8 @@ func (e *Engine) assembleOne(ctx context.Context, req Request, choice *TemplateC
 		recordHeat(memo.explained().Sections, snap.blocks())
 	}
 	e.rep.MarkHeat()
-	res := newResult(tpl, req, memo, e.stateEvents(e.sources.current()))
+	res := newResult(tpl, req, memo, withToolEvents(memo.out, e.stateEvents(e.sources.current())))
+	withTools(res, memo.out)
 	res.told.inputs = e.inputs.current()
 	res.StateVersion = snap.state
 	res.Approximate = approx
@@ -422,14 +427,14 @@ func (e *Engine) assembleOne(ctx context.Context, req Request, choice *TemplateC
 // assembleAnew assembles req from snap, incrementally from its shape's
 // index when it can, else from scratch; counted says whether the
 // assembly's heat was counted (an incremental one counts its own).
-func (e *Engine) assembleAnew(req Request, snap *snapshot, conv convState, q query, counter Counter) (memo *assembled, counted bool, err error) {
+func (e *Engine) assembleAnew(req Request, snap *snapshot, conv convState, q query, counter Counter, tools *toolsel.Set) (memo *assembled, counted bool, err error) {
 	asm := e.pool.Get().(*assemble.Assembler)
 	if a, ok := counter.(*tokens.Approx); ok {
 		asm.Memo = approxMemo{m: e.memo, ratio: a.Ratio()}
 	}
 	areq := assemble.Request{Now: req.Now, SessionID: req.SessionID, UserID: req.UserID, Roles: req.Roles, ListHidden: req.ListHidden,
 		Chat: e.cfg.ChatOverhead.cost(req.Format), Previous: conv.previous, Fresh: req.Fresh, Record: req.SessionID != "",
-		Query: q.q, Relevance: req.Relevance, QueryKey: q.key, NewestTurnQuery: q.newestTurn}
+		Query: q.q, Relevance: req.Relevance, QueryKey: q.key, NewestTurnQuery: q.newestTurn, Tools: assembleTools(tools)}
 	out, heat, why, fast, err := e.assembleIndexed(req, areq, snap, asm, counter)
 	if !fast {
 		out, err = asm.AssembleRefs(req.Template, snap.blocks(), areq, counter)

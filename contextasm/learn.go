@@ -12,6 +12,7 @@ import (
 	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/feedback"
 	"github.com/contextasm/contextasm/internal/assemble"
+	"github.com/contextasm/contextasm/internal/toolsel"
 	"github.com/contextasm/contextasm/learned"
 	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/template"
@@ -28,8 +29,9 @@ type outputKey struct {
 	format               chat.Format
 	previous             [16]byte // digest of the conversation's previous decision
 	fresh                bool
-	query                string // what relevance came from (query.key)
-	newestTurn           bool   // it comes from the session's newest user turn
+	query                string       // what relevance came from (query.key)
+	newestTurn           bool         // it comes from the session's newest user turn
+	tools                *toolsel.Set // the tools a chat request may carry (tools.go)
 }
 
 // assembled is a memoised assembly: its output and render hash, computed

@@ -60,7 +60,8 @@ type Result struct {
 	Text string
 	// TotalTokens is the exact token count of Text; it is at most Budget.
 	// For a chat format it is the conversation's count: the system prompt
-	// and every message with their overhead (see ChatOverhead).
+	// and every message with their overhead (see ChatOverhead), and the
+	// tools part's (Tools.Tokens).
 	TotalTokens int
 	// Fingerprint identifies the template: "sha256:" and 16 hex digits.
 	Fingerprint string
@@ -113,6 +114,11 @@ type Result struct {
 	// (Request.Template, then Request.Fallback) was used and why each
 	// earlier one was not; nil for a request without Fallback or Accept.
 	Template *TemplateChoice
+	// Tools is a chat request's tools part: the tools kept and left out,
+	// with their tokens (docs/tools.md); nil without tools. Its Tokens
+	// are part of TotalTokens.
+	Tools    *ToolsResult
+	toolDefs []chat.Tool // the kept tools as the bodies write them
 
 	told *told // Sections, Events and Audit
 }
@@ -283,6 +289,7 @@ func (r *Result) Dump() Dump {
 		Query:               r.Query(),
 		Conflicts:           r.Conflicts(),
 		Template:            r.Template,
+		Tools:               r.Tools,
 	}
 }
 

@@ -129,7 +129,7 @@ func TestIncrementalEqualsFull(t *testing.T) {
 		tpls = append(tpls, tpl)
 	}
 	ctx := context.Background()
-	var assemblies, withSession, fresh, failures, indexed, conflicts int
+	var assemblies, withSession, fresh, failures, indexed, conflicts, withTools int
 	for run := range runs {
 		rng := rand.New(rand.NewPCG(uint64(run), 2026))
 		degrade := run%6 == 5 // blocks with variants: assembled from scratch
@@ -167,6 +167,9 @@ func TestIncrementalEqualsFull(t *testing.T) {
 			initial = append(initial, keyed(randomDecl(rng, fmt.Sprintf("b%03d", i), at, degrade)))
 		}
 		if err := both(func(e *Engine) error { return e.Declare(initial...) }); err != nil {
+			t.Fatal(err)
+		}
+		if err := both(func(e *Engine) error { return e.DeclareTools(turnTools...) }); err != nil {
 			t.Fatal(err)
 		}
 		current := map[string]declare.Declaration{} // what the engines hold, as declared
@@ -265,6 +268,9 @@ func TestIncrementalEqualsFull(t *testing.T) {
 				if req.SessionID != "" {
 					withSession++
 				}
+				if r1.Tools != nil && len(r1.Tools.Kept) > 0 {
+					withTools++
+				}
 				sameResult(t, fmt.Sprintf("%s repeat %d", describe, repeat), r1, r2)
 				if len(r1.Conflicts()) > 0 {
 					conflicts++
@@ -287,11 +293,11 @@ func TestIncrementalEqualsFull(t *testing.T) {
 		inc.Close()
 		full.Close()
 	}
-	t.Logf("%d assemblies (%d with a session, %d incremental), %d failed alike, %d compared with a fresh engine", assemblies, withSession, indexed, failures, fresh)
+	t.Logf("%d assemblies (%d with a session, %d incremental, %d with tools), %d failed alike, %d compared with a fresh engine", assemblies, withSession, indexed, withTools, failures, fresh)
 	if conflicts == 0 {
 		t.Errorf("no assembly had a conflict")
 	}
-	if assemblies < runs*steps/2 || withSession == 0 || fresh == 0 || failures == 0 || indexed < assemblies/3 {
+	if assemblies < runs*steps/2 || withSession == 0 || fresh == 0 || failures == 0 || indexed < assemblies/3 || withTools == 0 {
 		t.Errorf("the runs do not cover enough: %d assemblies, %d with a session, %d incremental, %d failed, %d fresh", assemblies, withSession, indexed, failures, fresh)
 	}
 }

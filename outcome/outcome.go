@@ -278,6 +278,8 @@ type Dump struct {
 	// Template says which template of a fallback chain was used and why
 	// the earlier ones were not; absent for a request without one.
 	Template *TemplateChoice `json:"template,omitempty"`
+	// Tools is a chat request's tools part; absent without tools.
+	Tools *Tools `json:"tools,omitempty"`
 }
 
 // Query says what an assembly's relevance came from, without its text: a

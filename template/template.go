@@ -126,6 +126,10 @@ type Definition struct {
 	CacheTTL string `json:"cache_ttl,omitempty"`
 	// Sections are the sections, written into the text in this order.
 	Sections []SectionDefinition `json:"sections"`
+	// Tools is the tools part (docs/tools.md); nil means none. Left out
+	// of the canonical JSON when nil, so templates without it keep their
+	// fingerprints.
+	Tools *ToolsDefinition `json:"tools,omitempty"`
 }
 
 // SectionDefinition is one section as written in JSON. Separator is a
@@ -251,6 +255,7 @@ func withDefaults(def Definition) Definition {
 	if out.CacheTTL == "5m" {
 		out.CacheTTL = "" // the default: the same template
 	}
+	out.Tools = cloneTools(def.Tools)
 	out.Sections = make([]SectionDefinition, len(def.Sections))
 	for i, s := range def.Sections {
 		s.MemoryTypes = slices.Clone(s.MemoryTypes)
@@ -304,6 +309,7 @@ func compile(def Definition, name string, confined bool) (*Template, error) {
 	if len(def.Sections) == 0 {
 		add("sections", "a template needs at least one section")
 	}
+	toolsProblems(def.Tools, add)
 	t := &Template{def: def, sections: make([]Section, len(def.Sections))}
 	seen := make(map[string]int, len(def.Sections))
 	for i, sd := range def.Sections {

@@ -127,6 +127,7 @@ func WriteReport(w io.Writer, d *outcome.Dump, opt ReportOptions) error {
 	r.cache()
 	r.sections()
 	r.conflicts()
+	r.tools()
 	r.groups()
 	r.legend()
 	r.total()

@@ -38,16 +38,39 @@ func Messages(res *contextasm.Result) ([]anthropic.TextBlockParam, []anthropic.M
 	return b.System, b.Messages, nil
 }
 
-// Params returns p with res's system prompt and conversation: its system
-// blocks, then p's own; its messages, then p's own (a turn the host did
-// not declare, say).
+// Tools returns the tools res carries (Result.Tools, docs/tools.md) as
+// the Messages API's tools, the last with its cache_control; nil for none.
+func Tools(res *contextasm.Result) ([]anthropic.ToolUnionParam, error) {
+	body, err := chat.Anthropic(res.Messages())
+	if err != nil {
+		return nil, fmt.Errorf("anthropicadapter: %w", err)
+	}
+	var b struct {
+		Tools []anthropic.ToolUnionParam `json:"tools"`
+	}
+	if err := json.Unmarshal(body, &b); err != nil {
+		return nil, fmt.Errorf("anthropicadapter: the SDK does not read the request body's tools: %w", err)
+	}
+	return b.Tools, nil
+}
+
+// Params returns p with res's system prompt, conversation and tools: its
+// system blocks, then p's own; its messages, then p's own (a turn the host
+// did not declare, say); its tools, then p's own.
 func Params(res *contextasm.Result, p anthropic.MessageNewParams) (anthropic.MessageNewParams, error) {
 	system, msgs, err := Messages(res)
 	if err != nil {
 		return p, err
 	}
+	tools, err := Tools(res)
+	if err != nil {
+		return p, err
+	}
 	p.System = append(system, p.System...)
 	p.Messages = append(msgs, p.Messages...)
+	if len(tools) > 0 {
+		p.Tools = append(tools, p.Tools...)
+	}
 	return p, nil
 }
 

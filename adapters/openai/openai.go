@@ -2,10 +2,12 @@ package openaiadapter
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/contextasm"
@@ -50,14 +52,41 @@ func Messages(res *contextasm.Result, o Options) ([]openai.ChatCompletionMessage
 }
 
 // Params returns p with res's conversation as its messages, followed by
-// the messages p already had (a turn the host did not declare, say).
+// the messages p already had (a turn the host did not declare, say), and
+// res's tools before p's own.
 func Params(res *contextasm.Result, p openai.ChatCompletionNewParams, o Options) (openai.ChatCompletionNewParams, error) {
 	msgs, err := Messages(res, o)
 	if err != nil {
 		return p, err
 	}
+	tools, err := Tools(res)
+	if err != nil {
+		return p, err
+	}
 	p.Messages = append(msgs, p.Messages...)
+	if len(tools) > 0 {
+		p.Tools = append(tools, p.Tools...)
+	}
 	return p, nil
+}
+
+// Tools returns the tools res carries (Result.Tools, docs/tools.md) as
+// Chat Completions function tools, in the result's order; nil for none.
+func Tools(res *contextasm.Result) ([]openai.ChatCompletionToolUnionParam, error) {
+	conv := res.Messages()
+	var out []openai.ChatCompletionToolUnionParam
+	for _, t := range conv.Tools {
+		var params shared.FunctionParameters
+		if err := json.Unmarshal(t.InputSchema, &params); err != nil {
+			return nil, fmt.Errorf("openaiadapter: tool %q: %w", t.Name, err)
+		}
+		def := shared.FunctionDefinitionParam{Name: t.Name, Parameters: params}
+		if t.Description != "" {
+			def.Description = param.NewOpt(t.Description)
+		}
+		out = append(out, openai.ChatCompletionFunctionTool(def))
+	}
+	return out, nil
 }
 
 // parts returns the system prompt as text parts, each ending at a cache

@@ -24,7 +24,7 @@ import (
 // The demo's inputs, embedded so that `go run ./cmd/contextasm demo` needs
 // nothing else.
 //
-//go:embed demo/template.json demo/memories.jsonl
+//go:embed demo/template.json demo/memories.jsonl demo/tools.jsonl
 var demoFiles embed.FS
 
 // The demo's request: a loan agent in session sess-4711 with user u-ana.
@@ -61,6 +61,9 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fmt.Fprintf(&out, "inputs: cmd/contextasm/demo/template.json and memories.jsonl\n\n")
 	fmt.Fprintf(&out, "=== rendered context (%d of %d tokens, %s) ===\n%s\n", res.TotalTokens, res.Budget, res.Encoding, res.Text)
 	explain(&out, res)
+	if err := demoTools(ctx, &out); err != nil {
+		return err
+	}
 	return writeOutput(stdout, *output, out.Bytes())
 }
 
@@ -88,7 +91,11 @@ func demoResult(ctx context.Context, format chat.Format) (*contextasm.Result, er
 	if err != nil {
 		return nil, err
 	}
-	return assemble(ctx, contextasm.Config{Encoding: tpl.Encoding()}, &inputs{tpl: tpl, decls: decls}, contextasm.Request{
+	tools, err := demoToolList()
+	if err != nil {
+		return nil, err
+	}
+	return assemble(ctx, contextasm.Config{Encoding: tpl.Encoding()}, &inputs{tpl: tpl, decls: decls, tools: tools}, contextasm.Request{
 		Template: tpl, Now: now, SessionID: demoRequest.session, UserID: demoRequest.user, Roles: demoRequest.roles, Format: format,
 	})
 }

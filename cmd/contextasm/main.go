@@ -12,7 +12,8 @@
 // Run "contextasm help" for every command and flag. Exit codes: 0 ok;
 // 2 invalid input or usage; 3 budget too small for required blocks;
 // 4 constraint violation; 5 required blocks in conflict; 6 no template
-// of a fallback chain accepted; 1 anything else.
+// of a fallback chain accepted; 7 tool refused (authorize); 1 anything
+// else.
 package main
 
 import (
@@ -73,6 +74,9 @@ Commands:
          [--source-timeout 5s]
                                          sources (bench takes them too): MCP servers
                                          over stdio or HTTP, text files under DIR
+         [--tools TOOLS.jsonl]           tool definitions a chat format carries
+  authorize -t T.json --tools TOOLS.jsonl --tool NAME [--role R ...]
+                                         may the request call the tool now (exit 7: refused)
   validate -t T.json -m M.jsonl [-m ...] check inputs, list all problems
   verify -t T.json [--budget N] RENDERED.txt
                                          check a rendering's header fingerprint
@@ -107,14 +111,14 @@ Commands:
 
 Exit codes: 0 ok; 2 invalid input or usage; 3 budget too small for required
 blocks; 4 constraint violation; 5 required blocks in conflict; 6 no template
--t names is accepted (--accept); 1 anything else.
+-t names is accepted (--accept); 7 tool refused (authorize); 1 anything else.
 
 --state takes a file or redis://[user:pass@]host:port/db?prefix=NAME
 (rediss:// for TLS): hosts sharing one learn together (docs/fleet.md).
 `
 
 // commands are the commands run knows, for "did you mean".
-var commands = []string{"demo", "render", "validate", "verify", "feedback", "heat", "end-session", "bench", "count", "diff", "view", "serve", "help", "version"}
+var commands = []string{"demo", "render", "authorize", "validate", "verify", "feedback", "heat", "end-session", "bench", "count", "diff", "view", "serve", "help", "version"}
 
 // run is the whole program, minus the process: tests drive it directly.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -129,6 +133,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = runDemo(ctx, rest, stdout, stderr)
 	case "render":
 		err = runRender(ctx, rest, stdout, stderr)
+	case "authorize":
+		err = runAuthorize(ctx, rest, stdout, stderr)
 	case "validate":
 		err = runValidate(rest, stdout, stderr)
 	case "verify":
@@ -201,6 +207,8 @@ func report(err error, stderr io.Writer) int {
 		return exitConflict
 	case errors.Is(err, contextasm.ErrNoTemplate):
 		return exitNoTemplate
+	case errors.Is(err, contextasm.ErrToolRefused), errors.Is(err, contextasm.ErrUnknownTool):
+		return exitRefused
 	case errors.Is(err, feedback.ErrConstraintViolation):
 		return exitViolation
 	case errors.Is(err, learned.ErrStateVersion), errors.Is(err, learned.ErrInvalidState), errors.Is(err, feedback.ErrResponseTooLarge),

@@ -33,6 +33,7 @@ type renderOptions struct {
 	usage     string
 	fresh     bool
 	accept    acceptFlag
+	tools     toolsFlag
 	query     queryFlags
 	sources   sourceOptions
 }
@@ -47,6 +48,7 @@ func (o *renderOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.state, "state", "", "learned state (trust, heat, conversations' decisions): a file, or redis://[user:pass@]host:port/db?prefix=NAME; read for ranking, updated with this render's heat and decisions")
 	fs.BoolVar(&o.fresh, "fresh", false, "decide from scratch, not following the previous render of this session, user and template (with --state)")
 	o.query.register(fs)
+	o.tools.register(fs)
 	fs.StringVar(&o.format, "format", "text", "output format: text, json, report (why each block is in or out), html (the same as one page), or openai, anthropic or responses (a chat API's request body)")
 	fs.StringVar(&o.output, "o", "", "write the output to this file instead of stdout")
 	fs.StringVar(&o.usage, "usage", "", "usage file (feedback --usage): what an approx: encoding learned from reported usage")
@@ -73,6 +75,9 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	in, err := loadInputs(o.template, o.memories, int(o.budget))
 	if err != nil {
+		return err
+	}
+	if in.tools, err = o.tools.load(); err != nil {
 		return err
 	}
 	warnDeclarations(stderr, "render", in.decls)
@@ -141,6 +146,8 @@ type inputs struct {
 	warn io.Writer
 	// files are the memories files' SHA-256 hashes, for the audit record.
 	files []outcome.Input
+	// tools are the tool definitions of --tools.
+	tools []declare.Tool
 }
 
 // loadInputs loads the template and every memories file, reporting every
@@ -219,6 +226,9 @@ func assemble(ctx context.Context, cfg contextasm.Config, in *inputs, req contex
 		return nil, err
 	}
 	if err := eng.Declare(in.decls...); err != nil {
+		return nil, err
+	}
+	if err := eng.DeclareTools(in.tools...); err != nil {
 		return nil, err
 	}
 	for _, f := range in.files {

@@ -137,6 +137,13 @@ type Server struct {
 	// past it is not declared: the block keeps its last good content
 	// (KeepFor) with a source_unavailable event.
 	MaxSourceBytes int
+	// Tools collects the server's tools (tools/list) into a Sink that is a
+	// ToolSink, named "<Name>__<tool>", with the server's Roles (ToolRoles
+	// overriding them per tool) and Trusted (tools.go).
+	Tools bool
+	// ToolRoles, when set, are the roles a request needs for a tool, by
+	// the tool's own name on the server, in place of Roles.
+	ToolRoles map[string][]string
 }
 
 // Files configures one local directory whose regular text files become

@@ -55,7 +55,11 @@ type mcpSource struct {
 	updatedBytes int
 	relist       bool
 	resync       bool
+	relistTools  bool          // notifications/tools/list_changed (tools.go)
 	wake         chan struct{} // capacity 1
+
+	tools    []string // the names of the tools declared (tools.go)
+	hasTools bool     // the server offers tools
 }
 
 // maxPendingBytes bounds the URIs of queued updates, with Server.MaxResources
@@ -82,6 +86,7 @@ func (m *mcpSource) run(ctx context.Context) {
 			return
 		}
 		m.log.Warn("MCP server unavailable", "error", err)
+		m.forgetTools()
 		m.st.led.holdAll()
 		m.st.report(m.log, Unavailable, err, "")
 		m.st.settleFirst()
@@ -105,7 +110,7 @@ func (m *mcpSource) run(ctx context.Context) {
 // whether it got as far as a first successful sync.
 func (m *mcpSource) session(ctx context.Context) (up bool, err error) {
 	m.mu.Lock()
-	m.updated, m.updatedBytes, m.relist, m.resync = nil, 0, false, false
+	m.updated, m.updatedBytes, m.relist, m.resync, m.relistTools = nil, 0, false, false, false
 	m.mu.Unlock()
 
 	t, cmd, stderr, err := m.transport()
@@ -121,6 +126,7 @@ func (m *mcpSource) session(ctx context.Context) (up bool, err error) {
 			}
 		},
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { m.notifyRelist() },
+		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { m.notifyTools() },
 	})
 	client.AddReceivingMiddleware(m.ackMiddleware)
 	m.raw = &rawConn{}
@@ -146,7 +152,11 @@ func (m *mcpSource) session(ctx context.Context) (up bool, err error) {
 	for _, e := range m.entries {
 		e.subscribed = false
 	}
+	m.hasTools = caps != nil && caps.Tools != nil
 	if err := m.sync(ctx, cs, true); err != nil {
+		return false, m.failure("sync", err, stderr)
+	}
+	if err := m.syncTools(ctx, cs, m.hasTools); err != nil {
 		return false, m.failure("sync", err, stderr)
 	}
 	m.st.report(m.log, Ready, nil, m.protocol)
@@ -165,7 +175,9 @@ func (m *mcpSource) session(ctx context.Context) (up bool, err error) {
 		case <-dead:
 			return true, m.failure("session", errClosed, stderr)
 		case <-tick:
-			err = m.sync(ctx, cs, true)
+			if err = m.sync(ctx, cs, true); err == nil {
+				err = m.syncTools(ctx, cs, m.hasTools)
+			}
 		case <-m.wake:
 			err = m.drain(ctx, cs)
 		}
@@ -420,9 +432,14 @@ func (m *mcpSource) read(ctx context.Context, cs *mcp.ClientSession, e *entry) e
 // not listed are ignored: a list change announces new resources.
 func (m *mcpSource) drain(ctx context.Context, cs *mcp.ClientSession) error {
 	m.mu.Lock()
-	updated, relist, resync := m.updated, m.relist, m.resync
-	m.updated, m.updatedBytes, m.relist, m.resync = nil, 0, false, false
+	updated, relist, resync, tools := m.updated, m.relist, m.resync, m.relistTools
+	m.updated, m.updatedBytes, m.relist, m.resync, m.relistTools = nil, 0, false, false, false
 	m.mu.Unlock()
+	if tools {
+		if err := m.syncTools(ctx, cs, m.hasTools); err != nil {
+			return err
+		}
+	}
 	if resync {
 		// Too many updates to track one by one: read everything.
 		for _, e := range m.entries {

@@ -196,6 +196,9 @@ type run struct {
 	// (current.go), which the format requires.
 	current map[int32]bool
 	lookup  func(id string) (*Block, bool)
+	// toolTokens are the request's tool definitions' (tools.go), off
+	// the blocks' budget.
+	toolTokens int
 }
 
 // begin readies the Assembler for one assembly and returns its run.
@@ -241,6 +244,9 @@ func (a *Assembler) decide(r *run) error {
 		a.relevance(r)     // each eligible block's relevance to the query, if there is one
 		a.scoring(r)       // each eligible block's score at now
 		a.planUnits(r)     // groups, tool exchanges and summaries: blocks decided together
+	}
+	if err := a.tools(r); err != nil { // a chat request's tool definitions, off the budget
+		return err
 	}
 	for k := range r.tpl.NumSections() {
 		si := r.tpl.ByPriority(k)

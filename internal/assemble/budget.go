@@ -39,7 +39,7 @@ func (a *Assembler) budgetCut(r *run) cutter {
 	tpl, c, blocks := r.tpl, r.c, a.view(r.blocks)
 	n := tpl.NumSections()
 	a.join = c.Count("\n")
-	k := cutter{a: a, r: r, budget: tpl.Budget(), cursor: dropCursor{k: n - 1, j: -2}}
+	k := cutter{a: a, r: r, budget: r.blockBudget(), cursor: dropCursor{k: n - 1, j: -2}}
 	k.estimate = c.Count(tpl.Header()+"\n") + a.chatFixed(c)
 	for si := range n {
 		k.estimate += a.sectionTokens(tpl, si)

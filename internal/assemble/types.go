@@ -297,6 +297,9 @@ type Request struct {
 	// (a history block of the session whose role is user, not a summary),
 	// when there is one; its key is its content's SHA-256.
 	NewestTurnQuery bool
+	// Tools, when set, are the tool definitions a chat request may carry
+	// (tools.go); their tokens count in the budget.
+	Tools *Tools
 }
 
 // queried reports whether relevance enters the request's scores.
@@ -347,6 +350,8 @@ type Output struct {
 	// QueryTurn is the block whose content was the query, when
 	// Request.NewestTurnQuery found one; nil otherwise.
 	QueryTurn *Block
+	// Tools is a chat request's tools part, nil without tools.
+	Tools *ToolsOutput
 
 	represented int // blocks in the text, or stood for by a summary in it
 }

@@ -169,9 +169,12 @@ var openaiRoles = map[string]func(c *openaiCheck, raw json.RawMessage, at string
 }
 
 func (c *openaiCheck) body(body []byte, opt Options) {
-	top := object(body, "body", []string{"messages"}, &c.p)
+	top := object(body, "body", []string{"messages", "tools"}, &c.p)
 	if top == nil {
 		return
+	}
+	if raw, ok := top["tools"]; ok {
+		c.tools(raw)
 	}
 	msgs := list(top["messages"], "messages", &c.p)
 	if len(msgs) == 0 && !opt.AllowNoMessages {
@@ -321,9 +324,12 @@ var anthropicBlocks = map[string]func(c *anthropicCheck, m *message, raw json.Ra
 }
 
 func (c *anthropicCheck) body(body []byte, opt Options) {
-	top := object(body, "body", []string{"system", "messages"}, &c.p)
+	top := object(body, "body", []string{"system", "messages", "tools"}, &c.p)
 	if top == nil {
 		return
+	}
+	if raw, ok := top["tools"]; ok {
+		c.tools(raw)
 	}
 	if raw, ok := top["system"]; ok {
 		c.system(raw)

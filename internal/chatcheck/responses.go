@@ -36,9 +36,12 @@ var responsesItems = map[string]func(c *responsesCheck, raw json.RawMessage, at 
 var responsesRoles = []string{"user", "assistant", "system", "developer"}
 
 func (c *responsesCheck) body(body []byte, opt Options) {
-	top := object(body, "body", []string{"instructions", "input"}, &c.p)
+	top := object(body, "body", []string{"instructions", "input", "tools"}, &c.p)
 	if top == nil {
 		return
+	}
+	if raw, ok := top["tools"]; ok {
+		c.tools(raw)
 	}
 	if raw, ok := top["instructions"]; ok {
 		if s, ok := str(raw, "instructions", &c.p); ok && s == "" {
