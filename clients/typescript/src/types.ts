@@ -35,6 +35,8 @@ export interface Declaration {
   idle_ttl?: string;
   last_modified?: string;
   roles?: string[];
+  /** Blocks with the same key exclude each other: the most trusted eligible one enters (docs/declarations.md). */
+  conflict_key?: string;
   provenance?: Provenance;
   break_on_violation?: boolean;
   violation_patterns?: string[];
@@ -172,6 +174,8 @@ export interface Dump {
   state_version?: number;
   approximate?: Approximation;
   query?: Query;
+  conflicts?: Array<Conflict>;
+  template?: TemplateChoice;
 }
 
 /** What an assembly was about: named by hash and count, never by its text. */
@@ -223,7 +227,40 @@ export interface Event {
   group?: string;
   by?: string;
   variant?: number;
+  conflict?: EventConflict;
 }
+
+/** The comparison that decided a conflict: the first on which the two blocks differ. */
+export type ConflictRule = "required" | "trust" | "last_modified" | "semantic_weight" | "request_id";
+
+/** What a conflict event compared: the key and the two blocks' trusts. */
+export interface EventConflict {
+  key: string;
+  trust: number;
+  by_trust: number;
+  rule: ConflictRule;
+}
+
+/** One conflict_key among the eligible blocks: the block that entered and those it excluded. No content. */
+export interface Conflict {
+  key: string;
+  winner: string;
+  winner_trust: number;
+  losers: Array<{ request_id: string; trust: number; rule: ConflictRule }>;
+}
+
+/** Which template of a fallback chain was used, and why the earlier ones were not. */
+export interface TemplateChoice {
+  used: number;
+  fingerprint: string;
+  skipped?: Array<{
+    fingerprint: string;
+    protocol_version: string;
+    reason: "not_accepted" | "budget_too_small";
+    detail?: string;
+  }>;
+}
+
 export interface Citation {
   id: string;
   offset?: number;

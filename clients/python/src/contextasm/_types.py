@@ -38,6 +38,7 @@ class Declaration(TypedDict, total=False):
     idle_ttl: str
     last_modified: str
     roles: List[str]
+    conflict_key: str
     provenance: Provenance
     break_on_violation: bool
     violation_patterns: List[str]
