@@ -2,7 +2,7 @@
 // holds each interface to its schema: the same fields, the same required
 // ones).
 
-export type Format = "text" | "openai" | "anthropic";
+export type Format = "text" | "openai" | "anthropic" | "responses";
 
 export interface ToolCall {
   id: string;
@@ -37,6 +37,8 @@ export interface Declaration {
   roles?: string[];
   /** Blocks with the same key exclude each other: the most trusted eligible one enters (docs/declarations.md). */
   conflict_key?: string;
+  /** An assistant turn's reasoning items, written unchanged where the provider needs them. */
+  reasoning?: Array<Record<string, unknown>>;
   provenance?: Provenance;
   break_on_violation?: boolean;
   violation_patterns?: string[];
@@ -130,7 +132,12 @@ export interface KeptBlock {
 /** A chat format's request body: add the model and send it. */
 export interface ChatBody {
   system?: Array<Record<string, unknown>>;
-  messages: Array<Record<string, unknown>>;
+  /** openai and anthropic. */
+  messages?: Array<Record<string, unknown>>;
+  /** responses: the system part. */
+  instructions?: string;
+  /** responses: the conversation's items. */
+  input?: Array<Record<string, unknown>>;
 }
 
 export interface AssembleResponse {
@@ -176,6 +183,18 @@ export interface Dump {
   query?: Query;
   conflicts?: Array<Conflict>;
   template?: TemplateChoice;
+  tools?: Tools;
+}
+
+/** A chat request's tools part: the tools sent and left out, with their tokens; hidden tools counted, never named. */
+export interface Tools {
+  kept: Array<{ name: string; source: string; tokens: number; relevance?: number; required?: boolean }>;
+  left_out?: Array<{ name: string; source: string; tokens: number; relevance?: number; reason: string }>;
+  hidden?: Record<string, number>;
+  tokens: number;
+  cap: number;
+  method: string;
+  approximate?: boolean;
 }
 
 /** What an assembly was about: named by hash and count, never by its text. */

@@ -69,11 +69,14 @@ describe("client", { skip: bin === undefined }, () => {
     await c.declare([...memory(s), { request_id: `${s}/t1`, memory_type: "history", scope: "session", session_id: s,
       content: "Can I get a refund?", last_modified: "2026-11-30T08:59:00Z" }]);
     const o = await c.assemble({ template: "support", session: s, now: NOW, format: "openai" });
-    const msgs = o.body!.messages;
+    const msgs = o.body!.messages!;
     assert.equal(msgs[0]?.role, "system");
     assert.deepEqual(msgs.at(-1), { role: "user", content: "Can I get a refund?" });
     const a = await c.assemble({ template: "support", session: s, now: NOW, format: "anthropic" });
     assert.ok(Array.isArray(a.body!.system));
+    const r = await c.assemble({ template: "support", session: s, now: NOW, format: "responses" });
+    assert.equal(typeof r.body!.instructions, "string");
+    assert.deepEqual(r.body!.input!.at(-1), { type: "message", role: "user", content: "Can I get a refund?" });
   });
 
   it("assembles about a query or the host's scores", async () => {

@@ -3,7 +3,7 @@ them (tests/test_openapi.py holds each to its schema)."""
 
 from typing import Any, Dict, List, Literal, NotRequired, TypedDict, Union
 
-Format = Literal["text", "openai", "anthropic"]
+Format = Literal["text", "openai", "anthropic", "responses"]
 
 
 class ToolCall(TypedDict):
@@ -39,6 +39,7 @@ class Declaration(TypedDict, total=False):
     last_modified: str
     roles: List[str]
     conflict_key: str
+    reasoning: List[Dict[str, Any]]
     provenance: Provenance
     break_on_violation: bool
     violation_patterns: List[str]
