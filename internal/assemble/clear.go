@@ -98,8 +98,8 @@ func (a *Assembler) clearUnit(sec *template.Section, si int, u *unit, blocks []*
 	return freed
 }
 
-// clearResult writes cd as its
-// placeholder and counts it; it reports the tokens that freed.
+// clearResult writes cd as its placeholder and counts it; it reports the
+// tokens that freed.
 func (a *Assembler) clearResult(sec *template.Section, cd *candidate, blocks []*Block) int {
 	before := cd.tokens
 	if cd.tokens == 0 {
@@ -129,8 +129,7 @@ func (a *Assembler) nameCalls(ranked []Ranked, blocks []*Block) {
 // clearOldest clears, in section si that must shed down to target, the
 // oldest results still whole in the text: until the section is within
 // target and the batch freed at least atLeast tokens, or none is left.
-// It reports whether the section is within target.
-func (a *Assembler) clearOldest(sec *template.Section, si, target, atLeast int, blocks []*Block, out *Output) bool {
+func (a *Assembler) clearOldest(sec *template.Section, si, target, atLeast int, blocks []*Block) {
 	s := &a.secs[si]
 	freed := 0
 	for j := len(s.cands) - 1; j >= 0; j-- {
@@ -149,10 +148,9 @@ func (a *Assembler) clearOldest(sec *template.Section, si, target, atLeast int, 
 			s.used -= n
 		}
 	}
-	return s.used+s.msgs <= target
 }
 
-// clearedNotices appends cd's cleared notice, when it is in the text as
+// clearedNotice appends cd's cleared notice, when it is in the text as
 // its placeholder.
 func (a *Assembler) clearedNotice(sec *template.Section, cd *candidate, b *Block, out *Output) {
 	if cd.inText() && cd.form == formCleared {
@@ -177,3 +175,8 @@ func (a *Assembler) clearedTokens(sec *template.Section, b *Block) int {
 	}
 	return n
 }
+
+// writtenVariant is the variant cd is written as, counting from 1, for
+// rows and decisions: 0 for its content, and for a cleared result (which
+// its Cleared mark and notice say).
+func writtenVariant(cd *candidate) int { return int(max(cd.form, 0)) }

@@ -74,7 +74,7 @@ func (a *Assembler) results(tpl *template.Template, blocks []*Block, out *Output
 				br.Offset, br.Length = cd.offset, len(cd.text)
 			}
 			if cd.inText() {
-				br.Variant = int(max(cd.form, 0)) // a cleared result says so in its notice
+				br.Variant = writtenVariant(cd)
 			}
 			br.By = a.byOf(cd, blocks)
 		}

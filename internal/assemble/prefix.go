@@ -79,7 +79,7 @@ func (a *Assembler) decision(tpl *template.Template, blocks []*Block, spans []sp
 	}
 	for _, sp := range spans {
 		cd := &a.secs[sp.si].cands[sp.ci]
-		w := WrittenBlock{ID: cd.ID, Key: hexKey(keyOf(blocks[cd.Index])), Span: sp.hash, Variant: int(max(cd.form, 0)), Recalled: cd.late, Cleared: cd.form == formCleared}
+		w := WrittenBlock{ID: cd.ID, Key: hexKey(keyOf(blocks[cd.Index])), Span: sp.hash, Variant: writtenVariant(cd), Recalled: cd.late, Cleared: cd.form == formCleared}
 		if cd.status == outcome.StatusCut {
 			w.Cut = cd.cutLen
 		}
@@ -88,7 +88,7 @@ func (a *Assembler) decision(tpl *template.Template, blocks []*Block, spans []sp
 	// The messages, in reading order: what the next call keeps too.
 	for _, r := range a.messageOrder(blocks) {
 		cd := &a.secs[r.si].cands[r.j]
-		w := WrittenBlock{ID: cd.ID, Key: hexKey(keyOf(blocks[cd.Index])), Message: true, Variant: int(max(cd.form, 0)), Recalled: cd.late, Cleared: cd.form == formCleared}
+		w := WrittenBlock{ID: cd.ID, Key: hexKey(keyOf(blocks[cd.Index])), Message: true, Variant: writtenVariant(cd), Recalled: cd.late, Cleared: cd.form == formCleared}
 		if cd.status == outcome.StatusCut {
 			w.Cut = cd.cutLen
 		}

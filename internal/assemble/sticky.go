@@ -271,7 +271,7 @@ func (a *Assembler) recut(sec *template.Section, b *Block, cd *candidate, c trun
 // sets the section's floor.
 func (a *Assembler) shed(sec *template.Section, si int, target int, blocks []*Block, out *Output) {
 	if on, _, atLeast := sec.ClearToolResults(); on {
-		a.clearOldest(sec, si, target, atLeast, blocks, out) // before any turn goes
+		a.clearOldest(sec, si, target, atLeast, blocks) // before any turn goes
 	}
 	cands := a.secs[si].cands
 	for j := len(cands) - 1; j >= 0 && a.secs[si].used+a.secs[si].msgs > target; j-- {
