@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/contextasm/internal/grouped"
 
 	"github.com/contextasm/contextasm/internal/assemble"
@@ -150,7 +151,7 @@ func (e *Engine) catchUp(si *shapeIndex, snap *snapshot, now time.Time) bool {
 // explanation it returns makes the full assembly on first use, which must
 // give the same text: it panics if not, which would be a bug.
 func (e *Engine) assembleIndexed(req Request, areq assemble.Request, snap *snapshot, asm *assemble.Assembler, counter Counter) (out *assemble.Output, heat *heatRecord, why *explanation, ok bool, err error) {
-	if req.Format != 0 || req.ListHidden || e.cfg.Audit != nil || e.fullOnly {
+	if req.ListHidden || e.cfg.Audit != nil || e.fullOnly {
 		return nil, nil, nil, false, nil
 	}
 	si := e.index(req)
@@ -170,7 +171,7 @@ func (e *Engine) assembleIndexed(req Request, areq assemble.Request, snap *snaps
 		full, err := a.AssembleRefs(req.Template, snap.blocks(), areq, counter)
 		a.Memo = e.memo
 		e.pool.Put(a)
-		if err != nil || full.Text != out.Text || full.TotalTokens != out.TotalTokens {
+		if err != nil || full.Text != out.Text || full.TotalTokens != out.TotalTokens || !sameMessages(full.Messages, out.Messages) {
 			panic(fmt.Sprintf("contextasm: the assembly made again from scratch differs from the incremental one (error %v): please report it", err))
 		}
 		return full
@@ -225,4 +226,13 @@ func (m renderMemo) GetRender(k assemble.MemoKey) (string, bool, bool) {
 
 func (m renderMemo) AddRender(k assemble.MemoKey, text string, escaped bool) {
 	m.cache.Add(k, rendered{text, escaped})
+}
+
+// sameMessages reports whether two assemblies wrote the same messages:
+// roles, contents and blocks (what a body is made of).
+func sameMessages(a, b []chat.Message) bool {
+	return slices.EqualFunc(a, b, func(x, y chat.Message) bool {
+		return x.Role == y.Role && x.Content == y.Content && x.ToolCallID == y.ToolCallID && slices.Equal(x.BlockIDs, y.BlockIDs) &&
+			x.CacheBreakpoint == y.CacheBreakpoint
+	})
 }

@@ -95,6 +95,11 @@ func randomDecl(rng *rand.Rand, id string, at time.Time, degrade bool) declare.D
 			d.StaleAfter = &sa
 		}
 	}
+	if d.MemoryType == declare.History {
+		// A role from the id, so the stream is the same: a chat's
+		// current turn is the session's newest user turn.
+		d.Role = []declare.Role{"", declare.RoleUser, declare.RoleAssistant}[int(id[len(id)-1])%3]
+	}
 	if degrade && rng.IntN(30) == 0 && len(d.Content) > 20 {
 		d.Variants = []string{strings.ToValidUTF8(d.Content[:10], "")} // assembled from scratch
 	}
@@ -129,7 +134,7 @@ func TestIncrementalEqualsFull(t *testing.T) {
 		tpls = append(tpls, tpl)
 	}
 	ctx := context.Background()
-	var assemblies, withSession, fresh, failures, indexed, conflicts, withTools int
+	var assemblies, withSession, fresh, failures, indexed, conflicts, withTools, chatIndexed int
 	for run := range runs {
 		rng := rand.New(rand.NewPCG(uint64(run), 2026))
 		degrade := run%6 == 5 // blocks with variants: assembled from scratch
@@ -138,6 +143,7 @@ func TestIncrementalEqualsFull(t *testing.T) {
 		// a request may see share a key.
 		keys := run%6 == 2
 		krng := rand.New(rand.NewPCG(uint64(run), 27))
+		frng := rand.New(rand.NewPCG(uint64(run), 15)) // the chat formats, likewise
 		keyed := func(d declare.Declaration) declare.Declaration {
 			if keys && krng.IntN(5) == 0 {
 				d.ConflictKey = []string{"rate", "term"}[krng.IntN(2)]
@@ -248,14 +254,18 @@ func TestIncrementalEqualsFull(t *testing.T) {
 				req.Roles = []string{"admin"}
 			}
 			req.Fresh = rng.IntN(8) == 0
-			if rng.IntN(15) == 0 {
-				req.Format = chat.FormatOpenAI
+			if rng.IntN(15) == 0 || frng.IntN(2) == 0 {
+				req.Format = chat.Format(1 + frng.IntN(3)) // any of the three
 			}
 			req.ListHidden = rng.IntN(15) == 0
 			var ok bool
 			describe := fmt.Sprintf("run %d step %d (%s at %s, session %q, roles %v)", run, step, req.Template.Fingerprint(), at.Format(time.TimeOnly), req.SessionID, req.Roles)
 			for repeat := range 1 + rng.IntN(2) {
+				before := inc.indexed.Load()
 				r1, err1 := inc.Assemble(ctx, req)
+				if req.Format != 0 && inc.indexed.Load() > before {
+					chatIndexed++
+				}
 				r2, err2 := full.Assemble(ctx, req)
 				if fmt.Sprint(err1) != fmt.Sprint(err2) {
 					t.Fatalf("%s: errors %v, %v", describe, err1, err2)
@@ -293,7 +303,11 @@ func TestIncrementalEqualsFull(t *testing.T) {
 		inc.Close()
 		full.Close()
 	}
-	t.Logf("%d assemblies (%d with a session, %d incremental, %d with tools), %d failed alike, %d compared with a fresh engine", assemblies, withSession, indexed, withTools, failures, fresh)
+	t.Logf("%d assemblies (%d with a session, %d incremental, %d of them in a chat format, %d with tools), %d failed alike, %d compared with a fresh engine",
+		assemblies, withSession, indexed, chatIndexed, withTools, failures, fresh)
+	if chatIndexed < indexed/4 {
+		t.Errorf("the runs do not cover incremental chat assemblies: %d of %d", chatIndexed, indexed)
+	}
 	if conflicts == 0 {
 		t.Errorf("no assembly had a conflict")
 	}

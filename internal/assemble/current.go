@@ -73,3 +73,26 @@ func answers(calls []declare.ToolCall, id string) bool {
 	}
 	return false
 }
+
+// userTurn reports whether b is a user turn of req's session, which the
+// current turn is the newest of.
+func userTurn(b *Block, req *Request) bool {
+	return b.Type == declare.History && req.SessionID != "" && b.SessionID == req.SessionID && (b.Role == declare.RoleUser || b.Role == "")
+}
+
+// currentTurnIndexed is currentTurn for an incremental assembly. Its
+// Index serves no tool call (AssembleIndexed), so the current turn is the
+// session's newest user turn alone: its entry is marked required for
+// this assembly (markCur), and comes first in its section's walk.
+func (a *Assembler) currentTurnIndexed(r *run) {
+	if !a.chat.on() || r.req.SessionID == "" {
+		return
+	}
+	e, si := r.x.newestUser(r.req, userTurn)
+	if e == nil {
+		return
+	}
+	e.mark |= markCur
+	r.current = make(map[int32]bool, 1)
+	a.inc.cur, a.inc.curSec, a.inc.current = e, si, r.current
+}

@@ -99,7 +99,14 @@ const (
 	markInc     = 4  // with markPrior: an incumbent
 	markNews    = 8  // with markPrior: news
 	markRel     = 16 // in the relevance lane of a query (relindex.go)
+	// markCur: a chat's current turn (current.go), required in this
+	// assembly though not declared so; it comes in the prior lane.
+	markCur = 32
 )
+
+// required reports whether e ranks as required in the assembly under way:
+// declared so, or the chat's current turn.
+func (e *ixEntry) required() bool { return e.req || e.mark&markCur != 0 }
 
 // ixHeat is an entry's lazily counted heat: it has been eligible in
 // Index.asm − since of the assemblies counted, and in the text in inText

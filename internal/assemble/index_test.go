@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/internal/bpe"
@@ -129,6 +130,11 @@ func randomKeyedBlock(rng *rand.Rand, id string, at time.Time, groups, keys bool
 		b.Required = true
 		b.Content = randomContent(rng, 1)
 	}
+	if b.Type == declare.History {
+		// Roles from the id, so the stream is the same: a chat's current
+		// turn is the newest user turn.
+		b.Role = []declare.Role{"", declare.RoleUser, declare.RoleAssistant}[int(id[len(id)-1])%3]
+	}
 	// Bounds of any quality: the two assemblies read the same ones.
 	b.MinTokens = int32(rng.IntN(len(b.Content)/3 + 1))
 	return keyedPtr(b)
@@ -155,13 +161,14 @@ func TestIndexedEqualsFull(t *testing.T) {
 	if testing.Short() {
 		runs = 30
 	}
-	var served, fallback, failed, skippedSome, rebuilt, warm, floors, prefixes, queried, turnQueries, conflicts, keyedServed int
+	var served, fallback, failed, skippedSome, rebuilt, warm, floors, prefixes, queried, turnQueries, conflicts, keyedServed, chats int
 	for run := range runs {
 		rng := rand.New(rand.NewPCG(uint64(run), 77))
 		tpl := randomWorkload(t, rng).tpl
 		// Queries and sections' scoring from a stream of their own, so the
 		// stores and templates are those of the runs without them.
 		qrng := rand.New(rand.NewPCG(uint64(run), 99))
+		crng := rand.New(rand.NewPCG(uint64(run), 131)) // chat formats, likewise
 		tpl = withSectionScoring(t, qrng, tpl)
 		groups := run%8 == 0 // blocks in groups or with variants: the full assembly only
 		keys := run%8 == 4   // blocks with conflict_keys: the full assembly only when two share one
@@ -252,6 +259,9 @@ func TestIndexedEqualsFull(t *testing.T) {
 			if req.Query != nil || req.Relevance != nil || req.NewestTurnQuery {
 				queried++
 			}
+			if crng.IntN(2) == 0 {
+				req.Chat = assemble.ChatCost{Format: chat.Format(1 + crng.IntN(3)), PerMessage: 3, Reply: 3}
+			}
 			switch rng.IntN(5) {
 			case 0: // no conversation
 			case 1:
@@ -289,6 +299,9 @@ func TestIndexedEqualsFull(t *testing.T) {
 				continue
 			}
 			served++
+			if req.Chat.Format != 0 {
+				chats++
+			}
 			if keys && slices.ContainsFunc(s.blocks, func(b *assemble.Block) bool { return b.ConflictKey() != "" }) {
 				keyedServed++
 			}
@@ -332,7 +345,10 @@ func TestIndexedEqualsFull(t *testing.T) {
 	}
 	t.Logf("%d assemblies served incrementally (%d failed alike; %d with a prefix, %d with a floor), %d by the full assembly only, %d refreshed sections, %d warm, %d with a query",
 		served, failed, prefixes, floors, fallback, rebuilt, warm, queried)
-	t.Logf("%d with conflicts (the full assembly), %d served with a conflict_key in the store", conflicts, keyedServed)
+	t.Logf("%d with conflicts (the full assembly), %d served with a conflict_key in the store, %d served in a chat format", conflicts, keyedServed, chats)
+	if chats < served/4 {
+		t.Errorf("the runs do not cover the chat formats: %d of %d served", chats, served)
+	}
 	if conflicts == 0 || keyedServed == 0 {
 		t.Errorf("the runs do not cover conflicts: %d with conflicts, %d served with a key", conflicts, keyedServed)
 	}
@@ -388,8 +404,10 @@ func compareOutputs(t *testing.T, describe string, full, fast *assemble.Output) 
 		t.Fatalf("%s: breakpoints %+v, full %+v", describe, fast.Breakpoints, full.Breakpoints)
 	case !reflect.DeepEqual(fast.Decision, full.Decision):
 		t.Fatalf("%s: decision %+v, full %+v", describe, fast.Decision, full.Decision)
-	case fast.Messages != nil:
-		t.Fatalf("%s: messages in a text format", describe)
+	case !reflect.DeepEqual(fast.Messages, full.Messages):
+		t.Fatalf("%s: messages %+v, full %+v", describe, fast.Messages, full.Messages)
+	case fast.CacheTTL != full.CacheTTL:
+		t.Fatalf("%s: cache ttl %q, full %q", describe, fast.CacheTTL, full.CacheTTL)
 	case !reflect.DeepEqual(fast.SummarizeCandidates, full.SummarizeCandidates):
 		t.Fatalf("%s: summarize candidates %+v, full %+v", describe, fast.SummarizeCandidates, full.SummarizeCandidates)
 	}

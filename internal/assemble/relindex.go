@@ -258,25 +258,38 @@ func (a *Assembler) effOf(e *ixEntry) float64 {
 }
 
 // newestTurn returns the newest user turn of req's session among the
-// index's entries (see Request.NewestTurnQuery), or nil: from each
-// section's history newest first, and its extra entries.
+// index's entries (see Request.NewestTurnQuery), or nil.
 func (x *Index) newestTurn(req *Request) *Block {
-	var best *Block
+	if e, _ := x.newestUser(req, queryTurn); e != nil {
+		return e.b
+	}
+	return nil
+}
+
+// newestUser returns the newest entry whose block is matches' of req, and
+// its section, or nil: from each section's history newest first, and its
+// extra entries. matches must hold only for history blocks.
+func (x *Index) newestUser(req *Request, matches func(*Block, *Request) bool) (*ixEntry, int) {
+	var best *ixEntry
+	bestSec := -1
+	take := func(e *ixEntry, si int) {
+		if best == nil || compareNewest(e.b, best.b) < 0 {
+			best, bestSec = e, si
+		}
+	}
 	for si := range x.secs {
 		s := &x.secs[si]
 		for _, i := range s.history {
-			if e := &s.base[i]; !e.dead && queryTurn(e.b, req) {
-				if best == nil || compareNewest(e.b, best) < 0 {
-					best = e.b
-				}
+			if e := &s.base[i]; !e.dead && matches(e.b, req) {
+				take(e, si)
 				break // newest first: the first is the section's newest
 			}
 		}
 		for i := range s.extra {
-			if b := s.extra[i].b; queryTurn(b, req) && (best == nil || compareNewest(b, best) < 0) {
-				best = b
+			if e := &s.extra[i]; matches(e.b, req) {
+				take(e, si)
 			}
 		}
 	}
-	return best
+	return best, bestSec
 }

@@ -366,7 +366,10 @@ func (a *Assembler) stickyReasons(tpl *template.Template, out *Output, margin fl
 		slices.SortFunc(kept, func(x, y int) int { return cmp.Compare(cands[x].Score, cands[y].Score) })
 		for i := range cands {
 			cd := &cands[i]
-			if cd.Required || cd.inc || cd.news || cd.status != outcome.StatusDropped || cd.reason == outcome.ReasonSlack || cd.tokens == 0 || cd.repl != 0 {
+			// A turn the format let go (first_message) was not kept out by
+			// stickiness: the fill had kept it.
+			if cd.Required || cd.inc || cd.news || cd.status != outcome.StatusDropped || cd.reason == outcome.ReasonSlack || cd.reason == outcome.ReasonFirstMessage ||
+				cd.tokens == 0 || cd.repl != 0 {
 				continue
 			}
 			// The kept incumbents scoring in [score − margin, score).

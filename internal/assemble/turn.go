@@ -26,11 +26,16 @@ import (
 // incremental is an incremental assembly's pull from its Index.
 type incremental struct {
 	on       bool
-	w        walk                    // the section being pulled
-	pulled   []*Block                // the blocks pulled, which candidates index
-	pulledE  []*ixEntry              // their entries
-	priorAll []*ixEntry              // every prior item's entry, pulled or not
-	looked   int                     // index entries looked at (TestTurnLooksAtWhatItKeeps)
+	w        walk       // the section being pulled
+	pulled   []*Block   // the blocks pulled, which candidates index
+	pulledE  []*ixEntry // their entries
+	priorAll []*ixEntry // every prior item's entry, pulled or not
+	looked   int        // index entries looked at (TestTurnLooksAtWhatItKeeps)
+	// cur is the chat's current turn (markCur), in section curSec;
+	// current is run.current, which take fills as it pulls it.
+	cur      *ixEntry
+	curSec   int
+	current  map[int32]bool
 	pulledBy map[*ixEntry]*candidate // scratch of pullHistory
 	// With a query: each hit's relevance by entry, and the hits (of the
 	// lexical index, or the host's) in the order found.
@@ -174,11 +179,11 @@ func (x *Index) count(text []heatText) {
 // again.
 //
 // It returns ok false, having done nothing, for what only AssembleRefs
-// does: another request shape or now than x's, a chat format, ListHidden,
+// does: another request shape or now than x's, ListHidden,
 // a section with blocks in a group or a tool call, a required block
 // without a section, blocks the shape sees that share a conflict_key.
 func (a *Assembler) AssembleIndexed(x *Index, req Request, c truncate.Counter, lookup func(id string) (*Block, bool)) (out *Output, heat *HeatRecord, ok bool, err error) {
-	if !x.built || req.Chat.on() || req.ListHidden || !req.Now.Equal(x.shape.Now) ||
+	if !x.built || req.ListHidden || !req.Now.Equal(x.shape.Now) ||
 		req.SessionID != x.shape.SessionID || req.UserID != x.shape.UserID || !slices.Equal(req.Roles, x.shape.Roles) {
 		return nil, nil, false, nil
 	}
@@ -200,6 +205,7 @@ func (a *Assembler) AssembleIndexed(x *Index, req Request, c truncate.Counter, l
 	a.inc.on, a.inc.pulled, a.inc.pulledE, a.inc.looked = true, a.inc.pulled[:0], a.inc.pulledE[:0], 0
 	a.inc.priorAll = a.inc.priorAll[:0]
 	defer a.endWalk()
+	a.currentTurnIndexed(r)
 	if req.NewestTurnQuery && req.Query == nil && req.Relevance == nil {
 		a.queryTurn(r, x.newestTurn(&req))
 	}
@@ -235,6 +241,16 @@ func (a *Assembler) startWalk(r *run, si int) {
 		tiered: r.follow && r.req.queried() && x.secs[si].share > 0, queryTurn: r.out.QueryTurn}
 	if r.follow {
 		a.priorItems(r, si)
+	}
+	if c := a.inc.cur; c != nil && a.inc.curSec == si && c.mark&markPrior == 0 {
+		// The current turn, neither an incumbent nor news: required, in
+		// rank order (prepareSticky weighs it without the margin).
+		c.mark |= markPrior
+		a.inc.priorAll = append(a.inc.priorAll, c)
+		a.inc.w.prior = append(a.inc.w.prior, priorItem{e: c, eff: a.effOf(c)})
+		slices.SortFunc(a.inc.w.prior, func(p, q priorItem) int {
+			return compareHeads(p.e, p.eff, p.inc, p.tier(), q.e, q.eff, q.inc, q.tier())
+		})
 	}
 	if a.inc.w.queried {
 		a.relevanceLane(r, si)
@@ -310,7 +326,12 @@ func (a *Assembler) take(si int, e *ixEntry) *candidate {
 	if a.inc.w.queried {
 		score = withRelevance(e.score, a.inc.w.share, rel)
 	}
-	a.secs[si].cands = append(a.secs[si].cands, candidate{Ranked: Ranked{Index: int32(len(a.inc.pulled)), Required: e.req, Score: score, ID: e.b.ID, Relevance: rel, Base: e.score}})
+	i := int32(len(a.inc.pulled))
+	a.secs[si].cands = append(a.secs[si].cands, candidate{Ranked: Ranked{Index: i, Required: e.required(), Score: score, ID: e.b.ID, Relevance: rel, Base: e.score},
+		msg: a.chat.on() && e.b.Type == declare.History})
+	if e.mark&markCur != 0 {
+		a.inc.current[i] = true
+	}
 	a.inc.pulled = append(a.inc.pulled, e.b)
 	a.inc.pulledE = append(a.inc.pulledE, e)
 	return &a.secs[si].cands[len(a.secs[si].cands)-1]
@@ -323,6 +344,10 @@ func (a *Assembler) endWalk() {
 	}
 	for _, e := range a.inc.priorAll {
 		e.mark = 0
+	}
+	if a.inc.cur != nil {
+		a.inc.cur.mark = 0
+		a.inc.cur, a.inc.current = nil, nil
 	}
 	a.inc.on = false
 	a.deg.tpl, a.deg.ctr = nil, nil
@@ -379,9 +404,10 @@ func (a *Assembler) priorItems(r *run, si int) {
 	}
 	add := func(e *ixEntry, p priorItem) {
 		p.e, p.eff = e, a.effOf(e)+margin
-		e.mark = markPrior | markNews
+		cur := e.mark & markCur
+		e.mark = cur | markPrior | markNews
 		if p.inc {
-			e.mark = markPrior | markInc
+			e.mark = cur | markPrior | markInc
 		}
 		a.inc.priorAll = append(a.inc.priorAll, e)
 		a.inc.w.prior = append(a.inc.w.prior, p)
@@ -406,7 +432,7 @@ func (a *Assembler) priorItems(r *run, si int) {
 	}
 	anyNews := false
 	news := func(e *ixEntry) {
-		if !e.dead && e.mark == 0 && e.b.LastModified.After(prevNow) {
+		if !e.dead && e.mark&^markCur == 0 && e.b.LastModified.After(prevNow) {
 			add(e, priorItem{news: true})
 			anyNews = true
 		}
@@ -443,8 +469,9 @@ func (s *ixSection) entryOf(e ixEntry) *ixEntry {
 // first, then the tier (candidate.tier), then the score weighed (eff),
 // incumbents first on a tie, then rank order.
 func compareHeads(a *ixEntry, effA float64, incA bool, tierA int8, b *ixEntry, effB float64, incB bool, tierB int8) int {
-	if a.req != b.req {
-		if a.req {
+	reqA, reqB := a.required(), b.required()
+	if reqA != reqB {
+		if reqA {
 			return -1
 		}
 		return 1
@@ -462,6 +489,11 @@ func compareHeads(a *ixEntry, effA float64, incA bool, tierA int8, b *ixEntry, e
 			return -1
 		}
 		return 1
+	}
+	if a.req != reqA || b.req != reqB { // the current turn: ranked as required
+		ea, eb := *a, *b
+		ea.req, eb.req = reqA, reqB
+		return compareEntries(ea, eb)
 	}
 	return compareEntries(*a, *b)
 }
@@ -486,9 +518,11 @@ func (a *Assembler) pull(sec *template.Section, st *fillState, bounded bool) boo
 		return false
 	}
 	skip, room := false, 0
-	if bounded && !a.chat.on() && sec.Fill() == template.FillSkip { // under stop, the first misfit stops the section
+	if bounded && sec.Fill() == template.FillSkip { // under stop, the first misfit stops the section
 		room = sec.MaxTokens() - st.used - st.msgs
-		if st.kept > 0 {
+		if st.kept > 0 && !a.chat.on() {
+			// A message needs no separator: in a chat format the room
+			// without it, the larger, passes over only what cannot fit.
 			room -= st.sep
 		}
 		skip = !(sec.Partial() && !st.cutDone && !a.secs[si].sticky.shed && room >= sec.MinPartialTokens())
@@ -546,7 +580,7 @@ func (w *walk) next(skip bool, room int) (*ixEntry, *priorItem, *relItem) {
 // relevance lane has in the walk's section: 1 for any but a required
 // block and the query's own turn, where tiers count.
 func (w *walk) tierOf(e *ixEntry) int8 {
-	if e == nil || !w.tiered || e.req || e.b == w.queryTurn {
+	if e == nil || !w.tiered || e.required() || e.b == w.queryTurn {
 		return 0
 	}
 	return 1
@@ -610,7 +644,7 @@ func (a *Assembler) finishWalk(si int) {
 	w.done = true
 	var t tailBest
 	note := func(e *ixEntry) {
-		if s := a.effOf(e); !e.req && (!t.has || s > t.score) {
+		if s := a.effOf(e); !e.required() && (!t.has || s > t.score) {
 			t.has, t.score = true, s
 		}
 	}
