@@ -61,6 +61,36 @@ func (x *Index) Verify(blocks []*Block) error {
 			return fmt.Errorf("section %d: entries\n%v\nbuilt\n%v", si, got, want)
 		}
 	}
+	return x.verifyLex()
+}
+
+// verifyLex reports how x's documents differ from its live entries': each
+// entry's document is its block's, in its section, and no other is kept.
+func (x *Index) verifyLex() error {
+	if !x.lexOn {
+		return nil
+	}
+	live := 0
+	for si := range x.secs {
+		for _, list := range [][]ixEntry{x.secs[si].base, x.secs[si].extra} {
+			for i := range list {
+				e := &list[i]
+				if e.dead {
+					continue
+				}
+				live++
+				if ref := x.lexOf[e.lex]; ref.b != e.b || ref.si != int32(si) {
+					return fmt.Errorf("section %d: %s's document is %v's, of section %d", si, e.b.ID, ref.b, ref.si)
+				}
+				if h, ok := x.lexBy[e.b]; !ok || h != e.lex {
+					return fmt.Errorf("section %d: %s's document by block %d (%v), by entry %d", si, e.b.ID, h, ok, e.lex)
+				}
+			}
+		}
+	}
+	if x.lex.Len() != live || len(x.lexBy) != live {
+		return fmt.Errorf("%d documents (%d by block) for %d live entries", x.lex.Len(), len(x.lexBy), live)
+	}
 	return nil
 }
 

@@ -56,6 +56,13 @@ type Index struct {
 	lex   lexical.Index
 	lexOn bool
 	lexOf []lexRef
+	// lexBy is each document's handle by its block, so that a section
+	// made again at a new now keeps the documents of the blocks it
+	// keeps (their words did not move with the clock); lexKeep marks,
+	// by handle, the ones kept in the making under way (lexGen).
+	lexBy   map[*Block]lexical.Handle
+	lexKeep []uint64
+	lexGen  uint64
 }
 
 // lexRef is what a document of Index.lex is.
@@ -252,16 +259,8 @@ func (x *Index) Refresh(blocks []*Block, now time.Time) {
 func (x *Index) fill(blocks []*Block, redo []bool) {
 	x.epoch++
 	all := redo == nil
-	if x.lexOn {
-		if all {
-			x.lex, x.lexOf = lexical.Index{}, x.lexOf[:0]
-		} else {
-			for si := range x.secs {
-				if redo[si] {
-					x.lexRemoveSection(si)
-				}
-			}
-		}
+	if x.lexOn && all {
+		x.lex, x.lexOf, x.lexBy = lexical.Index{}, x.lexOf[:0], nil
 	}
 	lists := make([][]ixEntry, len(x.secs))
 	for si := range x.secs {
@@ -294,11 +293,55 @@ func (x *Index) fill(blocks []*Block, redo []bool) {
 			lists[si][i].heat = &heat[i]
 		}
 		s := &x.secs[si]
+		old := *s
 		*s = ixSection{base: x.rank(lists[si]), win: s.win, linked: s.linked, tree: s.tree, byTime: s.byTime[:0], history: s.history[:0], sc: s.sc, share: s.share}
 		s.index(&x.keys, &x.keysTmp)
-		if x.lexOn {
-			x.lexAddSection(si)
+		switch {
+		case x.lexOn && all:
+			x.lexAddSection(si) // into a new lexical index
+		case x.lexOn:
+			x.lexRemake(si, &old)
 		}
+	}
+}
+
+// lexRemake gives section si's entries, just made again, their documents:
+// the ones its entries before (old) had, for the blocks it still holds,
+// and new ones for the others; the documents of the blocks it no longer
+// holds are removed. The lexical statistics are thus the same as made
+// from scratch, at the cost of what changed.
+func (x *Index) lexRemake(si int, old *ixSection) {
+	x.lexGen++
+	s := &x.secs[si]
+	keep := func(e *ixEntry) {
+		if h, ok := x.lexBy[e.b]; ok && x.lexOf[h].si == int32(si) {
+			e.lex = h
+		} else {
+			e.lex = x.lexAdd(e.b, si)
+		}
+		for int(e.lex) >= len(x.lexKeep) {
+			x.lexKeep = append(x.lexKeep, 0)
+		}
+		x.lexKeep[e.lex] = x.lexGen
+	}
+	for i := range s.base {
+		keep(&s.base[i])
+	}
+	for i := range s.extra {
+		keep(&s.extra[i])
+	}
+	gone := func(e *ixEntry) {
+		if int(e.lex) >= len(x.lexKeep) || x.lexKeep[e.lex] != x.lexGen {
+			x.lexRemove(e)
+		}
+	}
+	for i := range old.base {
+		if !old.base[i].dead {
+			gone(&old.base[i])
+		}
+	}
+	for i := range old.extra {
+		gone(&old.extra[i])
 	}
 }
 

@@ -44,19 +44,6 @@ func (x *Index) lexAddSection(si int) {
 	}
 }
 
-// lexRemoveSection removes the documents of section si's live entries.
-func (x *Index) lexRemoveSection(si int) {
-	s := &x.secs[si]
-	for i := range s.base {
-		if !s.base[i].dead {
-			x.lexRemove(&s.base[i])
-		}
-	}
-	for i := range s.extra {
-		x.lexRemove(&s.extra[i])
-	}
-}
-
 // lexAdd adds b's document, of section si, and returns its handle.
 func (x *Index) lexAdd(b *Block, si int) lexical.Handle {
 	var h lexical.Handle
@@ -69,6 +56,10 @@ func (x *Index) lexAdd(b *Block, si int) lexical.Handle {
 		x.lexOf = append(x.lexOf, lexRef{})
 	}
 	x.lexOf[h] = lexRef{b: b, si: int32(si)}
+	if x.lexBy == nil {
+		x.lexBy = make(map[*Block]lexical.Handle)
+	}
+	x.lexBy[b] = h
 	return h
 }
 
@@ -76,6 +67,9 @@ func (x *Index) lexAdd(b *Block, si int) lexical.Handle {
 func (x *Index) lexRemove(e *ixEntry) {
 	if x.lexOn {
 		x.lex.Remove(e.lex)
+		if h, ok := x.lexBy[e.b]; ok && h == e.lex {
+			delete(x.lexBy, e.b)
+		}
 		x.lexOf[e.lex] = lexRef{}
 	}
 }
