@@ -96,3 +96,37 @@ func (x *Index) verifyLex() error {
 
 // Looked returns how many index entries the last AssembleIndexed looked at.
 func (a *Assembler) Looked() int { return a.inc.looked }
+
+// SetHitCutoff makes maxHits max(least, budget/perBudget) until the
+// function it returns is called.
+func SetHitCutoff(least, perBudget int) (restore func()) {
+	m, p := minHits, hitsPerBudget
+	minHits, hitsPerBudget = least, perBudget
+	return func() { minHits, hitsPerBudget = m, p }
+}
+
+// TopRelevant returns the ids of the k most relevant of rels (by id), as
+// the relevance pass keeps them, in no order.
+func TopRelevant(rels map[string]float64, k int) []string {
+	var rs relevanceState
+	var vals []float64
+	for _, r := range rels {
+		vals = append(vals, r)
+	}
+	t, ties, cut := rs.cutoff(vals, k)
+	var ids []string
+	var tied []relCand
+	for id, r := range rels {
+		switch {
+		case !cut || r > t:
+			ids = append(ids, id)
+		case r == t:
+			tied = append(tied, relCand{id: id})
+		}
+	}
+	kept, _ := splitTied(tied, ties)
+	for _, c := range kept {
+		ids = append(ids, c.id)
+	}
+	return ids
+}

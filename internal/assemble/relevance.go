@@ -4,9 +4,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"slices"
+	"strings"
 
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/internal/lexical"
+	"github.com/contextasm/contextasm/template"
 )
 
 // The relevance pass: each eligible block's relevance to the request's
@@ -62,14 +64,120 @@ func (a *Assembler) relevance(r *run) {
 		}
 	}
 	i = 0
+	rels := rs.rels[:0]
 	for si := range a.secs {
 		for j := range a.secs[si].ranked {
-			a.secs[si].ranked[j].Relevance = rs.scan.Relevance(rs.docs[i])
+			e := &a.secs[si].ranked[j]
+			if e.Relevance = rs.scan.Relevance(rs.docs[i]); e.Relevance > 0 {
+				rels = append(rels, e.Relevance)
+			}
 			i++
 		}
+	}
+	if t, ties, cut := rs.cutoff(rels, maxHits(r.tpl)); cut {
+		tied := rs.tied[:0]
+		for si := range a.secs {
+			for j := range a.secs[si].ranked {
+				switch e := &a.secs[si].ranked[j]; {
+				case e.Relevance == t:
+					tied = append(tied, relCand{id: e.ID, si: int32(si), j: int32(j)})
+				case e.Relevance < t:
+					e.Relevance = 0
+				}
+			}
+		}
+		_, left := splitTied(tied, ties)
+		for _, c := range left {
+			a.secs[c.si].ranked[c.j].Relevance = 0
+		}
+		clear(tied)
+		rs.tied = tied[:0]
+	}
+	rs.rels = rels[:0]
+	for si := range a.secs {
 		a.neighbours(si, r.blocks, r.out.QueryTurn)
 	}
 	clear(rs.docs)
+}
+
+// minHits and hitsPerBudget bound the blocks that keep their lexical
+// relevance: the max(minHits, budget/hitsPerBudget) most relevant (then
+// request_id ascending), about as many as the budget could hold blocks of
+// hitsPerBudget tokens; every other block scores 0 for the query, before
+// neighbours are raised. A query whose common words touch half of a
+// large store thus costs the blocks that could matter, not the store,
+// and what is cut off is the tail of least relevance: the blocks a
+// budget cannot hold anyway (docs/relevance.md).
+// (Variables only so that the tests can make the cut-off bind.)
+var (
+	minHits       = 256
+	hitsPerBudget = 32
+)
+
+// maxHits returns how many blocks keep their lexical relevance under tpl.
+func maxHits(tpl *template.Template) int { return max(minHits, tpl.Budget()/hitsPerBudget) }
+
+// relCand is a block whose relevance ties with the cut-off's, at j of
+// section si (of the ranked blocks), or j the scorer's document.
+type relCand struct {
+	id    string
+	si, j int32
+}
+
+// cutoff returns, when more than k of rels are positive (all of them
+// are), the least relevance the k most relevant have (t) and how many of
+// the blocks at exactly t are among them (ties: the ones with the
+// smallest request_ids, splitTied). The rest score 0 for the query. A
+// heap of the k largest whose top is the least, so each value costs one
+// comparison but the few that enter it, and no input more than n·log k.
+func (rs *relevanceState) cutoff(rels []float64, k int) (t float64, ties int, cut bool) {
+	if len(rels) <= k {
+		return 0, 0, false
+	}
+	h := append(rs.heap[:0], rels[:k]...)
+	for i := k/2 - 1; i >= 0; i-- {
+		siftDown(h, i)
+	}
+	for _, v := range rels[k:] {
+		if v > h[0] {
+			h[0] = v
+			siftDown(h, 0)
+		}
+	}
+	t, ties = h[0], 0
+	for _, v := range h {
+		if v == t {
+			ties++
+		}
+	}
+	rs.heap = h[:0]
+	return t, ties, true
+}
+
+// splitTied sorts tied by request_id and splits it after the first keep:
+// the ones the cut-off keeps, and those it leaves out.
+func splitTied(tied []relCand, keep int) (kept, left []relCand) {
+	slices.SortFunc(tied, func(a, b relCand) int { return strings.Compare(a.id, b.id) })
+	return tied[:keep], tied[keep:]
+}
+
+// siftDown restores the min-heap below i.
+func siftDown(h []float64, i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && h[r] < h[l] {
+			m = r
+		}
+		if h[m] >= h[i] {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
 }
 
 // NeighbourShare is γ: a history block's relevance is at least γ times
@@ -125,6 +233,9 @@ type relevanceState struct {
 	own  []lexical.Doc  // the docs it analysed itself
 	hist []int32        // scratch of neighbours
 	own2 []float64
+	// Scratch of the hits' cut-off (maxHits).
+	rels, heap []float64
+	tied       []relCand
 }
 
 // clampUnit returns v within [0, 1]; NaN is 0.

@@ -1,7 +1,9 @@
 package assemble_test
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -203,5 +205,33 @@ func TestRelevanceIsNewsToASticky(t *testing.T) {
 	third := call("When is the dentist appointment?", second.Decision)
 	if third.Text != second.Text {
 		t.Errorf("the same question again changes the text:\n%s\nthen\n%s", second.Text, third.Text)
+	}
+}
+
+// TestTopRelevant: the cut-off keeps exactly the k most relevant, ties
+// going to the smaller request_id, whatever the order they come in: the
+// first k of a sort.
+func TestTopRelevant(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 8))
+	for trial := range 300 {
+		n, k := rng.IntN(60), 1+rng.IntN(20)
+		rels := map[string]float64{}
+		for i := range n {
+			rels[fmt.Sprintf("b%03d", i)] = float64(rng.IntN(6)) / 5 // coarse: ties
+		}
+		ids := slices.Collect(maps.Keys(rels))
+		slices.SortFunc(ids, func(a, b string) int {
+			if rels[a] != rels[b] {
+				return cmp.Compare(rels[b], rels[a])
+			}
+			return strings.Compare(a, b)
+		})
+		want := ids[:min(k, len(ids))]
+		got := assemble.TopRelevant(rels, k)
+		slices.Sort(want)
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("trial %d (n %d, k %d): kept %v, want %v", trial, n, k, got, want)
+		}
 	}
 }

@@ -103,10 +103,36 @@ func (a *Assembler) findHits(x *Index, req *Request, lookup func(string) (*Block
 	}
 	x.ensureLex()
 	a.inc.lex = x.lex.Score(req.Query, a.inc.lex[:0])
+	// The hits the relevance pass keeps (its cut-off), in the same way.
+	rs := &a.rel
+	rels := rs.rels[:0]
 	for _, h := range a.inc.lex {
-		ref := x.lexOf[h.Doc]
-		add(ref.b, int(ref.si), h.Relevance)
+		if h.Relevance > 0 {
+			rels = append(rels, h.Relevance)
+		}
 	}
+	t, ties, cut := rs.cutoff(rels, maxHits(x.tpl))
+	rs.rels = rels[:0]
+	tied := rs.tied[:0]
+	for _, h := range a.inc.lex {
+		switch {
+		case h.Relevance <= 0 || cut && h.Relevance < t:
+		case cut && h.Relevance == t:
+			ref := x.lexOf[h.Doc]
+			tied = append(tied, relCand{id: ref.b.ID, si: ref.si, j: int32(h.Doc)})
+		default:
+			ref := x.lexOf[h.Doc]
+			add(ref.b, int(ref.si), h.Relevance)
+		}
+	}
+	if cut {
+		kept, _ := splitTied(tied, ties)
+		for _, c := range kept {
+			add(x.lexOf[c.j].b, int(c.si), t)
+		}
+	}
+	clear(tied)
+	rs.tied = tied[:0]
 	a.neighbourHits(x, queryTurn)
 }
 
