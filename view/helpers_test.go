@@ -113,3 +113,19 @@ func queryDump() *outcome.Dump {
 		Text: "[MODEL_CONTEXT_PROTOCOL v1.2 | fp:sha256:00112233445566778899]\n",
 	}
 }
+
+// contains reports each of wants that got (the output of what) lacks,
+// then got once.
+func contains(t *testing.T, what, got string, wants ...string) {
+	t.Helper()
+	missing := false
+	for _, w := range wants {
+		if !strings.Contains(got, w) {
+			t.Errorf("%s lacks %q", what, w)
+			missing = true
+		}
+	}
+	if missing {
+		t.Logf("%s:\n%s", what, got)
+	}
+}

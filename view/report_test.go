@@ -116,7 +116,7 @@ func TestReportGolden(t *testing.T) {
 // block that lost on relevance which block it lost to, with the figures.
 func TestReportRelevance(t *testing.T) {
 	got := report(t, queryDump(), ReportOptions{})
-	for _, want := range []string{
+	contains(t, "the report", got,
 		"Query   the request's query · 7 tokens · sha256:9f9f9f9f9f9f…",
 		"  #  status   tokens  score    rel   points  block",
 		"  2  kept         30  0.4500  0.50  +0.2500  turn-3-refund",
@@ -126,11 +126,7 @@ func TestReportRelevance(t *testing.T) {
 		"  1  kept         10  0.8000  0.31        -  rule-refunds   required",
 		"  left out      35  send_email    tools_cap · host · rel 0.0500",
 		"lost_on_relevance  left out for room",
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("report lacks %q:\n%s", want, got)
-		}
-	}
+	)
 	if strings.Count(got, "lost on relevance to") != 1 {
 		t.Errorf("want one block lost on relevance (turn-2-user ranks below the kept ones without relevance too):\n%s", got)
 	}
