@@ -241,7 +241,7 @@ func TestHTMLRelevanceAndTools(t *testing.T) {
 		`<span class="note-help">lost on relevance to turn-3-refund, ranked above it: without relevance it scores 0.2000, this block 0.4000</span>`,
 		`<span class="reason">budget</span>: removed to fit the budget (lowest-priority section, lowest rank first) · <span class="lost">lost on relevance</span>`,
 		`<section class="panel tools" id="tools">`,
-		`108 tokens of the budget, cap 110 (anthropic-tools, approximate) · 1 left out · 3 hidden`,
+		`2 sent · 1 left out · 3 hidden · 108 tokens of the budget, cap 110 (anthropic-tools, approximate)`,
 		`<td><span class="badge kept">sent</span></td>`,
 		`<span class="mono id">send_email</span>`,
 		`<span class="reason">tools_cap</span> <span class="help">a tool that did not fit the template&#39;s tools cap: the tools sent were more relevant to the query`,
