@@ -165,6 +165,11 @@ type BlockResult struct {
 	// RelevancePoints (relevance_points) is what relevance added to the
 	// score: the section's relevance share times Relevance, rounded.
 	RelevancePoints float64 `json:"relevance_points,omitempty"`
+	// LostOnRelevance (lost_on_relevance) is set on a block dropped for
+	// room that a block kept above it outranked by relevance alone: that
+	// block's score less its relevance_points is below this one's (see
+	// [LostOnRelevance]).
+	LostOnRelevance bool `json:"lost_on_relevance,omitempty"`
 	// Status is kept, cut (in the text in part) or dropped.
 	Status Status `json:"status"`
 	// Reason says why a cut or dropped block is, as its event does; empty

@@ -408,3 +408,42 @@ func TestHTMLInBrowserHostile(t *testing.T) {
 	}
 	pl.check(t, url)
 }
+
+// A page with a query and tools: the reason filter finds the block lost
+// on relevance, whose note names the block it lost to; the tools part
+// shows each tool sent and left out, counts the hidden ones without a
+// row, and the block filters leave the tools alone.
+func TestHTMLInBrowserRelevanceAndTools(t *testing.T) {
+	ctx := browser(t)
+	url, pl := open(t, ctx, queryDump(), "query")
+	shoot(t, ctx, "query")
+	if got := eval[string](t, ctx, `document.getElementById("query").textContent`); got != "the request's query · 7 tokens · sha256:9f9f9f9f9f9f…" {
+		t.Errorf("query fact %q", got)
+	}
+	tools := eval[[]string](t, ctx, `Array.from(document.querySelectorAll("#tools tr.tool")).map(function (r) { return r.innerText.replace(/\s+/g, " ").trim(); })`)
+	if want := []string{"sent issue_refund mcp:billing 60 0.4200", "sent lookup_order host 45 - required",
+		"left out send_email host 35 0.0500 tools_cap a tool that did not fit the template's tools cap: the tools sent were more relevant to the query, or as relevant and first by name"}; !slices.Equal(tools, want) {
+		t.Errorf("tools rows\n%q\nwant\n%q", tools, want)
+	}
+	if hidden := eval[string](t, ctx, `document.querySelector("#tools .hidden-tools").innerText`); !strings.HasPrefix(hidden, "3 tools hidden from this request: role") {
+		t.Errorf("hidden tools: %q", hidden)
+	}
+	eval[bool](t, ctx, `(function () { var s = document.getElementById("filter-reason"); s.value = "lost_on_relevance"; s.dispatchEvent(new Event("change")); return true; })()`)
+	var visible []string
+	for _, r := range eval[[]rowInfo](t, ctx, rowsJS) {
+		if !r.Hidden {
+			visible = append(visible, r.ID)
+		}
+	}
+	if !slices.Equal(visible, []string{"turn-8-agent"}) {
+		t.Errorf("with reason lost_on_relevance, visible %q, want [turn-8-agent]", visible)
+	}
+	if n := eval[int](t, ctx, `document.querySelectorAll("#tools tr.tool:not([hidden])").length`); n != 3 {
+		t.Errorf("the block filter hid tools: %d of 3 visible", n)
+	}
+	note := eval[string](t, ctx, `document.querySelector("tr[data-id='turn-8-agent'] .note-help").textContent`)
+	if note != "lost on relevance to turn-3-refund, ranked above it: without relevance it scores 0.2000, this block 0.4000" {
+		t.Errorf("the note says %q", note)
+	}
+	pl.check(t, url)
+}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -55,6 +56,9 @@ type DiffResult struct {
 	// SameTemplate reports whether both dumps have the same fingerprint:
 	// when they do not, caps, priorities or render rules may differ too.
 	SameTemplate bool `json:"same_template"`
+	// SameQuery reports whether relevance came from the same query in
+	// both: the same sha256, or no query in either.
+	SameQuery bool `json:"same_query"`
 	// Sections are the sections of either dump, B's order first.
 	Sections []SectionShift `json:"sections"`
 	// Changes are the blocks whose decision changed, in changeOrder, then
@@ -80,6 +84,9 @@ type DumpSummary struct {
 	TotalTokens int `json:"total_tokens"`
 	// Now is the instant of the dump's assembly, RFC 3339.
 	Now string `json:"now"`
+	// Query is what the dump's relevance came from, by hash (never its
+	// text); absent when relevance did not count.
+	Query *outcome.Query `json:"query,omitempty"`
 }
 
 // SectionShift is one section's token shift from A to B. A section one
@@ -125,6 +132,12 @@ type BlockState struct {
 	Tokens int `json:"tokens"`
 	// Score is the block's ranking score (0 for an excluded block).
 	Score float64 `json:"score"`
+	// Relevance is the block's relevance to the dump's query, and
+	// RelevancePoints (relevance_points) what it added to Score; absent
+	// when 0.
+	Relevance float64 `json:"relevance,omitempty"`
+	// RelevancePoints is what relevance added to the score.
+	RelevancePoints float64 `json:"relevance_points,omitempty"`
 	// Notes are "required" and the block's notices (stale, escaped).
 	Notes []string `json:"notes,omitempty"`
 
@@ -145,7 +158,8 @@ func states(m *model) map[string]*BlockState {
 			}
 			out[r.RequestID] = &BlockState{
 				Section: s.Name, Status: r.Status, Reason: r.Reason, Rank: r.Rank,
-				Tokens: r.Tokens, Score: r.Score, Notes: slices.Clone(r.Notes), section: si,
+				Tokens: r.Tokens, Score: r.Score, Relevance: r.Relevance, RelevancePoints: r.RelevancePoints,
+				Notes: slices.Clone(r.Notes), section: si,
 			}
 		}
 	}
@@ -171,6 +185,7 @@ func Diff(a, b *outcome.Dump) DiffResult {
 		A:               summary(a),
 		B:               summary(b),
 		SameTemplate:    a.Fingerprint == b.Fingerprint,
+		SameQuery:       sameQuery(a.Query, b.Query),
 		Sections:        []SectionShift{},
 		Changes:         []BlockChange{},
 		FirstDifference: firstDifference(a, b),
@@ -281,14 +296,30 @@ func classify(x, y *BlockState) (ChangeKind, bool) {
 		return ReasonChanged, true
 	case x.Section == y.Section && x.common != y.common:
 		return RankChanged, true
-	case x.Section != y.Section || tokensDiffer(x, y) || x.Score != y.Score || !slices.Equal(x.Notes, y.Notes):
+	case x.Section != y.Section || tokensDiffer(x, y) || x.Score != y.Score || !slices.Equal(x.Notes, y.Notes),
+		differs(x.RelevancePoints, y.RelevancePoints):
 		return Changed, true
 	}
 	return "", false
 }
 
+// sameQuery reports whether two dumps' relevance came from the same
+// query: both without one, or both with the same hash.
+func sameQuery(a, b *outcome.Query) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.SHA256 == b.SHA256
+}
+
+// differs reports whether two figures a dump rounds to four decimals
+// differ at those four: the rounding, or a float's last bit, is no change.
+func differs(a, b float64) bool {
+	return math.Round(a*1e4) != math.Round(b*1e4)
+}
+
 func summary(d *outcome.Dump) DumpSummary {
-	return DumpSummary{Fingerprint: d.Fingerprint, RenderHash: d.RenderHash, Budget: d.Budget, TotalTokens: d.TotalTokens, Now: d.Now}
+	return DumpSummary{Fingerprint: d.Fingerprint, RenderHash: d.RenderHash, Budget: d.Budget, TotalTokens: d.TotalTokens, Now: d.Now, Query: d.Query}
 }
 
 // changeTitle heads each kind's list in the text output.
@@ -324,6 +355,15 @@ func WriteDiff(w io.Writer, r DiffResult) error {
 		t.line("", "  same template (fingerprint unchanged)")
 	} else {
 		t.line("", "  the template changed: caps, priorities or render rules may differ")
+	}
+	if q := queryShift(r); q != "" {
+		for i, l := range wrap(q, t.width-2, t.width-4) {
+			indent := "    "
+			if i == 0 {
+				indent = "  "
+			}
+			t.line("", indent+l)
+		}
 	}
 	if f := r.FirstDifference; f == nil {
 		t.line("", "  the texts are the same, byte for byte")
@@ -394,11 +434,16 @@ func WriteDiff(w io.Writer, r DiffResult) error {
 		// line, wrapped.
 		if textWidth(head)+textWidth(detail) <= t.width {
 			t.line("", head+detail)
-			continue
+		} else {
+			t.line("", strings.TrimRight(head, " "))
+			for _, l := range wrap(detail, t.width-6, t.width-6) {
+				t.line("", "      "+l)
+			}
 		}
-		t.line("", strings.TrimRight(head, " "))
-		for _, l := range wrap(detail, t.width-6, t.width-6) {
-			t.line("", "      "+l)
+		if m := more(c); m != "" {
+			for _, l := range wrap(m, t.width-6, t.width-6) {
+				t.line("", "      "+l)
+			}
 		}
 	}
 	t.blank()
@@ -439,6 +484,62 @@ func describe(c BlockChange) string {
 		return clean(y.Section) + "  " + decision(x) + " → " + decision(y) + "  " + tokens
 	}
 	return state(x) + " → " + state(y)
+}
+
+// more is what a change's second line says: how the block's relevance
+// moved, and for a decision that changed, its notes (a block now lost on
+// relevance says so); "" for nothing.
+func more(c BlockChange) string {
+	if c.A == nil || c.B == nil {
+		return ""
+	}
+	s := relevanceShift(c.A, c.B)
+	switch c.Change {
+	case RankChanged, Changed: // their line names the notes
+	default:
+		s += notesShift(c.A, c.B)
+	}
+	return strings.TrimSpace(s)
+}
+
+// relevanceShift says how a block's relevance to the query moved, when
+// it is not 0 on both sides and moved at the four decimals shown:
+// "  relevance 0.0478 → 0.0988".
+func relevanceShift(x, y *BlockState) string {
+	if !differs(x.Relevance, y.Relevance) {
+		return ""
+	}
+	return "relevance " + decimals4(x.Relevance) + " → " + decimals4(y.Relevance)
+}
+
+// queryShift says whether the two dumps' relevance came from the same
+// query, by hash; "" when neither had one.
+func queryShift(r DiffResult) string {
+	a, b := r.A.Query, r.B.Query
+	switch {
+	case a == nil && b == nil:
+		return ""
+	case r.SameQuery:
+		return "same query: " + queryName(b)
+	}
+	return "the query changed: " + queryName(a) + " → " + queryName(b)
+}
+
+// queryName names a query by the first 12 hex digits of its sha256 and
+// where it came from: the turn, or "request" or "host".
+func queryName(q *outcome.Query) string {
+	if q == nil {
+		return "none"
+	}
+	hex := clean(strings.TrimPrefix(q.SHA256, "sha256:"))
+	if len(hex) > 12 {
+		hex = hex[:12]
+	}
+	from := q.From
+	if q.Block != "" {
+		from = q.Block
+	}
+	return hex + " (" + clean(from) + ")"
 }
 
 // decision is a block's status, rank and reason: "dropped #4 (budget)".

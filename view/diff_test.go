@@ -3,6 +3,7 @@ package view
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -187,5 +188,63 @@ func TestDiffUncountedIsNoChange(t *testing.T) {
 	}
 	if strings.Contains(out.String(), " 0 tok") || !strings.Contains(out.String(), "50 tok → not counted") {
 		t.Errorf("diff says:\n%s", out.String())
+	}
+}
+
+// TestDiffRelevance: the diff says whether the query changed (by hash)
+// and how each listed block's relevance moved; a change of relevance
+// where it counted (its points) is a change, one in a section where it
+// took no share, or below the four decimals shown, is not.
+func TestDiffRelevance(t *testing.T) {
+	a, b := queryDump(), queryDump()
+	r := Diff(a, b)
+	if len(r.Changes) != 0 || !r.SameQuery {
+		t.Fatalf("a dump against itself: same_query %t, changes %+v", r.SameQuery, r.Changes)
+	}
+	var out strings.Builder
+	if err := WriteDiff(&out, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "  same query: 9f9f9f9f9f9f (request)\n") {
+		t.Errorf("no word on the same query:\n%s", out.String())
+	}
+
+	b.Query = &outcome.Query{From: outcome.QueryNewestUserTurn, SHA256: "sha256:" + strings.Repeat("ab", 32), Tokens: 9, Block: "turn-9-user"}
+	h := b.Sections[1].Blocks
+	h[1].Relevance, h[1].RelevancePoints, h[1].Score = 0.3, 0.15, 0.35 // turn-3-refund: less relevant, still kept
+	h[3].Relevance += 1e-9                                             // turn-2-user: the same at four decimals
+	b.Sections[0].Blocks[0].Relevance = 0.5                            // rule-refunds: relevance takes no share in RULES
+	h[2], h[1] = h[1], h[2]                                            // turn-8-agent now ranks above turn-3-refund, kept
+	h[1].Status, h[1].Reason, h[1].LostOnRelevance = outcome.StatusKept, "", false
+	h[2].Status, h[2].Reason = outcome.StatusDropped, outcome.ReasonBudget
+	outcome.MarkLostOnRelevance(h)
+	r = Diff(a, b)
+	if r.SameQuery || r.B.Query == nil || r.B.Query.Block != "turn-9-user" {
+		t.Errorf("same_query %t, b's query %+v", r.SameQuery, r.B.Query)
+	}
+	got := map[string]ChangeKind{}
+	for _, c := range r.Changes {
+		got[c.RequestID] = c.Change
+	}
+	if want := map[string]ChangeKind{"turn-3-refund": LeftOut, "turn-8-agent": BackIn}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("changes %v, want %v (rule-refunds and turn-2-user unchanged)", got, want)
+	}
+	out.Reset()
+	if err := WriteDiff(&out, r); err != nil {
+		t.Fatal(err)
+	}
+	contains(t, "the diff", out.String(),
+		"  the query changed: 9f9f9f9f9f9f (request) → abababababab (turn-9-user)\n",
+		"  - turn-3-refund  HISTORY  kept #2 → dropped #3 (budget)  30 tok\n      relevance 0.5000 → 0.3000\n",
+		"  + turn-8-agent   HISTORY  dropped #3 (budget) → kept #2  40 tok\n      no longer lost_on_relevance\n",
+	)
+	js, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"same_query":false`, `"query":{"from":"request","sha256":"sha256:9f9f`, `"relevance":0.3,"relevance_points":0.15`} {
+		if !strings.Contains(string(js), want) {
+			t.Errorf("the JSON lacks %s", want)
+		}
 	}
 }

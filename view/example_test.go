@@ -63,17 +63,20 @@ func ExampleWriteReport() {
 	// Budget  38 of 200 tokens (19%) · 162 free
 	//         ████████████▏░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░
 	// Blocks  2 kept · 0 cut · 1 dropped · 1 excluded
+	// Query   the newest user turn (turn-2) · 5 tokens · sha256:5b2b11cefedc…
+	//         rel: each block's relevance to the query, 0 to 1; points: what
+	//         it added to the score
 	//
 	// RULES · priority 1 · 1 block
 	//   ██████▏░░░░░░░░░░░░░░░░░░░░░░░░  10/50 tok (20% of cap) · 5% of budget
-	//   #  status   tokens  score   block         why
-	//   1  kept         10  0.5000  rule-privacy  required
+	//   #  status   tokens  score    rel   points  block         why
+	//   1  kept         10  0.5000  0.12        -  rule-privacy  required
 	//
 	// HISTORY · priority 2 · 2 blocks
 	//   ███████▊░░░░░░░░░░░░░░░░░░░░░░░  5/20 tok (25% of cap) · 3% of budget
-	//   #  status   tokens  score   block         why
-	//   1  kept          5  0.3967  turn-2
-	//   2  dropped       -  0.1697  turn-1        section_cap
+	//   #  status   tokens  score    rel   points  block         why
+	//   1  kept          5  0.3967  0.54  +0.2717  turn-2
+	//   2  dropped       -  0.1697  0.09  +0.0447  turn-1        section_cap
 	//
 	// Excluded before ranking: 1
 	//   out_of_scope · belongs to another session or user

@@ -73,3 +73,59 @@ func wideDump() *outcome.Dump {
 		Text: text,
 	}
 }
+
+// queryDump is a hand-made dump of a chat request with a query: a
+// history section where relevance counted and lifted one turn past
+// another that then did not fit (lost on relevance), a rules section
+// where relevance was scored but took no share, and a tools part with
+// tools sent, one left out, and hidden ones.
+func queryDump() *outcome.Dump {
+	blk := func(id string, st outcome.Status, reason outcome.Reason, tokens int, score, rel, points float64) outcome.BlockResult {
+		return outcome.BlockResult{RequestID: id, MemoryType: "history", Status: st, Reason: reason, Tokens: tokens, Score: score, Relevance: rel, RelevancePoints: points}
+	}
+	history := []outcome.BlockResult{
+		blk("turn-9-user", outcome.StatusKept, "", 20, 0.7000, 0.6000, 0.3000),
+		blk("turn-3-refund", outcome.StatusKept, "", 30, 0.4500, 0.5000, 0.2500),           // 0.2000 without relevance
+		blk("turn-8-agent", outcome.StatusDropped, outcome.ReasonBudget, 40, 0.4000, 0, 0), // 0.4000: lost on relevance
+		blk("turn-2-user", outcome.StatusDropped, outcome.ReasonBudget, 25, 0.1900, 0.0200, 0.0100),
+	}
+	outcome.MarkLostOnRelevance(history)
+	rule := outcome.BlockResult{RequestID: "rule-refunds", MemoryType: "constraint", Status: outcome.StatusKept, Tokens: 10, Score: 0.8, Relevance: 0.31, Required: true}
+	return &outcome.Dump{
+		ProtocolVersion: "1.2", Fingerprint: "sha256:00112233445566778899", RenderHash: "sha256:" + strings.Repeat("cd", 32),
+		Encoding: "o200k_base", Budget: 200, TotalTokens: 188, Now: "2026-11-30T10:00:00Z",
+		Sections: []outcome.SectionResult{
+			{Name: "RULES", Priority: 1, MaxTokens: 40, UsedTokens: 10, Blocks: []outcome.BlockResult{rule}},
+			{Name: "HISTORY", Priority: 2, MaxTokens: 120, UsedTokens: 50, Blocks: history},
+		},
+		Events: []outcome.Event{
+			{Kind: outcome.KindDropped, Section: "HISTORY", RequestID: "turn-8-agent", Reason: outcome.ReasonBudget, Tokens: 40},
+			{Kind: outcome.KindDropped, Section: "HISTORY", RequestID: "turn-2-user", Reason: outcome.ReasonBudget, Tokens: 25},
+			{Kind: outcome.KindDropped, Section: "tools", RequestID: "send_email", Reason: "tools_cap", Tokens: 35},
+		},
+		Query: &outcome.Query{From: outcome.QueryRequest, SHA256: "sha256:" + strings.Repeat("9f", 32), Tokens: 7},
+		Tools: &outcome.Tools{
+			Kept:    []outcome.ToolKept{{Name: "issue_refund", Source: "mcp:billing", Tokens: 60, Relevance: 0.42}, {Name: "lookup_order", Source: "host", Tokens: 45, Required: true}},
+			LeftOut: []outcome.ToolLeftOut{{Name: "send_email", Source: "host", Tokens: 35, Relevance: 0.05, Reason: "tools_cap"}},
+			Hidden:  map[string]int{"role": 3},
+			Tokens:  108, Cap: 110, Method: "anthropic-tools", Approximate: true,
+		},
+		Text: "[MODEL_CONTEXT_PROTOCOL v1.2 | fp:sha256:00112233445566778899]\n",
+	}
+}
+
+// contains reports each of wants that got (the output of what) lacks,
+// then got once.
+func contains(t *testing.T, what, got string, wants ...string) {
+	t.Helper()
+	missing := false
+	for _, w := range wants {
+		if !strings.Contains(got, w) {
+			t.Errorf("%s lacks %q", what, w)
+			missing = true
+		}
+	}
+	if missing {
+		t.Logf("%s:\n%s", what, got)
+	}
+}

@@ -95,6 +95,10 @@ type (
 		HasJoiner  bool // the text has a word joiner contextasm inserted
 		HasCarried bool // the text has a word joiner a block's content carried
 		Cache      cacheView
+		Queried    bool   // the tables show relevance and its points
+		Query      string // what relevance came from, by hash; "" without a query
+		Columns    int    // of a section's table
+		Tools      *toolsView
 	}
 	statusCount struct {
 		Status string
@@ -132,6 +136,9 @@ type (
 		Reasons    string // reason and notes, space-separated, for the filter
 		Tokens     int
 		Score      string
+		Relevance  string // four decimals, "-" for 0
+		Points     string // what relevance added to the score: "+0.1200", "-" for 0
+		Lost       bool   // lost on relevance
 		Width      string // % of the section's bar
 		Provenance []keyValue
 		offset     int
@@ -167,6 +174,13 @@ func buildHTML(d *outcome.Dump, p *page) *htmlData {
 		Free:      m.free,
 		Rest:      d.Budget - m.used,
 		Cache:     m.cache,
+		Queried:   m.queried,
+		Query:     m.query,
+		Columns:   8,
+		Tools:     m.tools,
+	}
+	if m.queried {
+		h.Columns += 2
 	}
 	n := 0
 	newRow := func() *htmlRow {
@@ -192,9 +206,14 @@ func buildHTML(d *outcome.Dump, p *page) *htmlData {
 			hr.Section, hr.Rank, hr.ID, hr.MemoryType = s.Name, r.Rank, r.RequestID, string(r.MemoryType)
 			hr.Status, hr.Reason, hr.ReasonHelp = r.Status, string(r.Reason), ReasonHelp(r.Reason)
 			hr.Tokens, hr.Score = r.Tokens, r.ScoreText
+			hr.Relevance, hr.Points, hr.Lost = r.RelevanceText, r.PointsText, r.LostOnRelevance
 			hr.Width = pct(r.Tokens, hs.Scale)
 			for _, nt := range r.Notes {
-				hr.Notes = append(hr.Notes, note{nt, ReasonHelp(outcome.Reason(nt))})
+				help := ReasonHelp(outcome.Reason(nt))
+				if nt == noteLost && r.Lost != nil {
+					help = r.Lost.text()
+				}
+				hr.Notes = append(hr.Notes, note{nt, help})
 			}
 			hr.Reasons = strings.Join(r.Why, " ")
 			for _, kv := range []keyValue{{"source", r.SourceID}, {"location", r.SourceLocation}, {"uri", r.URI}} {

@@ -224,3 +224,71 @@ func TestHTMLEmptyDump(t *testing.T) {
 		t.Errorf("no page for an empty dump")
 	}
 }
+
+// TestHTMLRelevanceAndTools: with a query the page names it by hash,
+// shows each block's relevance and points, says which block a block lost
+// on relevance to, and lists the tools sent and left out with tokens and
+// reasons, the hidden ones counted and never named. Without a query it
+// has no relevance columns; without tools, no tools part.
+func TestHTMLRelevanceAndTools(t *testing.T) {
+	page := writeHTML(t, queryDump())
+	for _, want := range []string{
+		`<dt>Query</dt><dd id="query">the request&#39;s query · 7 tokens · sha256:9f9f9f9f9f9f…</dd>`,
+		`<th class="num" title="the block's relevance to the query, 0 to 1">relevance</th><th class="num" title="what relevance added to the score">points</th>`,
+		`<td class="num mono rel">0.5000</td>`,
+		`<td class="num mono points">&#43;0.2500</td>`,
+		`data-reasons="budget lost_on_relevance" data-id="turn-8-agent"`,
+		`<span class="note-help">lost on relevance to turn-3-refund, ranked above it: without relevance it scores 0.2000, this block 0.4000</span>`,
+		`<span class="reason">budget</span>: removed to fit the budget (lowest-priority section, lowest rank first) · <span class="lost">lost on relevance</span>`,
+		`<section class="panel tools" id="tools">`,
+		`2 sent · 1 left out · 3 hidden · 108 tokens of the budget, cap 110 (anthropic-tools, approximate)`,
+		`<td><span class="badge kept">sent</span></td>`,
+		`<span class="mono id">send_email</span>`,
+		`<span class="reason">tools_cap</span> <span class="help">a tool that did not fit the template&#39;s tools cap: the tools sent were more relevant to the query`,
+		`3 tools hidden from this request: <span class="reason">role</span>`,
+		`<span class="note" title="the host requires it">required</span>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+	if n := strings.Count(page, `<tr class="tool"`); n != 3 {
+		t.Errorf("%d tool rows, want 3 (2 sent, 1 left out; the hidden ones are not rows)", n)
+	}
+	if strings.Count(page, `class="note note-lost_on_relevance"`) != 1 {
+		t.Errorf("want exactly one block marked lost on relevance")
+	}
+	body := page[strings.Index(page, "<body>"):strings.Index(page, "<script>")]
+	golden(t, "query.page.golden", body)
+
+	plain := writeHTML(t, wideDump())
+	for _, bad := range []string{`id="query"`, ">relevance</th>", `id="tools"`, `note-lost_on_relevance"`} {
+		if strings.Contains(plain, bad) {
+			t.Errorf("a page without a query or tools has %s", bad)
+		}
+	}
+}
+
+// A dump whose tools were taken by name (no query, or none that any tool
+// shares a word with) says so for the tools left out, and has no
+// relevance column for them.
+func TestHTMLToolsByName(t *testing.T) {
+	d := queryDump()
+	d.Query = nil
+	for i := range d.Tools.Kept {
+		d.Tools.Kept[i].Relevance = 0
+	}
+	d.Tools.LeftOut[0].Relevance = 0
+	page := writeHTML(t, d)
+	if !strings.Contains(page, "the tools were taken by name (no relevance to a query), and those sent came first") {
+		t.Errorf("the page does not say the tools went by name")
+	}
+	tools := page[strings.Index(page, `id="tools"`):]
+	tools = tools[:strings.Index(tools, "</section>")]
+	if strings.Contains(tools, "relevance</th>") {
+		t.Errorf("a relevance column for tools taken by name")
+	}
+	if got := report(t, d, ReportOptions{}); !strings.Contains(got, "tools_cap · host\n") || strings.Contains(got, "· rel ") {
+		t.Errorf("the report of tools taken by name:\n%s", got)
+	}
+}

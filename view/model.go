@@ -2,6 +2,7 @@ package view
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"strconv"
 
@@ -44,6 +45,7 @@ var reasonHelp = map[outcome.Reason]string{
 	outcome.ReasonFirstMessage:      "came before the first user turn, and the chat format must open with one",
 	outcome.ReasonSticky:            "the conversation's previous decision stands: the score moved by less than the margin",
 	outcome.ReasonSlack:             "let go with older blocks at once, so the next calls only append",
+	noteLost:                        "left out for room, and a block kept above it outranked it by its relevance to the query alone: its score less its relevance points is lower",
 	outcome.ReasonDegraded:          "written as a shorter variant, the richest that fitted",
 	outcome.ReasonClipped:           "content past its max_tokens cut off, with a marker saying how much",
 	outcome.ReasonCleared:           "an older tool result replaced by a placeholder, so its turn stays",
@@ -57,6 +59,10 @@ var reasonHelp = map[outcome.Reason]string{
 
 // noteRequired marks a required block among a row's notes.
 const noteRequired = "required"
+
+// noteLost marks a block the dump says lost on relevance
+// (outcome.BlockResult.LostOnRelevance) among a row's notes.
+const noteLost = "lost_on_relevance"
 
 // ReasonHelp says in a few words what an event or block reason means, for
 // people reading a report; "" for a reason it does not know.
@@ -74,7 +80,7 @@ var reasonOrder = []outcome.Reason{
 	outcome.ReasonAudience, outcome.ReasonNoSection, outcome.ReasonOrphan,
 	outcome.ReasonSectionCap, outcome.ReasonCut, outcome.ReasonBudget, outcome.ReasonGroup,
 	outcome.ReasonFirstMessage,
-	outcome.ReasonSlack, outcome.ReasonSticky,
+	outcome.ReasonSlack, outcome.ReasonSticky, noteLost,
 	outcome.ReasonSuperseded, outcome.ReasonConflict, outcome.ReasonNoGain, outcome.ReasonSummarized, outcome.ReasonTurnsKept,
 	outcome.ReasonDegraded, outcome.ReasonClipped, outcome.ReasonCleared, outcome.ReasonReasoningDropped,
 	outcome.ReasonStale, outcome.ReasonEscaped,
@@ -104,6 +110,26 @@ type row struct {
 	Why    []string // the reason, then the notes
 	// ScoreText is the score with four decimals.
 	ScoreText string
+	// RelevanceText and PointsText are the relevance and the points it
+	// added to the score, with four decimals ("+0.1200"); "-" for 0.
+	RelevanceText, PointsText string
+	// Lost says, for a block the dump says lost on relevance, which block
+	// above it outranked it by relevance alone; nil when the rows do not
+	// show one (a dump edited by hand).
+	Lost *lostTo
+}
+
+// lostTo is the block a row lost on relevance to, with the figures that
+// show it: each one's score less its relevance points.
+type lostTo struct {
+	Rival     string // its request_id
+	RivalBase string // its score without relevance, four decimals
+	Base      string // the row's own
+}
+
+// text says it in a sentence.
+func (l *lostTo) text() string {
+	return "lost on relevance to " + l.Rival + ", ranked above it: without relevance it scores " + l.RivalBase + ", this block " + l.Base
 }
 
 // sectionView is one section with its rows.
@@ -156,6 +182,11 @@ type model struct {
 	free      int // budget minus total tokens
 	legend    []legendEntry
 	cache     cacheView
+	// queried: the assembly had a query (or a block a relevance), so the
+	// views show relevance; query says where it came from, by hash.
+	queried bool
+	query   string
+	tools   *toolsView // the tools part; nil without one
 }
 
 // kindOrder is the order of event groups in the views.
@@ -165,7 +196,8 @@ var kindOrder = []outcome.Kind{outcome.KindExcluded, outcome.KindSource, outcome
 // may be anything, events may name blocks no section has.
 func analyse(d *outcome.Dump) *model {
 	a := &analysis{d: d, where: make(map[blockKey][2]int), byID: make(map[string][2]int), groups: make(map[[2]string]*group),
-		m: &model{counts: make(map[string]int), budgetPct: percent(d.TotalTokens, d.Budget), free: d.Budget - d.TotalTokens, cache: cacheOf(d)}}
+		m: &model{counts: make(map[string]int), budgetPct: percent(d.TotalTokens, d.Budget), free: d.Budget - d.TotalTokens, cache: cacheOf(d),
+			queried: d.Query != nil, query: queryText(d.Query), tools: toolsOf(d)}}
 	a.rows()
 	a.events()
 	a.hidden()
@@ -196,6 +228,10 @@ func (a *analysis) rows() {
 			if b.Required {
 				r.Notes = append(r.Notes, noteRequired)
 			}
+			if b.LostOnRelevance {
+				r.Notes = append(r.Notes, noteLost)
+			}
+			a.m.queried = a.m.queried || b.Relevance != 0 || b.RelevancePoints != 0
 			sv.Rows[bi] = r
 			a.m.counts[r.Status]++
 			a.where[blockKey{s.Name, b.RequestID}] = [2]int{si, bi}
@@ -203,8 +239,58 @@ func (a *analysis) rows() {
 				a.byID[b.RequestID] = [2]int{si, bi}
 			}
 		}
+		for i, rival := range outcome.LostOnRelevance(s.Blocks) {
+			if r := &sv.Rows[i]; r.LostOnRelevance {
+				by := s.Blocks[rival]
+				r.Lost = &lostTo{Rival: by.RequestID, RivalBase: withoutRelevance(by), Base: withoutRelevance(s.Blocks[i])}
+			}
+		}
 		a.m.sections = append(a.m.sections, sv)
 	}
+}
+
+// withoutRelevance is a row's score less its relevance points, with four
+// decimals: how it ranks without the query.
+func withoutRelevance(b outcome.BlockResult) string {
+	return decimals4(math.Round(b.Score*1e4)/1e4 - math.Round(b.RelevancePoints*1e4)/1e4)
+}
+
+// decimals4 formats v with four decimals.
+func decimals4(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) }
+
+// relevanceText formats a relevance figure with four decimals (sign
+// before it, for points that add to a score), "-" for 0.
+func relevanceText(v float64, sign string) string {
+	if v == 0 {
+		return "-"
+	}
+	return sign + decimals4(v)
+}
+
+// queryText says what an assembly's relevance came from, by its hash and
+// token count, never its text; "" without a query.
+func queryText(q *outcome.Query) string {
+	if q == nil {
+		return ""
+	}
+	var from string
+	switch q.From {
+	case outcome.QueryRequest:
+		from = "the request's query"
+	case outcome.QueryNewestUserTurn:
+		from = "the newest user turn"
+		if q.Block != "" {
+			from += " (" + clean(q.Block) + ")"
+		}
+	case outcome.QueryHost:
+		from = "the host's relevance scores, for " + plural(q.Scores, "block")
+	default:
+		from = clean(q.From)
+	}
+	if q.Tokens > 0 {
+		from += " · " + plural(q.Tokens, "token")
+	}
+	return from + " · " + short(q.SHA256)
 }
 
 // events puts each event on its block's row (a notice as a note; a
@@ -212,7 +298,7 @@ func (a *analysis) rows() {
 // group of its kind and reason.
 func (a *analysis) events() {
 	for _, e := range a.d.Events {
-		if a.onRow(e) {
+		if a.onRow(e) || a.m.tools.leftOut(e) {
 			continue
 		}
 		g := a.group(e.Kind, e.Reason)
@@ -306,7 +392,8 @@ func (a *analysis) legend() {
 		s.CapPct, s.BudgetPct = percent(s.UsedTokens, s.MaxTokens), percent(s.UsedTokens, a.d.Budget)
 		for ri := range s.Rows {
 			r := &s.Rows[ri]
-			r.ScoreText = strconv.FormatFloat(r.Score, 'f', 4, 64)
+			r.ScoreText = decimals4(r.Score)
+			r.RelevanceText, r.PointsText = relevanceText(r.Relevance, ""), relevanceText(r.RelevancePoints, "+")
 			if r.Reason != "" {
 				r.Why = append(r.Why, string(r.Reason))
 			}
@@ -319,6 +406,15 @@ func (a *analysis) legend() {
 	for _, g := range a.m.groups {
 		if notBlock(g.Kind) {
 			entry(g.Reason).Excluded += g.size()
+		}
+	}
+	if v := a.m.tools; v != nil {
+		for _, row := range v.Rows {
+			if row.Reason != "" {
+				e := entry(outcome.Reason(row.Reason))
+				e.Rows++
+				e.Help = row.Help
+			}
 		}
 	}
 	for _, e := range legend {

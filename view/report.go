@@ -125,6 +125,7 @@ func WriteReport(w io.Writer, d *outcome.Dump, opt ReportOptions) error {
 	r.templateChoice()
 	r.budget()
 	r.cache()
+	r.query()
 	r.sections()
 	r.conflicts()
 	r.tools()
@@ -187,9 +188,42 @@ func (r *reportWriter) cache() {
 	}
 }
 
+// query: what relevance came from, by hash, and how to read its columns.
+func (r *reportWriter) query() {
+	t := r.t
+	if r.m.query != "" {
+		for j, l := range wrap(r.m.query, t.width-8, t.width-8) {
+			head := "        "
+			if j == 0 {
+				head = "Query   "
+			}
+			t.add(sgrBold, head).add("", l).end()
+		}
+	}
+	if r.m.queried {
+		for _, l := range wrap("rel: each block's relevance to the query, 0 to 1; points: what it added to the score", t.width-8, t.width-8) {
+			t.line(sgrDim, "        "+l)
+		}
+	}
+}
+
 // columns are the widths of the blocks' table, shared by every section so
 // that the tables line up.
 type columns struct{ rank, id, stats int }
+
+// relevanceColumns are the relevance and points columns, with the gaps
+// after them, of a report whose assembly had a query. Relevance has two
+// decimals, so that ids of 22 columns still fit 80 with the reasons; the
+// points, which the score adds up from, have the score's four.
+const relevanceColumns = 4 + 2 + 7 + 2
+
+// shortRelevance is a row's relevance with two decimals, "-" for 0.
+func shortRelevance(v float64) string {
+	if v == 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
 
 func (r *reportWriter) columns(stats []string) columns {
 	c := columns{rank: 1, id: 5}
@@ -202,6 +236,9 @@ func (r *reportWriter) columns(stats []string) columns {
 		}
 	}
 	fixed := 2 + c.rank + 2 + 7 + 2 + 6 + 2 + 6 + 2
+	if r.m.queried {
+		fixed += relevanceColumns
+	}
 	room := r.t.width - fixed
 	c.id = min(c.id, max(room-2-whyW, room/2))
 	for _, s := range stats {
@@ -226,14 +263,41 @@ func (r *reportWriter) sections() {
 		if len(s.Rows) == 0 {
 			continue
 		}
-		t.add(sgrDim, "  "+padLeft("#", c.rank)+"  "+pad("status", 7)+"  "+padLeft("tokens", 6)+"  "+pad("score", 6)+"  "+pad("block", c.id)+"  why").end()
+		rel := ""
+		if r.m.queried {
+			rel = padLeft("rel", 4) + "  " + padLeft("points", 7) + "  "
+		}
+		t.add(sgrDim, "  "+padLeft("#", c.rank)+"  "+pad("status", 7)+"  "+padLeft("tokens", 6)+"  "+pad("score", 6)+"  "+rel+pad("block", c.id)+"  why").end()
 		for _, row := range s.Rows {
 			t.add("", "  "+padLeft(strconv.Itoa(row.Rank), c.rank)+"  ")
 			t.add(statusColor[row.Status], pad(row.Status, 7))
 			t.add("", "  "+padLeft(tokensText(row.Tokens), 6)+"  "+row.ScoreText+"  ")
+			if r.m.queried {
+				t.add("", padLeft(shortRelevance(row.Relevance), 4)+"  "+padLeft(row.PointsText, 7)+"  ")
+			}
 			t.add("", pad(ellipsis(clean(row.RequestID), c.id), c.id)+"  ")
 			t.add(statusColor[row.Status], why(row)).end()
+			if row.LostOnRelevance {
+				r.lost(row, 2+c.rank+2)
+			}
 		}
+	}
+}
+
+// lost says under a row which block it lost on relevance to, with the
+// figures, indented by indent columns.
+func (r *reportWriter) lost(row row, indent int) {
+	t := r.t
+	text := "lost on relevance"
+	if row.Lost != nil {
+		text = clean(row.Lost.text())
+	}
+	for j, l := range wrap(text, t.width-indent-2, t.width-indent-2) {
+		mark := "  "
+		if j == 0 {
+			mark = "↳ "
+		}
+		t.add("", strings.Repeat(" ", indent)).add(statusColor[row.Status], mark+l).end()
 	}
 }
 
@@ -335,11 +399,14 @@ func (r *reportWriter) total() {
 	r.t.add(sgrBold, "Total  ").add("", fmt.Sprintf("%d of %d tokens: %d in sections, %d for the header and joins", d.TotalTokens, d.Budget, r.m.used, d.TotalTokens-r.m.used)).end()
 }
 
-// why is a row's last column: its reason, then its notes.
+// why is a row's last column: its reason, then its notes (but for
+// lost_on_relevance, which a line of its own says).
 func why(r row) string {
-	parts := make([]string, len(r.Why))
-	for i, w := range r.Why {
-		parts[i] = clean(w)
+	parts := make([]string, 0, len(r.Why))
+	for _, w := range r.Why {
+		if w != noteLost {
+			parts = append(parts, clean(w))
+		}
 	}
 	return strings.Join(parts, ", ")
 }

@@ -110,3 +110,35 @@ func TestReportNamesEveryDecision(t *testing.T) {
 func TestReportGolden(t *testing.T) {
 	golden(t, "wide.report.golden", report(t, wideDump(), ReportOptions{}))
 }
+
+// TestReportRelevance: with a query the report names it by hash, never
+// its text, shows each block's relevance and points, and says under a
+// block that lost on relevance which block it lost to, with the figures.
+func TestReportRelevance(t *testing.T) {
+	got := report(t, queryDump(), ReportOptions{})
+	contains(t, "the report", got,
+		"Query   the request's query · 7 tokens · sha256:9f9f9f9f9f9f…",
+		"  #  status   tokens  score    rel   points  block",
+		"  2  kept         30  0.4500  0.50  +0.2500  turn-3-refund",
+		"  3  dropped      40  0.4000     -        -  turn-8-agent   budget",
+		"↳ lost on relevance to turn-3-refund, ranked above it: without relevance",
+		"scores 0.2000, this block 0.4000",
+		"  1  kept         10  0.8000  0.31        -  rule-refunds   required",
+		"  left out      35  send_email    tools_cap · host · rel 0.0500",
+		"lost_on_relevance  left out for room",
+	)
+	if strings.Count(got, "lost on relevance to") != 1 {
+		t.Errorf("want one block lost on relevance (turn-2-user ranks below the kept ones without relevance too):\n%s", got)
+	}
+	// The tools part says the tools left out; no group repeats it.
+	if strings.Contains(got, "Other dropped events") {
+		t.Errorf("the tool left out is listed twice:\n%s", got)
+	}
+	golden(t, "query.report.golden", got)
+
+	// Without a query, no relevance columns and no query line.
+	d := wideDump()
+	if got := report(t, d, ReportOptions{}); strings.Contains(got, "points") || strings.Contains(got, "Query ") {
+		t.Errorf("a dump without a query shows relevance:\n%s", got)
+	}
+}

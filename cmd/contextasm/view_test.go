@@ -2,14 +2,19 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
 
 	"golang.org/x/text/width"
 
+	"github.com/contextasm/contextasm/contextasm"
+	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/view"
 )
 
@@ -18,10 +23,17 @@ import (
 var turn6Args = []string{"render", "-t", "demo/template.json", "-m", "demo/memories.jsonl", "-m", "testdata/turn6.jsonl",
 	"--session", "sess-4711", "--user", "u-ana", "--role", "loan-agent", "--now", "2026-12-01T09:00:00Z", "--format", "json"}
 
+// The demo's next turn asked about the old offer (--query): the query
+// lifts turn-03-user, which asked about it, over turn-05-user, which then
+// no longer fits: turn-05-user lost on relevance.
+var queryArgs = []string{"render", "-t", "demo/template.json", "-m", "demo/memories.jsonl", "-m", "testdata/turn6.jsonl",
+	"--session", "sess-4711", "--user", "u-ana", "--role", "loan-agent", "--now", "2026-12-01T09:00:00Z", "--query", "old offer rate"}
+
 // The debug views' goldens: the report (no colour, as written to a pipe)
-// of the demo and of the multilingual case, and the diff of the demo
-// against its next turn, as text and JSON. The table runs in order:
-// under -update the dumps are rewritten before the diffs read them.
+// of the demo, of the multilingual case and of a query that made a block
+// lose on relevance, and the diff of the demo against its next turn, as
+// text and JSON. The table runs in order: under -update the dumps are
+// rewritten before the diffs read them.
 func TestViewGolden(t *testing.T) {
 	tests := []struct {
 		golden string
@@ -29,6 +41,7 @@ func TestViewGolden(t *testing.T) {
 	}{
 		{"demo.report.txt", []string{"demo", "--format", "report"}},
 		{"multilingual.report.txt", append([]string{"render", "-t", mlTemplate, "-m", mlMemories, "--format", "report"}, mlRequest...)},
+		{"query.report.txt", append(slices.Clone(queryArgs), "--format", "report")},
 		{"demo-turn6.json", turn6Args},
 		{"diff.txt", []string{"diff", "testdata/demo.json", "testdata/demo-turn6.json"}},
 		{"diff.json", []string{"diff", "testdata/demo.json", "testdata/demo-turn6.json", "--format", "json"}},
@@ -44,6 +57,61 @@ func TestViewGolden(t *testing.T) {
 	}
 }
 
+// TestLostOnRelevance: the dump marks exactly the blocks the rows' figures
+// show lost on relevance: dropped for room, below a block in the text,
+// not required, whose score less its relevance points is lower than
+// theirs. The report and the diff say it.
+func TestLostOnRelevance(t *testing.T) {
+	code, out, errOut := runCLI(t, append(slices.Clone(queryArgs), "--format", "json")...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var d contextasm.Dump
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Query == nil || d.Query.From != "request" || strings.Contains(out, "old offer rate") {
+		t.Fatalf("query %+v; the dump must name it by hash only", d.Query)
+	}
+	tenK := func(v float64) int { return int(math.Round(v * 1e4)) }
+	var lost []string
+	for _, s := range d.Sections {
+		for i, b := range s.Blocks {
+			room := b.Status == outcome.StatusDropped && slices.Contains([]outcome.Reason{"budget", "section_cap", "group", "sticky", "slack"}, b.Reason)
+			want := false
+			for _, above := range s.Blocks[:i] {
+				if room && above.Status != outcome.StatusDropped && !above.Required &&
+					tenK(above.Score)-tenK(above.RelevancePoints) < tenK(b.Score)-tenK(b.RelevancePoints) {
+					want = true
+				}
+			}
+			if b.LostOnRelevance != want {
+				t.Errorf("%s %s: lost_on_relevance %t, the figures say %t", s.Name, b.RequestID, b.LostOnRelevance, want)
+			}
+			if b.LostOnRelevance {
+				lost = append(lost, b.RequestID)
+			}
+		}
+	}
+	if fmt.Sprint(lost) != "[turn-05-user]" {
+		t.Errorf("lost on relevance: %v, want [turn-05-user]", lost)
+	}
+	_, report, _ := runCLI(t, append(slices.Clone(queryArgs), "--format", "report")...)
+	if !strings.Contains(report, "↳ lost on relevance to turn-03-user, ranked above it: without relevance it") {
+		t.Errorf("the report does not say turn-05-user lost on relevance to turn-03-user:\n%s", report)
+	}
+	// Against the same turn without the query: the diff says the query
+	// changed, and that turn-05-user is now lost on relevance.
+	dir := t.TempDir()
+	withQuery := writeFile(t, dir, "q.json", out)
+	_, diff, _ := runCLI(t, "diff", "testdata/demo-turn6.json", withQuery)
+	for _, want := range []string{"the query changed: fc4c670b9f7c (turn-07-user) → ", "now lost_on_relevance", "relevance 0.0938 → 0.1053"} {
+		if !strings.Contains(diff, want) {
+			t.Errorf("the diff lacks %q:\n%s", want, diff)
+		}
+	}
+}
+
 // The report and the diff read well in an 80-column terminal.
 func TestViewsFit80Columns(t *testing.T) {
 	for _, args := range [][]string{
@@ -51,6 +119,7 @@ func TestViewsFit80Columns(t *testing.T) {
 		append([]string{"render", "-t", mlTemplate, "-m", mlMemories, "--format", "report"}, mlRequest...),
 		{"diff", "testdata/demo.json", "testdata/demo-turn6.json"},
 		{"diff", "testdata/demo-turn6.json", "testdata/multilingual.json"},
+		append(slices.Clone(queryArgs), "--format", "report"),
 	} {
 		code, out, errOut := runCLI(t, args...)
 		if code != exitOK {

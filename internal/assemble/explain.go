@@ -78,6 +78,7 @@ func (a *Assembler) results(tpl *template.Template, blocks []*Block, out *Output
 			}
 			br.By = a.byOf(cd, blocks)
 		}
+		outcome.MarkLostOnRelevance(sr.Blocks) // from the finished rows' figures
 		out.Sections[si] = sr
 	}
 	for si := range a.secs {

@@ -210,6 +210,8 @@ export interface BlockResult {
     score: number;
     relevance?: number;
     relevance_points?: number;
+    /** A block dropped for room that a block kept above it outranked by relevance alone. */
+    lost_on_relevance?: boolean;
     status: "kept" | "cut" | "dropped";
     reason?: string;
     required?: boolean;
