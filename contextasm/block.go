@@ -12,8 +12,8 @@ import (
 
 	"github.com/contextasm/contextasm/contextasm/internal/grouped"
 
+	"github.com/contextasm/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/declare"
-	"github.com/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/internal/bpe"
 	"github.com/contextasm/contextasm/internal/lexical"
 )
@@ -62,7 +62,7 @@ func toBlock(d *declare.Declaration) *assemble.Block {
 	if d.LastModified != nil {
 		// A wall time only: a monotonic reading (time.Now's) is this
 		// process's, and would order blocks differently from one loaded
-		// elsewhere, and from the Index's keys (internal/assemble).
+		// elsewhere, and from the Index's keys (contextasm/internal/assemble).
 		b.LastModified = d.LastModified.Round(0)
 	}
 	if d.IdleTTL != nil {

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/contextasm/contextasm/internal/assemble"
+	"github.com/contextasm/contextasm/contextasm/internal/assemble"
 )
 
 // blockSet is the store's blocks sorted by request_id, held as a sorted

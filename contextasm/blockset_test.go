@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contextasm/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/declare"
-	"github.com/contextasm/contextasm/internal/assemble"
 )
 
 // TestBlockSetProperties puts and removes random blocks in a blockSet and

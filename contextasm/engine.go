@@ -14,11 +14,11 @@ import (
 
 	"github.com/contextasm/contextasm/contextasm/internal/grouped"
 
+	"github.com/contextasm/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/contextasm/internal/replica"
 	"github.com/contextasm/contextasm/contextasm/internal/tokens"
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/feedback"
-	"github.com/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/internal/toolsel"
 	"github.com/contextasm/contextasm/learned"
 	"github.com/contextasm/contextasm/template"

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/contextasm/contextasm/internal/assemble"
+	"github.com/contextasm/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/learned"
 	"github.com/contextasm/contextasm/outcome"
 )

@@ -10,8 +10,8 @@ import (
 	"sync"
 
 	"github.com/contextasm/contextasm/chat"
+	"github.com/contextasm/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/feedback"
-	"github.com/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/internal/toolsel"
 	"github.com/contextasm/contextasm/learned"
 	"github.com/contextasm/contextasm/outcome"

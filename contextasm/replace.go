@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/contextasm/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/declare"
-	"github.com/contextasm/contextasm/internal/assemble"
 )
 
 // ReplacePrefix makes decls the blocks whose request_id starts with

@@ -10,9 +10,9 @@ import (
 
 	"github.com/contextasm/contextasm/chat"
 
+	"github.com/contextasm/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/fingerprint"
-	"github.com/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/template"
 )

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/contextasm/contextasm/chat"
-	"github.com/contextasm/contextasm/internal/assemble"
+	"github.com/contextasm/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/learned"
 )
 

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/contextasm/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/declare"
-	"github.com/contextasm/contextasm/internal/assemble"
 )
 
 // SessionEnd says what ending a session released.

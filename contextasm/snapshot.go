@@ -4,8 +4,8 @@ import (
 	"maps"
 	"sync"
 
+	"github.com/contextasm/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/declare"
-	"github.com/contextasm/contextasm/internal/assemble"
 )
 
 // snapshot is one published state of the store. A published snapshot is

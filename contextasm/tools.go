@@ -13,8 +13,8 @@ import (
 	"sync/atomic"
 
 	"github.com/contextasm/contextasm/chat"
+	"github.com/contextasm/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/declare"
-	"github.com/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/internal/toolsel"
 	"github.com/contextasm/contextasm/outcome"
 )

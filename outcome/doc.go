@@ -7,7 +7,7 @@
 // It is a leaf: it imports only the standard library. Readers of dumps
 // (package view) and producers of events (the MCP and file sources in
 // declare/mcpsource) depend on this wire format, not on the engine, its
-// tokenizer or the assembly algorithm (internal/assemble). Package
+// tokenizer or the assembly algorithm (contextasm/internal/assemble). Package
 // contextasm re-exports these types under its own name, so a host needs
 // import only that.
 //

@@ -6,7 +6,7 @@
 //
 // The decision itself — eligibility, ranking, per-section caps, the cut of
 // partial blocks and the budget — is the engine's machinery and lives in
-// internal/assemble; package contextasm runs it. What it decided is told in
+// contextasm/internal/assemble; package contextasm runs it. What it decided is told in
 // the vocabulary of package outcome. These few types stay public, in their
 // own small package rather than in contextasm, so that both the engine and
 // its internal assembler can speak them without an import cycle, and so a

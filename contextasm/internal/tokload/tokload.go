@@ -42,7 +42,7 @@ func (t *Tokenizer) Count(text string) int { return t.c.Count(text) }
 func (t *Tokenizer) Cut(text string, maxTokens int) string { return t.c.Cut(text, maxTokens) }
 
 // LineAdditive reports whether lines that start cleanly count as their sum
-// (see package internal/assemble): the assembler then skips counting a
+// (see package contextasm/internal/assemble): the assembler then skips counting a
 // final text whose lines it counted.
 func (t *Tokenizer) LineAdditive() bool {
 	la, ok := t.c.(interface{ LineAdditive() bool })

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/contextasm/contextasm/internal/assemble"
+	"github.com/contextasm/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/truncate"
 )
 

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contextasm/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/declare"
-	"github.com/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/internal/bpe"
 	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/template"

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/contextasm/contextasm/chat"
+	"github.com/contextasm/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/declare"
-	"github.com/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/truncate"
 )

@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/contextasm/contextasm/internal/assemble"
+	"github.com/contextasm/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/internal/bpe"
 	"github.com/contextasm/contextasm/truncate"
 )

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/contextasm/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/declare"
-	"github.com/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/truncate"
 )
 

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/contextasm/contextasm/internal/assemble"
+	"github.com/contextasm/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/outcome"
 )
 
