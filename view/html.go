@@ -203,24 +203,7 @@ func buildHTML(d *outcome.Dump, p *page) *htmlData {
 		hs.CapPos = pct(s.MaxTokens, hs.Scale)
 		for _, r := range s.Rows {
 			hr := newRow()
-			hr.Section, hr.Rank, hr.ID, hr.MemoryType = s.Name, r.Rank, r.RequestID, string(r.MemoryType)
-			hr.Status, hr.Reason, hr.ReasonHelp = r.Status, string(r.Reason), ReasonHelp(r.Reason)
-			hr.Tokens, hr.Score = r.Tokens, r.ScoreText
-			hr.Relevance, hr.Points, hr.Lost = r.RelevanceText, r.PointsText, r.LostOnRelevance
-			hr.Width = pct(r.Tokens, hs.Scale)
-			for _, nt := range r.Notes {
-				help := ReasonHelp(outcome.Reason(nt))
-				if nt == noteLost && r.Lost != nil {
-					help = r.Lost.text()
-				}
-				hr.Notes = append(hr.Notes, note{nt, help})
-			}
-			hr.Reasons = strings.Join(r.Why, " ")
-			for _, kv := range []keyValue{{"source", r.SourceID}, {"location", r.SourceLocation}, {"uri", r.URI}} {
-				if kv.Value != "" {
-					hr.Provenance = append(hr.Provenance, kv)
-				}
-			}
+			fillRow(hr, s.Name, &r, hs.Scale)
 			if r.Length > 0 {
 				hr.offset, hr.length = r.Offset, r.Length
 				inText = append(inText, hr)
@@ -276,6 +259,29 @@ func buildHTML(d *outcome.Dump, p *page) *htmlData {
 	h.Segments = segments(d.Text, inText)
 	h.HasJoiner, h.HasCarried = joinerMarks(h.Segments)
 	return h
+}
+
+// fillRow sets what hr shows of row r of section name, its bar scaled to
+// scale tokens.
+func fillRow(hr *htmlRow, name string, r *row, scale int) {
+	hr.Section, hr.Rank, hr.ID, hr.MemoryType = name, r.Rank, r.RequestID, string(r.MemoryType)
+	hr.Status, hr.Reason, hr.ReasonHelp = r.Status, string(r.Reason), ReasonHelp(r.Reason)
+	hr.Tokens, hr.Score = r.Tokens, r.ScoreText
+	hr.Relevance, hr.Points, hr.Lost = r.RelevanceText, r.PointsText, r.LostOnRelevance
+	hr.Width = pct(r.Tokens, scale)
+	for _, nt := range r.Notes {
+		help := ReasonHelp(outcome.Reason(nt))
+		if nt == noteLost && r.Lost != nil {
+			help = r.Lost.text()
+		}
+		hr.Notes = append(hr.Notes, note{nt, help})
+	}
+	hr.Reasons = strings.Join(r.Why, " ")
+	for _, kv := range []keyValue{{"source", r.SourceID}, {"location", r.SourceLocation}, {"uri", r.URI}} {
+		if kv.Value != "" {
+			hr.Provenance = append(hr.Provenance, kv)
+		}
+	}
 }
 
 // joinerMarks reports whether the segments show a joiner contextasm
