@@ -134,7 +134,7 @@ func TestIncrementalEqualsFull(t *testing.T) {
 		tpls = append(tpls, tpl)
 	}
 	ctx := context.Background()
-	var assemblies, withSession, fresh, failures, indexed, conflicts, withTools, chatIndexed int
+	var assemblies, withSession, fresh, failures, indexed, conflicts, withTools, chatIndexed, callsIndexed int
 	for run := range runs {
 		rng := rand.New(rand.NewPCG(uint64(run), 2026))
 		degrade := run%6 == 5 // blocks with variants: assembled from scratch
@@ -144,6 +144,9 @@ func TestIncrementalEqualsFull(t *testing.T) {
 		keys := run%6 == 2
 		krng := rand.New(rand.NewPCG(uint64(run), 27))
 		frng := rand.New(rand.NewPCG(uint64(run), 15)) // the chat formats, likewise
+		xrng := rand.New(rand.NewPCG(uint64(run), 16)) // tool exchanges, likewise
+		exchanges := run%3 == 1
+		nx := 0
 		keyed := func(d declare.Declaration) declare.Declaration {
 			if keys && krng.IntN(5) == 0 {
 				d.ConflictKey = []string{"rate", "term"}[krng.IntN(2)]
@@ -198,6 +201,10 @@ func TestIncrementalEqualsFull(t *testing.T) {
 					}
 					ds = append(ds, keyed(randomDecl(rng, id, at, degrade)))
 					next++
+				}
+				if exchanges && xrng.IntN(2) == 0 {
+					ds = append(ds, randomExchange(xrng, nx, at)...)
+					nx++
 				}
 				if both(func(e *Engine) error { return e.Declare(ds...) }) == nil {
 					for _, d := range ds {
@@ -265,6 +272,9 @@ func TestIncrementalEqualsFull(t *testing.T) {
 				r1, err1 := inc.Assemble(ctx, req)
 				if req.Format != 0 && inc.indexed.Load() > before {
 					chatIndexed++
+					if nx > 0 {
+						callsIndexed++
+					}
 				}
 				r2, err2 := full.Assemble(ctx, req)
 				if fmt.Sprint(err1) != fmt.Sprint(err2) {
@@ -305,6 +315,10 @@ func TestIncrementalEqualsFull(t *testing.T) {
 	}
 	t.Logf("%d assemblies (%d with a session, %d incremental, %d of them in a chat format, %d with tools), %d failed alike, %d compared with a fresh engine",
 		assemblies, withSession, indexed, chatIndexed, withTools, failures, fresh)
+	t.Logf("%d incremental chat assemblies with tool exchanges in the store", callsIndexed)
+	if callsIndexed < chatIndexed/8 {
+		t.Errorf("the runs do not cover incremental tool exchanges: %d of %d", callsIndexed, chatIndexed)
+	}
 	if chatIndexed < indexed/4 {
 		t.Errorf("the runs do not cover incremental chat assemblies: %d of %d", chatIndexed, indexed)
 	}
@@ -470,4 +484,45 @@ func newTestEngine(t *testing.T, cfg Config, decls []declare.Declaration) *Engin
 		t.Fatal(err)
 	}
 	return e
+}
+
+// randomExchange declares the n-th tool exchange of a conversation around
+// at: an assistant turn of session s1 or s2 making one or two calls, now
+// and then with reasoning, and the tool results that answer them (one
+// now and then missing: the call is an orphan).
+func randomExchange(rng *rand.Rand, n int, at time.Time) []declare.Declaration {
+	session := []string{"s1", "s1", "s2"}[rng.IntN(3)]
+	lm := at.Add(time.Duration(rng.IntN(180)-150) * time.Minute)
+	turn := func(id string, role declare.Role, content string) declare.Declaration {
+		w := float64(rng.IntN(5)) / 4
+		t := lm
+		lm = lm.Add(time.Second)
+		return declare.Declaration{RequestID: id, MemoryType: declare.History, Scope: declare.ScopeSession, SessionID: session,
+			Role: role, Content: content, SemanticWeight: &w, LastModified: &t}
+	}
+	asst := turn(fmt.Sprintf("x%03d-a", n), declare.RoleAssistant, turnPhrases[rng.IntN(len(turnPhrases))])
+	for c := range 1 + rng.IntN(2) {
+		asst.ToolCalls = append(asst.ToolCalls, declare.ToolCall{ID: fmt.Sprintf("call_%d_%d", n, c), Name: "lookup_rate", Arguments: `{"q":"rate"}`})
+	}
+	if rng.IntN(3) == 0 {
+		var r declare.Reasoning
+		if err := json.Unmarshal([]byte(`{"type":"thinking","thinking":"check the rate","signature":"c2ln"}`), &r); err != nil {
+			panic(err)
+		}
+		asst.Reasoning = []declare.Reasoning{r}
+	}
+	out := []declare.Declaration{asst}
+	for c, call := range asst.ToolCalls {
+		if rng.IntN(8) == 0 {
+			continue
+		}
+		var content string
+		for range 1 + rng.IntN(8) {
+			content += turnPhrases[rng.IntN(len(turnPhrases))] + " "
+		}
+		res := turn(fmt.Sprintf("x%03d-r%d", n, c), declare.RoleTool, content)
+		res.ToolCallID = call.ID
+		out = append(out, res)
+	}
+	return out
 }

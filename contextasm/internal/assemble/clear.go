@@ -35,14 +35,15 @@ type clearState struct {
 	// names holds the tool each tool result's call names, for the
 	// placeholders written.
 	names map[callKey]string
-	// kept holds, for the section last asked (si + 1), the block indexes
-	// of its newest keep tool results.
+	// kept holds, for the section last asked (si + 1), its newest keep
+	// tool results.
 	keptFor int
-	kept    []int32
+	kept    []*Block
 }
 
 func (c *clearState) reset() {
 	clear(c.names)
+	clear(c.kept)
 	c.keptFor, c.kept = 0, c.kept[:0]
 }
 
@@ -64,23 +65,32 @@ func (a *Assembler) clearable(sec *template.Section, si int, cd *candidate, bloc
 	if cd.Required || cd.form != 0 || b.ToolCallID() == "" {
 		return false
 	}
-	return !slices.Contains(a.newestResults(sec, si, blocks), cd.Index)
+	return !slices.Contains(a.newestResults(sec, si, blocks), b)
 }
 
-// newestResults returns the block indexes of section si's newest keep
-// tool results.
-func (a *Assembler) newestResults(sec *template.Section, si int, blocks []*Block) []int32 {
+// newestResults returns section si's newest keep tool results: among its
+// candidates, or, in an incremental assembly, among its Index's links
+// (every tool result is one) less those left out with their unit.
+func (a *Assembler) newestResults(sec *template.Section, si int, blocks []*Block) []*Block {
 	if a.clr.keptFor == si+1 {
 		return a.clr.kept
 	}
 	_, keep, _ := sec.ClearToolResults()
 	kept := a.clr.kept[:0]
-	for i := range a.secs[si].cands {
-		if cd := &a.secs[si].cands[i]; blocks[cd.Index].ToolCallID() != "" {
-			kept = append(kept, cd.Index)
+	if a.inc.on {
+		for b := range a.inc.x.secs[si].links {
+			if b.ToolCallID() != "" && !a.goneResult(b) {
+				kept = append(kept, b)
+			}
+		}
+	} else {
+		for i := range a.secs[si].cands {
+			if b := blocks[a.secs[si].cands[i].Index]; b.ToolCallID() != "" {
+				kept = append(kept, b)
+			}
 		}
 	}
-	slices.SortFunc(kept, func(x, y int32) int { return compareNewest(blocks[x], blocks[y]) })
+	slices.SortFunc(kept, compareNewest)
 	a.clr.kept, a.clr.keptFor = kept[:min(keep, len(kept))], si+1
 	return a.clr.kept
 }

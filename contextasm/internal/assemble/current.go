@@ -80,19 +80,58 @@ func userTurn(b *Block, req *Request) bool {
 	return b.Type == declare.History && req.SessionID != "" && b.SessionID == req.SessionID && (b.Role == declare.RoleUser || b.Role == "")
 }
 
-// currentTurnIndexed is currentTurn for an incremental assembly. Its
-// Index serves no tool call (AssembleIndexed), so the current turn is the
-// session's newest user turn alone: its entry is marked required for
-// this assembly (markCur), and comes first in its section's walk.
+// assistantTurn reports whether b is an assistant turn of req's session.
+func assistantTurn(b *Block, req *Request) bool {
+	return b.Type == declare.History && req.SessionID != "" && b.SessionID == req.SessionID && b.Role == declare.RoleAssistant
+}
+
+// currentTurnIndexed is currentTurn for an incremental assembly: the
+// session's newest user turn, and, when the newest assistant turn is
+// newer and makes tool calls, that turn and the results that answer
+// them (among the sections' links, where every tool result is). Their
+// entries are marked required for this assembly (markReq, markCur), and
+// come first in their sections' walks.
 func (a *Assembler) currentTurnIndexed(r *run) {
 	if !a.chat.on() || r.req.SessionID == "" {
 		return
 	}
-	e, si := r.x.newestUser(r.req, userTurn)
-	if e == nil {
+	x := r.x
+	user, us := x.newestUser(r.req, userTurn)
+	if user != nil {
+		a.require(user, us, true)
+	}
+	asst, as := x.newestUser(r.req, assistantTurn)
+	if asst == nil || user != nil && compareNewest(asst.b, user.b) > 0 {
+		return // no assistant turn after the user's
+	}
+	calls := asst.b.ToolCalls()
+	if len(calls) == 0 {
 		return
 	}
-	e.mark |= markCur
-	r.current = make(map[int32]bool, 1)
-	a.inc.cur, a.inc.curSec, a.inc.current = e, si, r.current
+	a.require(asst, as, true)
+	a.inc.curAsst = asst
+	for si := range x.secs {
+		for b := range x.secs[si].links {
+			if id := b.ToolCallID(); id != "" && b.SessionID == r.req.SessionID && answers(calls, id) {
+				if e := x.secs[si].entryOf(x.entry(b, si)); e != nil {
+					a.require(e, si, true)
+				}
+			}
+		}
+	}
+}
+
+// require marks entry e, of section si, required for this assembly
+// (markReq), and of the current turn when cur; the walk of its section
+// takes it first, with the required.
+func (a *Assembler) require(e *ixEntry, si int, cur bool) {
+	if cur {
+		e.mark |= markCur
+	}
+	if e.mark&markReq != 0 {
+		return
+	}
+	e.mark |= markReq
+	a.inc.reqd = append(a.inc.reqd, reqdEntry{e: e, si: int32(si)})
+	a.inc.priorAll = append(a.inc.priorAll, e) // unmarked by endWalk
 }

@@ -71,6 +71,11 @@ func (a *Assembler) fillSection(r *run, si int) {
 			f.take(cd)
 		}
 	}
+	if a.inc.w.lateInc && f.entrants > 0 {
+		// An incremental fill that stopped never came to a unit that
+		// would have shed (takeUnit): it sheds as that one would have.
+		a.secs[f.si].sticky.shed = true
+	}
 	a.secs[f.si].sums = f.st.sums
 	if a.secs[f.si].sticky.shed {
 		a.shed(sec, f.si, int(r.stick.Slack*float64(sec.MaxTokens())), f.view(), r.out)

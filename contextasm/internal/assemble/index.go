@@ -84,7 +84,9 @@ type ixSection struct {
 	win     window           // the times its entries hold for
 	sc      truncate.Scoring // the section's weights (sectionScoring)
 	share   float64          // the section's relevance share
-	linked  int              // entries in a group or a tool call: the Index cannot serve them
+	// links are the entries in a group or a tool call, which the
+	// planning of an assembly makes units of (unitwalk.go).
+	links map[*Block]struct{}
 }
 
 // ixEntry is an eligible block with what ranking needs.
@@ -106,18 +108,25 @@ const (
 	markInc     = 4  // with markPrior: an incumbent
 	markNews    = 8  // with markPrior: news
 	markRel     = 16 // in the relevance lane of a query (relindex.go)
-	// markCur: a chat's current turn (current.go), required in this
-	// assembly though not declared so; it comes in the prior lane.
-	markCur = 32
+	// markReq: required in this assembly though not declared so (the
+	// chat's current turn, a member of a unit with a required member);
+	// it comes in the prior lane.
+	markReq = 32
+	// markCur: with markReq, of the chat's current turn (run.current).
+	markCur = 64
+	// markGone: a member of a unit that cannot be sent whole, left out
+	// (groupSection).
+	markGone = 128
 )
 
 // required reports whether e ranks as required in the assembly under way:
-// declared so, or the chat's current turn.
-func (e *ixEntry) required() bool { return e.req || e.mark&markCur != 0 }
+// declared so, or made so by the planning (markReq).
+func (e *ixEntry) required() bool { return e.req || e.mark&markReq != 0 }
 
 // ixHeat is an entry's lazily counted heat: it has been eligible in
 // Index.asm − since of the assemblies counted, and in the text in inText
-// of them; the others dropped it.
+// of them (or, left out with its unit, in no row: count); the others
+// dropped it.
 type ixHeat struct{ since, inText uint64 }
 
 // window is a stretch of time over which a section's eligibility and
@@ -265,7 +274,7 @@ func (x *Index) fill(blocks []*Block, redo []bool) {
 	lists := make([][]ixEntry, len(x.secs))
 	for si := range x.secs {
 		if all || redo[si] {
-			x.secs[si].win, x.secs[si].linked = window{}, 0
+			x.secs[si].win, x.secs[si].links = window{}, nil
 			if !all { // a section is made again at about the size it had
 				lists[si] = make([]ixEntry, 0, len(x.secs[si].base)-x.secs[si].dead+len(x.secs[si].extra)+1)
 			}
@@ -294,7 +303,7 @@ func (x *Index) fill(blocks []*Block, redo []bool) {
 		}
 		s := &x.secs[si]
 		old := *s
-		*s = ixSection{base: x.rank(lists[si]), win: s.win, linked: s.linked, tree: s.tree, byTime: s.byTime[:0], history: s.history[:0], sc: s.sc, share: s.share}
+		*s = ixSection{base: x.rank(lists[si]), win: s.win, links: s.links, tree: s.tree, byTime: s.byTime[:0], history: s.history[:0], sc: s.sc, share: s.share}
 		s.index(&x.keys, &x.keysTmp)
 		switch {
 		case x.lexOn && all:
@@ -381,7 +390,10 @@ func (x *Index) admit(b *Block, redo []bool) int {
 	s := &x.secs[si]
 	s.win.narrow(b, x.shape.Now, &s.sc)
 	if linked(b) {
-		s.linked++
+		if s.links == nil {
+			s.links = make(map[*Block]struct{})
+		}
+		s.links[b] = struct{}{}
 	}
 	return si
 }
@@ -421,7 +433,13 @@ func (x *Index) rank(list []ixEntry) []ixEntry {
 // entry returns b's entry in section si at the index's now.
 func (x *Index) entry(b *Block, si int) ixEntry {
 	frac, stale := b.staleness(x.shape.Now)
-	return ixEntry{b: b, score: score(x.secs[si].sc, b, x.shape.Now, frac, stale), min: b.MinTokens, req: b.Required}
+	e := ixEntry{b: b, score: score(x.secs[si].sc, b, x.shape.Now, frac, stale), min: b.MinTokens, req: b.Required}
+	if linked(b) {
+		// A unit is decided whole, and its tool results may be clipped
+		// or cleared: no walk passes a member over by its own bound.
+		e.min = 0
+	}
+	return e
 }
 
 // compareEntries is rank order: required first, then score descending,
@@ -541,9 +559,7 @@ func (x *Index) remove(b *Block) {
 		return
 	}
 	s := &x.secs[si]
-	if linked(b) {
-		s.linked--
-	}
+	delete(s.links, b)
 	e := x.entry(b, si)
 	if i, ok := find(s.extra, e); ok {
 		x.settle(&s.extra[i])

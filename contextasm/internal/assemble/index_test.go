@@ -163,7 +163,7 @@ func TestIndexedEqualsFull(t *testing.T) {
 	}
 	restore := assemble.SetHitCutoff(256, 32)
 	t.Cleanup(restore)
-	var served, fallback, failed, skippedSome, rebuilt, warm, floors, prefixes, queried, turnQueries, conflicts, keyedServed, chats int
+	var served, fallback, failed, skippedSome, rebuilt, warm, floors, prefixes, queried, turnQueries, conflicts, keyedServed, chats, withCalls int
 	for run := range runs {
 		rng := rand.New(rand.NewPCG(uint64(run), 77))
 		tpl := randomWorkload(t, rng).tpl
@@ -171,6 +171,11 @@ func TestIndexedEqualsFull(t *testing.T) {
 		// stores and templates are those of the runs without them.
 		qrng := rand.New(rand.NewPCG(uint64(run), 99))
 		crng := rand.New(rand.NewPCG(uint64(run), 131)) // chat formats, likewise
+		trng := rand.New(rand.NewPCG(uint64(run), 211)) // tool exchanges, likewise
+		tools := run%4 == 2                             // tool calls and their results in the history
+		if tools {
+			tpl = withToolOptions(t, trng, tpl)
+		}
 		tpl = withSectionScoring(t, qrng, tpl)
 		if run%3 == 1 {
 			// Few hits keep their relevance: both assemblies cut the
@@ -185,6 +190,15 @@ func TestIndexedEqualsFull(t *testing.T) {
 		s := &store{heat: map[string]*assemble.Heat{}}
 		for i := range 20 + rng.IntN(120) {
 			s.put(randomKeyedBlock(rng, fmt.Sprintf("b%03d", i), at, groups, keys))
+		}
+		nx := 0 // tool exchanges declared
+		if tools {
+			for range 2 + trng.IntN(6) {
+				for _, b := range randomExchange(trng, nx, at) {
+					s.put(b)
+				}
+				nx++
+			}
 		}
 		shape := assemble.Request{SessionID: "s1", UserID: "u1", Roles: []string{"analyst"}}
 		x := assemble.NewIndex(tpl, shape, truncate.Scoring{})
@@ -204,6 +218,12 @@ func TestIndexedEqualsFull(t *testing.T) {
 					nb := randomKeyedBlock(rng, fmt.Sprintf("b%03d", next), at, groups, keys)
 					pending = append(pending, [2]*assemble.Block{s.put(nb), nb})
 					next++
+					if tools && trng.IntN(3) == 0 {
+						for _, b := range randomExchange(trng, nx, at) {
+							pending = append(pending, [2]*assemble.Block{s.put(b), b})
+						}
+						nx++
+					}
 				case k < 6 && len(s.blocks) > 0:
 					old := s.blocks[rng.IntN(len(s.blocks))]
 					nb := *old
@@ -311,6 +331,9 @@ func TestIndexedEqualsFull(t *testing.T) {
 			if req.Chat.Format != 0 {
 				chats++
 			}
+			if tools && slices.ContainsFunc(s.blocks, func(b *assemble.Block) bool { return len(b.ToolCalls()) > 0 }) {
+				withCalls++
+			}
 			if keys && slices.ContainsFunc(s.blocks, func(b *assemble.Block) bool { return b.ConflictKey() != "" }) {
 				keyedServed++
 			}
@@ -355,13 +378,17 @@ func TestIndexedEqualsFull(t *testing.T) {
 	t.Logf("%d assemblies served incrementally (%d failed alike; %d with a prefix, %d with a floor), %d by the full assembly only, %d refreshed sections, %d warm, %d with a query",
 		served, failed, prefixes, floors, fallback, rebuilt, warm, queried)
 	t.Logf("%d with conflicts (the full assembly), %d served with a conflict_key in the store, %d served in a chat format", conflicts, keyedServed, chats)
+	t.Logf("%d served with tool calls in the store", withCalls)
+	if withCalls < served/8 {
+		t.Errorf("the runs do not cover tool exchanges: %d of %d served", withCalls, served)
+	}
 	if chats < served/4 {
 		t.Errorf("the runs do not cover the chat formats: %d of %d served", chats, served)
 	}
 	if conflicts == 0 || keyedServed == 0 {
 		t.Errorf("the runs do not cover conflicts: %d with conflicts, %d served with a key", conflicts, keyedServed)
 	}
-	if served < runs*steps/2 || fallback == 0 || failed == 0 || rebuilt == 0 || warm == 0 || skippedSome == 0 || floors == 0 || prefixes == 0 || queried < runs*steps/4 || turnQueries == 0 {
+	if served < runs*steps*2/5 || fallback == 0 || failed == 0 || rebuilt == 0 || warm == 0 || skippedSome == 0 || floors == 0 || prefixes == 0 || queried < runs*steps/4 || turnQueries == 0 {
 		t.Errorf("the runs do not cover enough: %d served, %d fallback, %d failed, %d refreshed, %d warm, %d with blocks passed over, %d floors, %d prefixes",
 			served, fallback, failed, rebuilt, warm, skippedSome, floors, prefixes)
 	}
@@ -398,7 +425,7 @@ func compareOutputs(t *testing.T, describe string, full, fast *assemble.Output) 
 		for _, sec := range full.Sections {
 			var ids []string
 			for _, b := range sec.Blocks {
-				ids = append(ids, fmt.Sprintf("%s(%v,%.4f,%v)", b.RequestID, b.Required, b.Score, b.Status))
+				ids = append(ids, fmt.Sprintf("%s(%v,%.4f,%v,%s,%d)", b.RequestID, b.Required, b.Score, b.Status, b.Reason, b.Tokens))
 			}
 			t.Logf("full %s: %v", sec.Name, ids)
 		}
@@ -557,6 +584,79 @@ func withSectionScoring(t *testing.T, rng *rand.Rand, tpl *template.Template) *t
 		if rng.IntN(4) == 0 {
 			v := declare.Duration(time.Duration(1+rng.IntN(180)) * time.Minute)
 			def.Sections[i].RecencyHalfAge = &v
+		}
+	}
+	out, err := template.Compile(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// randomExchange is the n-th tool exchange of a conversation around at:
+// an assistant turn making one to three calls, of session s1 mostly, and
+// the results that answer them; now and then a result is missing or
+// given twice (the exchange cannot be sent whole), one is required, the
+// turn carries reasoning, or its blocks share a group.
+func randomExchange(rng *rand.Rand, n int, at time.Time) []*assemble.Block {
+	when := at.Add(time.Duration(rng.IntN(200)-150) * time.Minute)
+	session := []string{"s1", "s1", "s1", "other"}[rng.IntN(4)]
+	turn := func(id string, role declare.Role, content string) *assemble.Block {
+		b := &assemble.Block{ID: id, Type: declare.History, Scope: declare.ScopeSession, SessionID: session, ForAssistant: true,
+			Weight: float64(rng.IntN(5)) / 4, Trust: 0.5, Role: role, Content: content, LastModified: when}
+		when = when.Add(time.Duration(rng.IntN(3)) * time.Second)
+		b.MinTokens = int32(rng.IntN(len(b.Content)/3 + 1))
+		return b
+	}
+	asst := turn(fmt.Sprintf("x%03d-a", n), declare.RoleAssistant, randomContent(rng, 1+rng.IntN(3)))
+	var calls []declare.ToolCall
+	for c := range 1 + rng.IntN(3) {
+		calls = append(calls, declare.ToolCall{ID: fmt.Sprintf("call_%d_%d", n, c), Name: []string{"get_rate", "search_docs"}[rng.IntN(2)], Arguments: `{"q":"x"}`})
+	}
+	asst.EditRare().ToolCalls = calls
+	if rng.IntN(4) == 0 {
+		asst.EditRare().Reasoning = []declare.Reasoning{{Type: "thinking", JSON: []byte(`{"type":"thinking","thinking":"weigh it","signature":"sig"}`)}}
+	}
+	out := []*assemble.Block{asst}
+	for c, call := range calls {
+		if rng.IntN(10) == 0 {
+			continue // no result: the call is an orphan
+		}
+		for dup := range 1 + btoi(rng.IntN(12) == 0) {
+			res := turn(fmt.Sprintf("x%03d-r%d%c", n, c, 'a'+dup), declare.RoleTool, randomContent(rng, 1+rng.IntN(12)))
+			res.EditRare().ToolCallID = call.ID
+			res.Required = rng.IntN(15) == 0
+			out = append(out, res)
+		}
+	}
+	if rng.IntN(6) == 0 {
+		for _, b := range out {
+			b.EditRare().Group = fmt.Sprintf("g-x%03d", n)
+		}
+	}
+	for _, b := range out {
+		keyedPtr(b)
+	}
+	return out
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// withToolOptions gives tpl's sections random tool result clips and
+// clearing.
+func withToolOptions(t *testing.T, rng *rand.Rand, tpl *template.Template) *template.Template {
+	t.Helper()
+	def := tpl.Definition()
+	for i := range def.Sections {
+		def.Sections[i].ToolResultMaxTokens = []int{0, 0, template.NoToolResultClip, 5 + rng.IntN(60)}[rng.IntN(4)]
+		if rng.IntN(2) == 0 {
+			keep := rng.IntN(4)
+			def.Sections[i].ClearToolResults = &template.ClearToolResults{Keep: &keep, AtLeast: []int{0, 5 + rng.IntN(50)}[rng.IntN(2)]}
 		}
 	}
 	out, err := template.Compile(def)

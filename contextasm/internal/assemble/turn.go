@@ -31,11 +31,17 @@ type incremental struct {
 	pulledE  []*ixEntry // their entries
 	priorAll []*ixEntry // every prior item's entry, pulled or not
 	looked   int        // index entries looked at (TestTurnLooksAtWhatItKeeps)
-	// cur is the chat's current turn (markCur), in section curSec;
-	// current is run.current, which take fills as it pulls it.
-	cur      *ixEntry
-	curSec   int
+	// The planning's (currentTurnIndexed, planUnitsIndexed): the entries
+	// required for this assembly (markReq), which the walks take first;
+	// the current turn's assistant turn, whose reasoning is written;
+	// run.current, which take fills as it pulls the current turn; and the
+	// units (unitwalk.go).
+	reqd     []reqdEntry
+	curAsst  *ixEntry
 	current  map[int32]bool
+	units    unitWalk
+	keys     []walkKey               // each pulled entry's place in its walk (settleOrder)
+	x        *Index                  // the Index pulled from
 	pulledBy map[*ixEntry]*candidate // scratch of pullHistory
 	// With a query: each hit's relevance by entry, and the hits (of the
 	// lexical index, or the host's) in the order found.
@@ -75,6 +81,10 @@ type walk struct {
 	tiered    bool
 	queryTurn *Block
 	took      int8
+	// lateInc: the fill stopped before a unit with an incumbent member,
+	// which would make the section shed when it came up (takeUnit's
+	// shedFor); fillSection sheds for it.
+	lateInc bool
 }
 
 // relItem is an entry the query touches, in a section's relevance lane.
@@ -110,6 +120,7 @@ type priorItem struct {
 	inc, news        bool
 	prevRecall, soft bool
 	prevPos, prevCut int32
+	prevForm         int8 // formCleared: the previous decision wrote it cleared
 }
 
 // tailBest is the best score among a section's blocks that were never
@@ -125,6 +136,7 @@ type HeatRecord struct {
 	x     *Index
 	epoch uint64
 	text  []heatText
+	gone  []*ixHeat // entries left out with their unit (count)
 }
 
 type heatText struct {
@@ -140,7 +152,7 @@ func (r *HeatRecord) Again() bool {
 	if r.x.epoch != r.epoch {
 		return false
 	}
-	r.x.count(r.text)
+	r.x.count(r.text, r.gone)
 	return true
 }
 
@@ -154,9 +166,13 @@ func (r *HeatRecord) InText() int { return len(r.text) }
 func (r *HeatRecord) At(i int) (*Block, bool) { return r.text[i].b, r.text[i].cut }
 
 // count counts one render: every entry drops (lazily), but those in the
-// text, which are kept or cut.
-func (x *Index) count(text []heatText) {
+// text, which are kept or cut, and those left out with a unit that cannot
+// be sent whole (gone), which a full assembly lists in no row.
+func (x *Index) count(text []heatText, gone []*ixHeat) {
 	x.asm++
+	for _, h := range gone {
+		h.inText++ // not dropped: not counted at all
+	}
 	for _, t := range text {
 		t.h.inText++
 		if t.b.Heat == nil {
@@ -179,18 +195,13 @@ func (x *Index) count(text []heatText) {
 // again.
 //
 // It returns ok false, having done nothing, for what only AssembleRefs
-// does: another request shape or now than x's, ListHidden,
-// a section with blocks in a group or a tool call, a required block
-// without a section, blocks the shape sees that share a conflict_key.
+// does: another request shape or now than x's, ListHidden, a required
+// block without a section or in a unit that cannot be sent whole, blocks
+// with degrade fields, blocks the shape sees that share a conflict_key.
 func (a *Assembler) AssembleIndexed(x *Index, req Request, c truncate.Counter, lookup func(id string) (*Block, bool)) (out *Output, heat *HeatRecord, ok bool, err error) {
 	if !x.built || req.ListHidden || !req.Now.Equal(x.shape.Now) ||
 		req.SessionID != x.shape.SessionID || req.UserID != x.shape.UserID || !slices.Equal(req.Roles, x.shape.Roles) {
 		return nil, nil, false, nil
-	}
-	for si := range x.secs {
-		if x.secs[si].linked > 0 {
-			return nil, nil, false, nil
-		}
 	}
 	for _, b := range x.noSection {
 		if b.ValidUntil.IsZero() || req.Now.Before(b.ValidUntil) {
@@ -201,11 +212,18 @@ func (a *Assembler) AssembleIndexed(x *Index, req Request, c truncate.Counter, l
 		return nil, nil, false, nil
 	}
 	r := a.begin(x.tpl, nil, &req, c, false)
-	r.x, r.lookup = x, lookup
-	a.inc.on, a.inc.pulled, a.inc.pulledE, a.inc.looked = true, a.inc.pulled[:0], a.inc.pulledE[:0], 0
+	r.x, r.lookup, a.inc.x = x, lookup, x
+	a.inc.on, a.inc.pulled, a.inc.pulledE, a.inc.keys, a.inc.looked = true, a.inc.pulled[:0], a.inc.pulledE[:0], a.inc.keys[:0], 0
 	a.inc.priorAll = a.inc.priorAll[:0]
 	defer a.endWalk()
+	if a.chat.on() {
+		r.current = make(map[int32]bool)
+		a.inc.current = r.current
+	}
 	a.currentTurnIndexed(r)
+	if !a.planUnitsIndexed(r) {
+		return nil, nil, false, nil // a unit with a required member cannot be sent whole: the error is AssembleRefs'
+	}
 	if req.NewestTurnQuery && req.Query == nil && req.Relevance == nil {
 		a.queryTurn(r, x.newestTurn(&req))
 	}
@@ -227,7 +245,8 @@ func (a *Assembler) AssembleIndexed(x *Index, req Request, c truncate.Counter, l
 			}
 		}
 	}
-	x.count(heat.text)
+	heat.gone = a.inc.units.goneHeat(heat.gone)
+	x.count(heat.text, heat.gone)
 	return out, heat, true, nil
 }
 
@@ -242,12 +261,18 @@ func (a *Assembler) startWalk(r *run, si int) {
 	if r.follow {
 		a.priorItems(r, si)
 	}
-	if c := a.inc.cur; c != nil && a.inc.curSec == si && c.mark&markPrior == 0 {
-		// The current turn, neither an incumbent nor news: required, in
-		// rank order (prepareSticky weighs it without the margin).
-		c.mark |= markPrior
-		a.inc.priorAll = append(a.inc.priorAll, c)
-		a.inc.w.prior = append(a.inc.w.prior, priorItem{e: c, eff: a.effOf(c)})
+	added := false
+	for _, q := range a.inc.reqd {
+		if c := q.e; int(q.si) == si && c.mark&markPrior == 0 {
+			// Required for this assembly, neither an incumbent nor news:
+			// in rank order with the required (prepareSticky weighs it
+			// without the margin).
+			c.mark |= markPrior
+			a.inc.w.prior = append(a.inc.w.prior, priorItem{e: c, eff: a.effOf(c)})
+			added = true
+		}
+	}
+	if added {
 		slices.SortFunc(a.inc.w.prior, func(p, q priorItem) int {
 			return compareHeads(p.e, p.eff, p.inc, p.tier(), q.e, q.eff, q.inc, q.tier())
 		})
@@ -255,6 +280,7 @@ func (a *Assembler) startWalk(r *run, si int) {
 	if a.inc.w.queried {
 		a.relevanceLane(r, si)
 	}
+	a.orderMembers(si)
 }
 
 // pullHistory makes candidates of the history blocks of section sec that
@@ -303,12 +329,18 @@ func (a *Assembler) pullHistory(x *Index, sec *template.Section, c truncate.Coun
 		default:
 			return
 		}
+		if e.mark&markGone != 0 {
+			continue // left out with its unit: not a candidate
+		}
 		cd := pulled[e]
 		if cd == nil {
 			// Never pulled: dropped without a count, for room.
 			inc, news := e.mark&markInc != 0, e.mark&markNews != 0
 			cd = a.take(si, e)
 			cd.status, cd.reason, cd.inc, cd.news = outcome.StatusDropped, outcome.ReasonSectionCap, inc, news
+			if u, ok := a.inc.units.of[e]; ok {
+				a.bindMember(si, u, len(a.secs[si].cands)-1) // runs never split a unit (mergeUnitRuns)
+			}
 			pulled[e] = cd
 		}
 		if cd.inText() || !candidateReason(cd.reason) {
@@ -332,8 +364,12 @@ func (a *Assembler) take(si int, e *ixEntry) *candidate {
 	if e.mark&markCur != 0 {
 		a.inc.current[i] = true
 	}
+	if e == a.inc.curAsst {
+		a.chat.turn = i + 1 // its reasoning is written (reasoningTurn)
+	}
 	a.inc.pulled = append(a.inc.pulled, e.b)
 	a.inc.pulledE = append(a.inc.pulledE, e)
+	a.inc.keys = append(a.inc.keys, walkKey{})
 	return &a.secs[si].cands[len(a.secs[si].cands)-1]
 }
 
@@ -345,10 +381,9 @@ func (a *Assembler) endWalk() {
 	for _, e := range a.inc.priorAll {
 		e.mark = 0
 	}
-	if a.inc.cur != nil {
-		a.inc.cur.mark = 0
-		a.inc.cur, a.inc.current = nil, nil
-	}
+	clear(a.inc.reqd)
+	a.inc.reqd, a.inc.curAsst, a.inc.current, a.inc.x = a.inc.reqd[:0], nil, nil, nil
+	a.inc.units.reset()
 	a.inc.on = false
 	a.deg.tpl, a.deg.ctr = nil, nil
 	clear(a.inc.pulled)
@@ -393,21 +428,22 @@ func (a *Assembler) priorItems(r *run, si int) {
 	}
 	s := &x.secs[si]
 	type was struct {
-		pos      int
-		key      string
-		cut      int
-		recalled bool
+		pos               int
+		key               string
+		cut               int
+		recalled, cleared bool
 	}
 	written := make(map[string]was, len(prev.Blocks))
 	for i, w := range prev.Blocks {
-		written[w.ID] = was{i, w.Key, w.Cut, w.Recalled}
+		written[w.ID] = was{i, w.Key, w.Cut, w.Recalled, w.Cleared}
 	}
+	clears, _, _ := x.tpl.Section(si).ClearToolResults()
 	add := func(e *ixEntry, p priorItem) {
 		p.e, p.eff = e, a.effOf(e)+margin
-		cur := e.mark & markCur
-		e.mark = cur | markPrior | markNews
+		keep := e.mark & (markReq | markCur)
+		e.mark = keep | markPrior | markNews
 		if p.inc {
-			e.mark = cur | markPrior | markInc
+			e.mark = keep | markPrior | markInc
 		}
 		a.inc.priorAll = append(a.inc.priorAll, e)
 		a.inc.w.prior = append(a.inc.w.prior, p)
@@ -421,18 +457,23 @@ func (a *Assembler) priorItems(r *run, si int) {
 			continue
 		}
 		e := s.entryOf(x.entry(b, si))
-		if e == nil {
+		if e == nil || e.mark&markGone != 0 {
 			continue
 		}
 		p := priorItem{inc: true, prevPos: int32(w.pos), prevRecall: w.recalled, soft: a.inc.w.tiered && w.recalled && queryChanged}
-		if w.cut > 0 && w.cut < len(b.Content) && utf8.RuneStart(b.Content[w.cut]) && w.key == hexKey(keyOf(b)) {
+		same := w.key == hexKey(keyOf(b))
+		if same && w.cleared && clears && !e.required() && b.ToolCallID() != "" {
+			p.prevForm = formCleared // cleared: stays so (prepareSticky)
+		}
+		content, _ := a.content(x.tpl.Section(si), b, p.prevForm)
+		if w.cut > 0 && w.cut < len(content) && utf8.RuneStart(content[w.cut]) && same {
 			p.prevCut = int32(w.cut)
 		}
 		add(e, p)
 	}
 	anyNews := false
 	news := func(e *ixEntry) {
-		if !e.dead && e.mark&^markCur == 0 && e.b.LastModified.After(prevNow) {
+		if !e.dead && e.mark&^(markReq|markCur) == 0 && e.b.LastModified.After(prevNow) {
 			add(e, priorItem{news: true})
 			anyNews = true
 		}
@@ -514,6 +555,7 @@ func (a *Assembler) pull(sec *template.Section, st *fillState, bounded bool) boo
 		return false
 	}
 	if st.stopped {
+		w.lateInc = a.lateIncumbentUnit(si)
 		a.finishWalk(si)
 		return false
 	}
@@ -533,12 +575,49 @@ func (a *Assembler) pull(sec *template.Section, st *fillState, bounded bool) boo
 		return false
 	}
 	cd := a.take(si, e)
+	applyItem(cd, p, rel, w.took)
+	if len(a.inc.units.of) > 0 {
+		a.inc.keys[cd.Index] = a.walkKeyOf(e, p, rel)
+		if _, ok := a.inc.units.of[e]; ok {
+			a.pullUnit(si, cd)
+		}
+	}
+	return true
+}
+
+// walkKey is what the walk orders an entry by (compareHeads), besides the
+// entry itself.
+type walkKey struct {
+	eff  float64
+	inc  bool
+	tier int8
+}
+
+// walkKeyOf returns entry e's walkKey from its prior or relevance item,
+// or its lane's.
+func (a *Assembler) walkKeyOf(e *ixEntry, p *priorItem, rel *relItem) walkKey {
+	switch {
+	case p != nil:
+		return walkKey{p.eff, p.inc, p.tier()}
+	case rel != nil:
+		return walkKey{rel.eff, false, rel.tier}
+	}
+	w := &a.inc.w
+	return walkKey{w.eff(e), false, w.tierOf(e)}
+}
+
+// applyItem gives cd what the walk knows of its entry: its prior item or
+// relevance item, when it is one, and its tier.
+func applyItem(cd *candidate, p *priorItem, rel *relItem, tier int8) {
 	if p != nil {
-		cd.inc, cd.news, cd.prevPos, cd.prevCut, cd.prevRecall, cd.soft = p.inc, p.news, p.prevPos, p.prevCut, p.prevRecall, p.soft
+		cd.inc, cd.news, cd.prevPos, cd.prevCut, cd.prevRecall = p.inc, p.news, p.prevPos, p.prevCut, p.prevRecall
+		if p.prevForm != 0 {
+			cd.prevForm = p.prevForm
+			setForm(cd, p.prevForm)
+		}
 	}
 	cd.recall = rel != nil && rel.recall
-	cd.soft = w.took == 1
-	return true
+	cd.soft = tier == 1
 }
 
 // next returns the next entry in fill order, passing over what skip and
@@ -548,6 +627,9 @@ func (w *walk) next(skip bool, room int) (*ixEntry, *priorItem, *relItem) {
 	be := w.head(w.s.base, &w.bi, &w.gapB, &w.s.tree, skip, m)
 	xe := w.head(w.s.extra, &w.xi, &w.gapX, nil, skip, m)
 	// The least of the three heads.
+	for w.pi < len(w.prior) && w.prior[w.pi].e.mark&markVisited != 0 {
+		w.pi++ // pulled with its unit (pullUnit)
+	}
 	var p *priorItem
 	if w.pi < len(w.prior) {
 		p = &w.prior[w.pi]
@@ -642,6 +724,7 @@ func (w *walk) head(list []ixEntry, at, gap *int, tree *minTree, skip bool, m in
 func (a *Assembler) finishWalk(si int) {
 	w := &a.inc.w
 	w.done = true
+	a.settleOrder(si)
 	var t tailBest
 	note := func(e *ixEntry) {
 		if s := a.effOf(e); !e.required() && (!t.has || s > t.score) {
@@ -661,7 +744,9 @@ func (a *Assembler) finishWalk(si int) {
 		}
 	}
 	for _, p := range w.prior[w.pi:] {
-		note(p.e)
+		if p.e.mark&markVisited == 0 {
+			note(p.e)
+		}
 	}
 	for _, r := range w.rel[w.ri:] {
 		if r.e.mark&markVisited == 0 {

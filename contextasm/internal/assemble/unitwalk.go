@@ -1,0 +1,295 @@
+package assemble
+
+import (
+	"slices"
+	"strings"
+)
+
+// Units in an incremental assembly. The planning pass of a full assembly
+// (planUnits) joins the blocks of a group, and each tool result to the
+// assistant turn that makes its call, over a section's eligible blocks.
+// An Index keeps each section's blocks in a group or a tool call (its
+// links), so an incremental assembly plans from those alone, in the same
+// order (request_id) and with the same grouper: members of a unit that
+// cannot be sent whole are left out (markGone), the members of a unit
+// with a required member are required for the assembly (markReq), and
+// the walk, when it pulls a unit's first member in fill order, pulls the
+// others with it, so the fill decides the unit whole at the same point as
+// a full assembly does.
+
+// reqdEntry is an entry required for an incremental assembly (markReq),
+// and its section.
+type reqdEntry struct {
+	e  *ixEntry
+	si int32
+}
+
+// unitWalk is an incremental assembly's units: the members of each unit
+// of Assembler.plan.units, by entry, and which are candidates yet.
+type unitWalk struct {
+	of      map[*ixEntry]int32 // a member's unit
+	members [][]*ixEntry       // each unit's members; in fill order once its section's walk started
+	sec     []int32            // each unit's section
+	bound   []bool             // its members are candidates
+	gone    map[*Block]bool    // members of units that cannot be sent whole
+	goneE   []*ixEntry         // their entries
+	// scratch of planUnitsIndexed
+	blocks  []*Block
+	entries []*ixEntry
+	ranked  []Ranked
+	// the walk's items by entry, for the members pulled after the first
+	prior map[*ixEntry]int32
+	rel   map[*ixEntry]int32
+	ahead bool // members pulled ahead of their turn in the section walked (settleOrder)
+}
+
+func (u *unitWalk) reset() {
+	clear(u.of)
+	clear(u.members)
+	clear(u.gone)
+	clear(u.goneE)
+	u.goneE = u.goneE[:0]
+	u.members, u.sec, u.bound, u.ahead = u.members[:0], u.sec[:0], u.bound[:0], false
+	clear(u.blocks)
+	clear(u.entries)
+	u.blocks, u.entries, u.ranked = u.blocks[:0], u.entries[:0], u.ranked[:0]
+}
+
+// planUnitsIndexed is planUnits for an incremental assembly: it finds the
+// units among each section's links and marks their members. It reports
+// false when a unit that cannot be sent whole has a required member (the
+// assembly fails, as AssembleRefs tells).
+func (a *Assembler) planUnitsIndexed(r *run) bool {
+	x, uw := r.x, &a.inc.units
+	a.plan.units = a.plan.units[:0]
+	clear(a.plan.unitOf)
+	for si := range x.secs {
+		s := &x.secs[si]
+		if len(s.links) == 0 {
+			continue
+		}
+		blocks := uw.blocks[:0]
+		for b := range s.links {
+			blocks = append(blocks, b)
+		}
+		slices.SortFunc(blocks, func(p, q *Block) int { return strings.Compare(p.ID, q.ID) })
+		entries, ranked := uw.entries[:0], uw.ranked[:0]
+		for i, b := range blocks {
+			e := s.entryOf(x.entry(b, si))
+			entries = append(entries, e)
+			ranked = append(ranked, Ranked{Index: int32(i), Required: e.required(), ID: b.ID})
+		}
+		uw.blocks, uw.entries, uw.ranked = blocks, entries, ranked
+		if !a.unitsOf(r, si, blocks, entries, ranked) {
+			return false
+		}
+	}
+	return true
+}
+
+// unitsOf plans section si's units from its links (blocks, by
+// request_id, with their entries and their Ranked), as groupSection does.
+func (a *Assembler) unitsOf(r *run, si int, blocks []*Block, entries []*ixEntry, ranked []Ranked) bool {
+	uw := &a.inc.units
+	g := newGrouper(ranked, blocks)
+	g.link()
+	if on, _, _ := r.tpl.Section(si).ClearToolResults(); on {
+		a.nameCalls(ranked, blocks)
+	}
+	broken, size := g.sets()
+	names := g.names()
+	ids := make(map[int]int32)
+	for i := range ranked {
+		root, e := g.find(i), entries[i]
+		switch {
+		case broken[root]:
+			if ranked[i].Required {
+				return false
+			}
+			e.mark |= markGone
+			a.inc.priorAll = append(a.inc.priorAll, e) // unmarked by endWalk
+			if uw.gone == nil {
+				uw.gone = make(map[*Block]bool)
+			}
+			uw.gone[blocks[i]] = true
+			uw.goneE = append(uw.goneE, e)
+		case size[root] > 1:
+			u, ok := ids[root]
+			if !ok {
+				u = int32(len(a.plan.units))
+				ids[root] = u
+				a.plan.units = append(a.plan.units, unit{name: names[root]})
+				uw.members = append(uw.members, nil)
+				uw.sec = append(uw.sec, int32(si))
+				uw.bound = append(uw.bound, false)
+			}
+			if uw.of == nil {
+				uw.of = make(map[*ixEntry]int32)
+			}
+			uw.of[e] = u
+			uw.members[u] = append(uw.members[u], e)
+			a.plan.units[u].required = a.plan.units[u].required || ranked[i].Required
+		}
+	}
+	for u := range a.plan.units {
+		if int(uw.sec[u]) != si || !a.plan.units[u].required {
+			continue
+		}
+		for _, e := range uw.members[u] {
+			a.require(e, si, false)
+		}
+	}
+	return true
+}
+
+// orderMembers puts the members of section si's units in the order its
+// walk takes them (compareHeads over each member's walkKey), now that its
+// lanes are made, and notes the items of the members.
+func (a *Assembler) orderMembers(si int) {
+	uw, w := &a.inc.units, &a.inc.w
+	if !slices.Contains(uw.sec, int32(si)) {
+		return
+	}
+	if uw.prior == nil {
+		uw.prior, uw.rel = make(map[*ixEntry]int32), make(map[*ixEntry]int32)
+	}
+	clear(uw.prior)
+	clear(uw.rel)
+	for i := range w.prior {
+		if _, ok := uw.of[w.prior[i].e]; ok {
+			uw.prior[w.prior[i].e] = int32(i)
+		}
+	}
+	for i := range w.rel {
+		if _, ok := uw.of[w.rel[i].e]; ok {
+			uw.rel[w.rel[i].e] = int32(i)
+		}
+	}
+	for u, members := range uw.members {
+		if int(uw.sec[u]) != si {
+			continue
+		}
+		slices.SortFunc(members, func(p, q *ixEntry) int {
+			return compareWalk(p, a.memberKey(p), q, a.memberKey(q))
+		})
+	}
+}
+
+// compareWalk is the walk's order (compareHeads) of two entries.
+func compareWalk(p *ixEntry, kp walkKey, q *ixEntry, kq walkKey) int {
+	return compareHeads(p, kp.eff, kp.inc, kp.tier, q, kq.eff, kq.inc, kq.tier)
+}
+
+// memberKey returns member e's walkKey in the section being walked.
+func (a *Assembler) memberKey(e *ixEntry) walkKey {
+	p, rel := a.memberItems(e)
+	return a.walkKeyOf(e, p, rel)
+}
+
+// memberItems returns the prior and relevance items of member e of the
+// section being walked, nil for those it is not.
+func (a *Assembler) memberItems(e *ixEntry) (*priorItem, *relItem) {
+	uw, w := &a.inc.units, &a.inc.w
+	if e.mark&markPrior != 0 {
+		if i, ok := uw.prior[e]; ok {
+			return &w.prior[i], nil
+		}
+	}
+	if e.mark&markRel != 0 {
+		if i, ok := uw.rel[e]; ok {
+			return nil, &w.rel[i]
+		}
+	}
+	return nil, nil
+}
+
+// pullUnit makes the other members of cd's unit, cd the member first in
+// fill order that the walk just pulled, candidates of section si after
+// it, each with its item, and binds them to the unit (bindUnits). They
+// come before their turn in the walk: finishWalk puts the section's
+// candidates back in the walk's order (settleOrder), so that every pass
+// after the fill reads them as a full assembly orders them.
+func (a *Assembler) pullUnit(si int, cd *candidate) {
+	uw := &a.inc.units
+	first := a.inc.pulledE[cd.Index]
+	u := uw.of[first]
+	if uw.bound[u] {
+		return
+	}
+	uw.bound[u] = true
+	a.bindMember(si, u, len(a.secs[si].cands)-1)
+	for _, e := range uw.members[u] {
+		if e == first || e.mark&markVisited != 0 {
+			continue
+		}
+		p, rel := a.memberItems(e)
+		k := a.walkKeyOf(e, p, rel)
+		m := a.take(si, e)
+		applyItem(m, p, rel, k.tier)
+		a.inc.keys[m.Index] = k
+		a.bindMember(si, u, len(a.secs[si].cands)-1)
+		uw.ahead = true
+	}
+}
+
+// lateIncumbentUnit reports whether a unit of section si not pulled yet
+// has an incumbent member the previous decision did not recall: what
+// shedFor looks for.
+func (a *Assembler) lateIncumbentUnit(si int) bool {
+	uw := &a.inc.units
+	for u, members := range uw.members {
+		if int(uw.sec[u]) != si || uw.bound[u] {
+			continue
+		}
+		for _, e := range members {
+			if p, _ := a.memberItems(e); p != nil && p.inc && !p.prevRecall {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// settleOrder puts section si's candidates, some of which came with
+// their units ahead of their turn (pullUnit), in the walk's order, and
+// the units' members' positions with them.
+func (a *Assembler) settleOrder(si int) {
+	uw := &a.inc.units
+	if !uw.ahead {
+		return
+	}
+	uw.ahead = false
+	cands := a.secs[si].cands
+	slices.SortStableFunc(cands, func(x, y candidate) int {
+		return compareWalk(a.inc.pulledE[x.Index], a.inc.keys[x.Index], a.inc.pulledE[y.Index], a.inc.keys[y.Index])
+	})
+	for u := range a.plan.units {
+		if int(uw.sec[u]) == si {
+			a.plan.units[u].cands = a.plan.units[u].cands[:0]
+		}
+	}
+	for j := range cands {
+		if u := cands[j].unit; u != 0 {
+			a.plan.units[u-1].cands = append(a.plan.units[u-1].cands, j)
+		}
+	}
+}
+
+// bindMember binds candidate j of section si to unit u.
+func (a *Assembler) bindMember(si int, u int32, j int) {
+	a.secs[si].cands[j].unit = u + 1
+	a.plan.units[u].cands = append(a.plan.units[u].cands, j)
+}
+
+// goneHeat appends the heat cells of the entries left out with their
+// units to dst, for the assembly's HeatRecord.
+func (u *unitWalk) goneHeat(dst []*ixHeat) []*ixHeat {
+	for _, e := range u.goneE {
+		dst = append(dst, e.heat)
+	}
+	return dst
+}
+
+// goneResult reports whether b, a tool result, is left out with a unit
+// that cannot be sent whole, in an incremental assembly.
+func (a *Assembler) goneResult(b *Block) bool { return a.inc.units.gone[b] }
