@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/learned"
 )
 
@@ -41,4 +42,51 @@ func (e *Engine) addSessionDelta(d learned.SessionDelta) error {
 		return fmt.Errorf("%w: the session's state was not kept", ErrStateQueueFull)
 	}
 	return nil
+}
+
+// recorded is what a conversation's state keeps of an assembly: its
+// decision and, for a chat request with tools, the names of the tools it
+// carried, which the next call's selection follows (tools.go). The
+// decision's readers ignore the extra field.
+type recorded struct {
+	*assemble.Decision
+	Tools []string `json:"tools,omitempty"`
+}
+
+// recordOf returns what the conversation's state keeps of out.
+func recordOf(out *assemble.Output) recorded {
+	r := recorded{Decision: out.Decision}
+	if out.Tools != nil {
+		r.Tools = make([]string, 0, len(out.Tools.Defs))
+		for _, d := range out.Tools.Defs {
+			r.Tools = append(r.Tools, d.Name)
+		}
+	}
+	return r
+}
+
+// previousTools is the tools recorded in one session state, decoded.
+type previousTools struct {
+	state *learned.SessionState
+	names []string
+}
+
+// previous returns the tools recorded in ss (nil: none), decoded once for
+// as long as it is the state read last: a conversation's calls follow
+// one another.
+func (s *toolStore) previous(ss *learned.SessionState) []string {
+	if ss == nil {
+		return nil
+	}
+	if p := s.last.Load(); p != nil && p.state == ss {
+		return p.names
+	}
+	var r struct {
+		Tools []string `json:"tools"`
+	}
+	if json.Unmarshal(ss.Data, &r) != nil {
+		r.Tools = nil
+	}
+	s.last.Store(&previousTools{state: ss, names: r.Tools})
+	return r.Tools
 }
