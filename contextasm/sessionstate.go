@@ -1,6 +1,7 @@
 package contextasm
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -47,10 +48,11 @@ func (e *Engine) addSessionDelta(d learned.SessionDelta) error {
 // recorded is what a conversation's state keeps of an assembly: its
 // decision and, for a chat request with tools, the names of the tools it
 // carried, which the next call's selection follows (tools.go). The
-// decision's readers ignore the extra field.
+// decision's readers ignore the extra field; it comes first, so that
+// reading it does not read the decision.
 type recorded struct {
-	*assemble.Decision
 	Tools []string `json:"tools,omitempty"`
+	*assemble.Decision
 }
 
 // recordOf returns what the conversation's state keeps of out.
@@ -81,12 +83,24 @@ func (s *toolStore) previous(ss *learned.SessionState) []string {
 	if p := s.last.Load(); p != nil && p.state == ss {
 		return p.names
 	}
-	var r struct {
-		Tools []string `json:"tools"`
+	names := recordedTools(ss.Data)
+	s.last.Store(&previousTools{state: ss, names: names})
+	return names
+}
+
+// recordedTools returns the tools a record (recorded, as JSON) names:
+// its first field, when it is "tools".
+func recordedTools(data []byte) []string {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
 	}
-	if json.Unmarshal(ss.Data, &r) != nil {
-		r.Tools = nil
+	if t, err := dec.Token(); err != nil || t != "tools" {
+		return nil
 	}
-	s.last.Store(&previousTools{state: ss, names: r.Tools})
-	return r.Tools
+	var names []string
+	if dec.Decode(&names) != nil {
+		return nil
+	}
+	return names
 }
