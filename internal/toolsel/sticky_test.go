@@ -137,6 +137,28 @@ func TestSelectSticky(t *testing.T) {
 			t.Error("the tools the previous call kept out have no sticky reason")
 		}
 	}
+	// The cap shrinks: the weakest of the kept tools leave, the billing
+	// ones (the most relevant) stay, and nothing new comes in.
+	part.MaxTokens = 400
+	shrunk, err := Select(in("refund the invoice payment", Options{Previous: prev, Margin: 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := keptNames(set, shrunk)
+	if shrunk.Tokens > 400 || len(got) >= len(prev) {
+		t.Errorf("cap 400: %d tokens, %d of %d kept", shrunk.Tokens, len(got), len(prev))
+	}
+	for _, name := range got {
+		if !slices.Contains(prev, name) {
+			t.Errorf("cap 400: %s came in", name)
+		}
+	}
+	for _, p := range planted {
+		if !slices.Contains(got, p) {
+			t.Errorf("cap 400: %s left, weaker tools stayed: %v", p, got)
+		}
+	}
+	part.MaxTokens = 1200
 	// A tool the previous call carried that the request may no longer see
 	// leaves, whatever the margin.
 	gone := set.Tool(billing.Kept[0].Index).Name
