@@ -434,7 +434,7 @@ func (e *Engine) assembleAnew(req Request, snap *snapshot, conv convState, q que
 	}
 	areq := assemble.Request{Now: req.Now, SessionID: req.SessionID, UserID: req.UserID, Roles: req.Roles, ListHidden: req.ListHidden,
 		Chat: e.cfg.ChatOverhead.cost(req.Format), Previous: conv.previous, Fresh: req.Fresh, Record: req.SessionID != "",
-		Query: q.q, Relevance: req.Relevance, QueryKey: q.key, NewestTurnQuery: q.newestTurn, Tools: assembleTools(tools)}
+		Query: q.q, Relevance: req.Relevance, QueryKey: q.key, NewestTurnQuery: q.newestTurn, Tools: e.assembleTools(tools, &req, conv)}
 	out, heat, why, fast, err := e.assembleIndexed(req, areq, snap, asm, counter)
 	if !fast {
 		out, err = asm.AssembleRefs(req.Template, snap.blocks(), areq, counter)
@@ -452,7 +452,7 @@ func (e *Engine) assembleAnew(req Request, snap *snapshot, conv convState, q que
 		return nil, false, err
 	}
 	if out.Decision != nil {
-		if memo.decision, err = json.Marshal(out.Decision); err != nil {
+		if memo.decision, err = json.Marshal(recordOf(out)); err != nil {
 			return nil, false, fmt.Errorf("contextasm: %w", err)
 		}
 		memo.decisionDigest = digestOf(memo.decision)

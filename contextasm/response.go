@@ -44,7 +44,8 @@ type Usage struct {
 // FeedbackResponse is Feedback for a response as a provider reports it:
 // it learns from the text's <memory_ref> tags and from the structured
 // citations in r.Cited, and, when res's encoding is approximate
-// ("approx:..."), reports r.Usage.InputTokens as ReportUsage does. The
+// ("approx:...") or res is an Anthropic request with tools, reports
+// r.Usage.InputTokens as ReportUsage does. The
 // cache counts are not the Engine's business: they are there for
 // instruments, and for the host.
 //
@@ -58,7 +59,7 @@ func (e *Engine) FeedbackResponse(ctx context.Context, res *Result, r Response) 
 		return nil, fmt.Errorf("%w: Usage %+v: want counts of zero or more, the cached and written within the input", ErrInvalid, u)
 	}
 	fb, err := e.feedbackCited(ctx, res, r.Text, byRequestID(res, r.Cited))
-	if fb == nil || u.InputTokens == 0 || res.Approximate == nil {
+	if fb == nil || u.InputTokens == 0 || (res.Approximate == nil && anthropicTools(res) == nil) {
 		return fb, err
 	}
 	if uerr := e.ReportUsage(res, u.InputTokens); uerr != nil {

@@ -1,10 +1,12 @@
 package contextasm
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"time"
 
+	"github.com/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/learned"
 )
 
@@ -41,4 +43,64 @@ func (e *Engine) addSessionDelta(d learned.SessionDelta) error {
 		return fmt.Errorf("%w: the session's state was not kept", ErrStateQueueFull)
 	}
 	return nil
+}
+
+// recorded is what a conversation's state keeps of an assembly: its
+// decision and, for a chat request with tools, the names of the tools it
+// carried, which the next call's selection follows (tools.go). The
+// decision's readers ignore the extra field; it comes first, so that
+// reading it does not read the decision.
+type recorded struct {
+	Tools []string `json:"tools,omitempty"`
+	*assemble.Decision
+}
+
+// recordOf returns what the conversation's state keeps of out.
+func recordOf(out *assemble.Output) recorded {
+	r := recorded{Decision: out.Decision}
+	if out.Tools != nil {
+		r.Tools = make([]string, 0, len(out.Tools.Defs))
+		for _, d := range out.Tools.Defs {
+			r.Tools = append(r.Tools, d.Name)
+		}
+	}
+	return r
+}
+
+// previousTools is the tools recorded in one session state, decoded.
+type previousTools struct {
+	state *learned.SessionState
+	names []string
+}
+
+// previous returns the tools recorded in ss (nil: none), decoded once for
+// as long as it is the state read last: a conversation's calls follow
+// one another.
+func (s *toolStore) previous(ss *learned.SessionState) []string {
+	if ss == nil {
+		return nil
+	}
+	if p := s.last.Load(); p != nil && p.state == ss {
+		return p.names
+	}
+	names := recordedTools(ss.Data)
+	s.last.Store(&previousTools{state: ss, names: names})
+	return names
+}
+
+// recordedTools returns the tools a record (recorded, as JSON) names:
+// its first field, when it is "tools".
+func recordedTools(data []byte) []string {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	if t, err := dec.Token(); err != nil || t != "tools" {
+		return nil
+	}
+	var names []string
+	if dec.Decode(&names) != nil {
+		return nil
+	}
+	return names
 }

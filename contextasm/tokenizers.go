@@ -29,13 +29,15 @@ func (e *Engine) Count(encoding, text string) (int, *Approximation, error) {
 // learned.UsageWindow reports. Report the usage of calls whose prompt
 // held res.Text; what else the prompt held only makes the ratio larger,
 // the counts safer. The Engine keeps the reports in memory; Usage returns
-// them to keep across restarts. It returns an error wrapping ErrInvalid for a Result whose encoding is
-// not approximate.
+// them to keep across restarts. For an Anthropic request that carried
+// tools and whose encoding is exact, it teaches the tools count's margin
+// instead (docs/tools.md#the-budget). It returns an error wrapping
+// ErrInvalid for any other Result whose encoding is not approximate.
 func (e *Engine) ReportUsage(res *Result, inputTokens int) error {
 	if res == nil {
 		return fmt.Errorf("%w: ReportUsage needs the Result of an assembly", ErrInvalid)
 	}
-	return e.ReportUsageText(res.Encoding, sentText(res), inputTokens)
+	return e.reportUsage(res, inputTokens)
 }
 
 // ReportUsageText is ReportUsage for any text the provider counted: a host

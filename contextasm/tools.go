@@ -66,10 +66,12 @@ func (r *ToolRefusal) Error() string {
 func (r *ToolRefusal) Unwrap() error { return ErrToolRefused }
 
 // toolStore is the Engine's tools: an immutable set, replaced whole by
-// DeclareTools and ForgetTools.
+// DeclareTools and ForgetTools; and the previous tools of the
+// conversation read last (sessionstate.go).
 type toolStore struct {
-	mu  sync.Mutex // serialises writers
-	set atomic.Pointer[toolsel.Set]
+	mu   sync.Mutex // serialises writers
+	set  atomic.Pointer[toolsel.Set]
+	last atomic.Pointer[previousTools]
 }
 
 func (s *toolStore) current() *toolsel.Set { return s.set.Load() }
@@ -210,11 +212,28 @@ func (e *Engine) toolsFor(req *Request) *toolsel.Set {
 	return set
 }
 
-func assembleTools(set *toolsel.Set) *assemble.Tools {
+// assembleTools returns the tools of req's assembly: set as this request
+// selects from it, following the tools its conversation's previous call
+// carried (conv; none with Fresh) and, for Anthropic, the margin learned
+// from reported usage (usage.go). Neither is part of the output memo's
+// key: the previous tools are in the previous decision (its digest is),
+// and a report forgets the memo.
+func (e *Engine) assembleTools(set *toolsel.Set, req *Request, conv convState) *assemble.Tools {
 	if set == nil {
 		return nil
 	}
-	return &assemble.Tools{Set: set}
+	var o toolsel.Options
+	if conv.key != "" && conv.previous != nil && !req.Fresh {
+		o.Previous = e.toolStore.previous(e.session(conv.key))
+		o.Margin = e.cfg.Stickiness.WithDefaults().Margin
+		if p := req.Template.Tools(); p != nil && p.StickyMargin != nil {
+			o.Margin = *p.StickyMargin
+		}
+	}
+	if req.Format == chat.FormatAnthropic {
+		o.AnthropicScale = e.toolsMargin(req.Template.Encoding())
+	}
+	return &assemble.Tools{Set: set.With(o)}
 }
 
 // withTools sets res's tools part from out; the tools count in
@@ -239,6 +258,11 @@ func withToolEvents(out *assemble.Output, extra []Event) []Event {
 // ReasonToolsCap is the reason of a tool left out for the tools cap, in
 // Result.Events (section "tools", the tool's name as request_id).
 const ReasonToolsCap outcome.Reason = outcome.Reason(toolsel.ReasonToolsCap)
+
+// ReasonToolSticky is the reason of a tool a fresh selection would carry
+// but that the tools the conversation's previous call carried kept out:
+// it outranks them by no more than Config.Stickiness.Margin.
+const ReasonToolSticky outcome.Reason = outcome.Reason(toolsel.ReasonSticky)
 
 // Aliases for the tools part of a Result (package outcome's).
 type (

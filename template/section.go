@@ -121,6 +121,32 @@ func (t *Template) WithBudget(budget int) (*Template, error) {
 	return Compile(def)
 }
 
+// WithClearToolResults returns a copy of t whose sections that take
+// history clear older tool results as c says (clear_tool_results), or,
+// for a nil c, do not clear them: what an adapter's option sets for its
+// requests. Its fingerprint differs when the clearing does. A template
+// with no history section is returned as it is.
+func (t *Template) WithClearToolResults(c *ClearToolResults) (*Template, error) {
+	def := t.Definition()
+	changed := false
+	for i := range def.Sections {
+		if slices.Contains(def.Sections[i].MemoryTypes, declare.History) {
+			def.Sections[i].ClearToolResults = nil
+			if c != nil {
+				def.Sections[i].ClearToolResults = &ClearToolResults{Keep: clonePtr(c.Keep), AtLeast: c.AtLeast}
+			}
+			changed = true
+		}
+	}
+	if !changed {
+		return t, nil
+	}
+	if t.tokenizerFile != "" {
+		def.Encoding = t.tokenizerFile
+	}
+	return Compile(def)
+}
+
 // Section is one compiled section of a [Template].
 type Section struct {
 	key       [16]byte

@@ -34,7 +34,17 @@ type ToolsDefinition struct {
 	// to see or call a tool that reaches outside entities (openWorldHint,
 	// true unless the tool says otherwise).
 	OpenWorldRole string `json:"open_world_role,omitempty"`
+	// StickyMargin (sticky_margin), when set, is how far (in relevance,
+	// which lies in [0, 1)) a tool a conversation's previous call left
+	// out must outrank one it carried to take its place; nil means the
+	// Engine's Stickiness.Margin, the blocks' margin; 1 or more means
+	// relevance never displaces a tool the conversation carries.
+	StickyMargin *float64 `json:"sticky_margin,omitempty"`
 }
+
+// MaxStickyMargin is the largest tools sticky_margin: past 1 (relevance
+// lies in [0, 1)) a margin changes nothing.
+const MaxStickyMargin = 1
 
 // Tools returns the template's tools part, nil when it has none.
 func (t *Template) Tools() *ToolsDefinition { return t.def.Tools }
@@ -50,6 +60,9 @@ func toolsProblems(d *ToolsDefinition, add func(field, format string, args ...an
 	if d.Select != "" && d.Select != SelectRelevance && d.Select != SelectName {
 		add("tools.select", "must be relevance or name (got %q)", d.Select)
 	}
+	if m := d.StickyMargin; m != nil && !(*m >= 0 && *m <= MaxStickyMargin) {
+		add("tools.sticky_margin", "must be a relevance margin from 0 to %d (got %v)", MaxStickyMargin, *m)
+	}
 	for _, r := range [...]struct{ field, role string }{{"tools.destructive_role", d.DestructiveRole}, {"tools.open_world_role", d.OpenWorldRole}} {
 		if r.role != "" && !validVersion(r.role) {
 			add(r.field, "must be a role of 1 to %d printable characters (got %q)", MaxVersionLen, r.role)
@@ -63,6 +76,7 @@ func cloneTools(d *ToolsDefinition) *ToolsDefinition {
 		return nil
 	}
 	c := *d
+	c.StickyMargin = clonePtr(d.StickyMargin)
 	if c.Select == "" {
 		c.Select = SelectRelevance
 	}

@@ -52,10 +52,40 @@ func TestToolsPartInvalid(t *testing.T) {
 		{`{"destructive_role":"a\u0000b"}`, "t.json:1: tools.destructive_role: must be a role"},
 		{`{"maxtokens":1}`, "tools.maxtokens: unknown field"},
 		{`{"max_tokens":"x"}`, "tools: wrong type: want integer"},
+		{`{"sticky_margin":-0.1}`, "t.json:1: tools.sticky_margin: must be a relevance margin from 0 to 1 (got -0.1)"},
+		{`{"sticky_margin":1.5}`, "tools.sticky_margin: must be a relevance margin from 0 to 1"},
 	} {
 		_, err := template.Parse([]byte(toolsBase+`,"tools":`+tc.tools+`}`), "t.json")
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want %q", tc.tools, err, tc.want)
 		}
+	}
+}
+
+func TestToolsStickyMargin(t *testing.T) {
+	tpl, err := template.Parse([]byte(toolsBase+`,"tools":{"sticky_margin":0.3}}`), "t.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := tpl.Tools().StickyMargin; m == nil || *m != 0.3 {
+		t.Fatalf("sticky_margin %v, want 0.3", m)
+	}
+	zero, err := template.Parse([]byte(toolsBase+`,"tools":{"sticky_margin":0}}`), "t.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unset, err := template.Parse([]byte(toolsBase+`,"tools":{}}`), "t.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 0 is a margin (follow every move), not the Engine's default.
+	if m := zero.Tools().StickyMargin; m == nil || *m != 0 || unset.Tools().StickyMargin != nil || zero.Fingerprint() == unset.Fingerprint() {
+		t.Errorf("sticky_margin 0: %v; unset: %v", m, unset.Tools().StickyMargin)
+	}
+	// Definition returns a copy: changing it leaves the template's.
+	d := tpl.Definition()
+	*d.Tools.StickyMargin = 0.9
+	if *tpl.Tools().StickyMargin != 0.3 {
+		t.Error("a definition's copy shares the margin with the template")
 	}
 }

@@ -37,13 +37,22 @@
 // list), so that the next call declares the agent's instructions again
 // rather than the rendered context.
 //
+// When the Engine holds tools (docs/tools.md), the state's ToolInfos are
+// the Result's, as Eino's tool definitions (Tools): those the request's
+// roles may see, under the template's cap, the schemas as declared. The
+// agent still runs a tool the model calls by its name, so declare the
+// agent's tools. Config.ToolResultMaxTokens clips the tool results the
+// middleware declares, and Config.ClearToolResults makes the template's
+// history sections clear older ones (docs/chat.md).
+//
 // # The chat template
 //
 // ChatTemplate is a prompt.ChatTemplate: Format takes the conversation
 // from the variables (Config.HistoryKey, and the new user turn from
 // Config.QueryKey) and the session from Config.SessionKey, and returns the
 // assembled messages. Its Feedback feeds a reply back for the session's
-// last assembly.
+// last assembly, and its Tools gives that assembly's tools, to bind to
+// the model (model.WithTools).
 //
 // # Messages
 //

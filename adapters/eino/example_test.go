@@ -69,17 +69,19 @@ func Example() {
 }
 
 // fakeModel is a model.ToolCallingChatModel that records its inputs and
-// answers with reply(call number, input).
+// tools and answers with reply(call number, input).
 type fakeModel struct {
 	mu     sync.Mutex
 	inputs [][]*schema.Message
+	tools  [][]*schema.ToolInfo // the tools each call was given (model.WithTools)
 	reply  func(n int, input []*schema.Message) *schema.Message
 }
 
-func (m *fakeModel) Generate(_ context.Context, input []*schema.Message, _ ...model.Option) (*schema.Message, error) {
+func (m *fakeModel) Generate(_ context.Context, input []*schema.Message, opts ...model.Option) (*schema.Message, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.inputs = append(m.inputs, input)
+	m.tools = append(m.tools, model.GetCommonOptions(nil, opts...).Tools)
 	return m.reply(len(m.inputs), input), nil
 }
 

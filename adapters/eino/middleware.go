@@ -51,6 +51,12 @@ type Config struct {
 	// (declare.ConversationOptions); zero leaves that to the template
 	// section's tool_result_max_tokens (by default half its cap).
 	ToolResultMaxTokens int
+	// ClearToolResults, when set, makes the template's history sections
+	// clear older tool results for the adapter's requests
+	// (clear_tool_results: keep, at_least; docs/chat.md), whatever the
+	// template says (template.Template.WithClearToolResults); nil leaves
+	// the template's own.
+	ClearToolResults *template.ClearToolResults
 }
 
 // withDefaults returns c with its defaults, or an error for a missing
@@ -58,6 +64,13 @@ type Config struct {
 func (c Config) withDefaults() (Config, error) {
 	if c.Template == nil {
 		return c, errors.New("einoadapter: Config.Template is nil")
+	}
+	if c.ClearToolResults != nil {
+		tpl, err := c.Template.WithClearToolResults(c.ClearToolResults)
+		if err != nil {
+			return c, fmt.Errorf("einoadapter: Config.ClearToolResults: %w", err)
+		}
+		c.Template = tpl
 	}
 	if c.SessionKey == "" {
 		c.SessionKey = "session_id"
@@ -158,6 +171,13 @@ func (m *Middleware) BeforeModelRewriteState(ctx context.Context, state *adk.Cha
 	}
 	next := *state
 	next.Messages = msgs
+	if res.Tools != nil {
+		// The Engine holds tools: they are what the model may see, for
+		// this request's roles, under the template's cap.
+		if next.ToolInfos, err = Tools(res); err != nil {
+			return ctx, state, err
+		}
+	}
 	return context.WithValue(ctx, resultKey{}, res), &next, nil
 }
 

@@ -84,6 +84,19 @@ func (t *ChatTemplate) Format(ctx context.Context, vs map[string]any, _ ...promp
 	return out, nil
 }
 
+// Tools returns the tools of the session's last assembly (Tools), to
+// give the model with the messages Format returned (model.WithTools); nil
+// when the template holds no assembly of the session, or it carried none.
+func (t *ChatTemplate) Tools(session string) ([]*schema.ToolInfo, error) {
+	t.mu.Lock()
+	res := t.last[session]
+	t.mu.Unlock()
+	if res == nil {
+		return nil, nil
+	}
+	return Tools(res)
+}
+
 // Feedback feeds a model's reply back to the Engine as the response to the
 // session's last assembly. It returns nil and no error when the template
 // holds no assembly of the session.

@@ -20,6 +20,16 @@
 // template's sections put them. After the call it feeds the reply back
 // (Engine.FeedbackResponse) with the usage the model reported.
 //
+// # Tools and tool results
+//
+// When the Engine holds tools (docs/tools.md), the model request's Tools
+// are the Result's, as Genkit's tool definitions (Tools): those the
+// request's roles may see, under the template's cap, the schemas as
+// declared. Genkit still runs a tool the model calls by its name. A tool
+// result the Result clipped (Config.ToolResultMaxTokens, or the
+// section's tool_result_max_tokens) or cleared (Config.ClearToolResults,
+// or the section's clear_tool_results) is sent so, in its tool message.
+//
 // # The cache marker
 //
 // With Config.CacheTTL, the message that ends at the Result's last cache

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -55,6 +56,12 @@ type Config struct {
 	// (declare.ConversationOptions); zero leaves that to the template
 	// section's tool_result_max_tokens (by default half its cap).
 	ToolResultMaxTokens int
+	// ClearToolResults, when set, makes the template's history sections
+	// clear older tool results for the middleware's requests
+	// (clear_tool_results: keep, at_least; docs/chat.md), whatever the
+	// template says (template.Template.WithClearToolResults); nil leaves
+	// the template's own.
+	ClearToolResults *template.ClearToolResults
 }
 
 // Middleware is an ai.Middleware (ai.WithUse) that assembles each model
@@ -77,6 +84,13 @@ func New(eng Engine, cfg Config) (*Middleware, error) {
 		return nil, errors.New("genkitadapter: Config.SessionID is empty")
 	case cfg.CacheTTL < 0:
 		return nil, fmt.Errorf("genkitadapter: Config.CacheTTL %d is negative", cfg.CacheTTL)
+	}
+	if cfg.ClearToolResults != nil {
+		tpl, err := cfg.Template.WithClearToolResults(cfg.ClearToolResults)
+		if err != nil {
+			return nil, fmt.Errorf("genkitadapter: Config.ClearToolResults: %w", err)
+		}
+		cfg.Template = tpl
 	}
 	if cfg.Format == 0 {
 		cfg.Format = chat.FormatOpenAI
@@ -130,9 +144,13 @@ func (m *Middleware) assemble(ctx context.Context, req *ai.ModelRequest) (*conte
 	if err != nil {
 		return nil, nil, fmt.Errorf("genkitadapter: %w", err)
 	}
-	original := make(map[string]int, len(from))
+	original := make(map[string]source, len(from))
 	for i, at := range from {
-		original[decls[len(conv.System)+i].RequestID] = at
+		src := source{at: at, content: conv.Messages[i].Content}
+		if i > 0 && from[i-1] == at {
+			src.part = original[decls[len(conv.System)+i-1].RequestID].part + 1
+		}
+		original[decls[len(conv.System)+i].RequestID] = src
 	}
 	for i, d := range req.Docs {
 		decl, err := document(d, prefix, m.cfg.SessionID)
@@ -152,13 +170,29 @@ func (m *Middleware) assemble(ctx context.Context, req *ai.ModelRequest) (*conte
 	out := *req
 	out.Docs = nil // the kept ones are in the system prompt
 	out.Messages = m.messages(res, req.Messages, original)
+	if res.Tools != nil {
+		// The Engine holds tools: they are what the model may see, for
+		// this request's roles, under the template's cap.
+		if out.Tools, err = Tools(res); err != nil {
+			return nil, nil, err
+		}
+	}
 	return res, &out, nil
 }
 
+// source is where a declared turn came from: the request's message at,
+// its part-th turn (a tool message's part-th response), and the content
+// declared.
+type source struct {
+	at, part int
+	content  string
+}
+
 // messages returns the Result as Genkit's messages: a ContextRole message
-// per system part, then each kept message (the request's own), with the
-// cache marker on the one ending at the last breakpoint.
-func (m *Middleware) messages(res *contextasm.Result, msgs []*ai.Message, original map[string]int) []*ai.Message {
+// per system part, then each kept message (the request's own; a tool
+// message with the results the Result clipped or cleared written so),
+// with the cache marker on the one ending at the last breakpoint.
+func (m *Middleware) messages(res *contextasm.Result, msgs []*ai.Message, original map[string]source) []*ai.Message {
 	conv := res.Messages()
 	out := make([]*ai.Message, 0, len(conv.System)+len(conv.Messages))
 	marked := -1
@@ -168,26 +202,31 @@ func (m *Middleware) messages(res *contextasm.Result, msgs []*ai.Message, origin
 		}
 		out = append(out, ai.NewTextMessage(m.cfg.ContextRole, p.Text))
 	}
-	last := -1
-	for _, cm := range conv.Messages {
-		at, ok := -1, false
+	for i := 0; i < len(conv.Messages); i++ {
+		cm := conv.Messages[i]
+		src, ok := source{}, false
 		if len(cm.BlockIDs) == 1 {
-			at, ok = original[cm.BlockIDs[0]]
+			src, ok = original[cm.BlockIDs[0]]
 		}
-		if ok && at == last {
-			continue // one more result of a tool message already sent
-		}
-		last = at
 		var msg *ai.Message
+		breakpoint := cm.CacheBreakpoint
 		switch {
 		case !ok:
 			msg = message(cm)
-		case textOf(msgs[at]) != cm.Content && cm.Role != chat.RoleTool:
-			msg = cutMessage(msgs[at], cm.Content)
+		case cm.Role == chat.RoleTool:
+			// The results of one tool message come one after another.
+			j := i + 1
+			for ; j < len(conv.Messages) && len(conv.Messages[j].BlockIDs) == 1 && original[conv.Messages[j].BlockIDs[0]].at == src.at; j++ {
+				breakpoint = breakpoint || conv.Messages[j].CacheBreakpoint
+			}
+			msg = toolMessage(msgs[src.at], conv.Messages[i:j], original)
+			i = j - 1
+		case textOf(msgs[src.at]) != cm.Content:
+			msg = cutMessage(msgs[src.at], cm.Content)
 		default:
-			msg = msgs[at]
+			msg = msgs[src.at]
 		}
-		if cm.CacheBreakpoint {
+		if breakpoint {
 			marked = len(out)
 		}
 		out = append(out, msg)
@@ -258,6 +297,37 @@ func cutMessage(m *ai.Message, text string) *ai.Message {
 		if !p.IsText() {
 			out.Content = append(out.Content, p)
 		}
+	}
+	return out
+}
+
+// toolMessage returns m, a tool message, with the results of run (its
+// turns, as the Result wrote them) whose content is not what was declared
+// (clipped, or cleared: docs/chat.md) written as the Result wrote them.
+func toolMessage(m *ai.Message, run []chat.Message, original map[string]source) *ai.Message {
+	var out *ai.Message
+	for _, cm := range run {
+		src := original[cm.BlockIDs[0]]
+		if cm.Content == src.content {
+			continue
+		}
+		if out == nil {
+			out = &ai.Message{Role: m.Role, Metadata: m.Metadata, Content: slices.Clone(m.Content)}
+		}
+		k := -1
+		for at, p := range m.Content {
+			if p.IsToolResponse() {
+				if k++; k == src.part {
+					tr := *p.ToolResponse
+					tr.Output = cm.Content
+					out.Content[at] = ai.NewToolResponsePart(&tr)
+					break
+				}
+			}
+		}
+	}
+	if out == nil {
+		return m
 	}
 	return out
 }

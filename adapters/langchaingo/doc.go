@@ -23,6 +23,12 @@
 // roles, tool calls and tool results (assembled for a chat format, where
 // the budget covers the messages too).
 //
+// With ReturnMessages, Memory.Tools (and Tools for a Result) gives the
+// tools the last assembly carried (docs/tools.md) as llms.Tool, to call
+// the model with (llms.WithTools). Config.ToolResultMaxTokens clips the
+// tool results the memory declares, and Config.ClearToolResults makes
+// the template's history sections clear older ones (docs/chat.md).
+//
 // SaveContext adds the turn to the chat history and feeds the answer back
 // to the Engine (Engine.FeedbackResponse) as the response to the context
 // it was given: its <memory_ref> citations move trust, and a broken

@@ -59,6 +59,12 @@ type Config struct {
 	// (declare.ConversationOptions); zero leaves that to the template
 	// section's tool_result_max_tokens (by default half its cap).
 	ToolResultMaxTokens int
+	// ClearToolResults, when set, makes the template's history sections
+	// clear older tool results for the memory's requests
+	// (clear_tool_results: keep, at_least; docs/chat.md), whatever the
+	// template says (template.Template.WithClearToolResults); nil leaves
+	// the template's own.
+	ClearToolResults *template.ClearToolResults
 }
 
 // Memory is a schema.Memory backed by a contextasm Engine. It is safe for
@@ -83,6 +89,13 @@ func New(eng Engine, cfg Config) (*Memory, error) {
 		return nil, errors.New("langchaingoadapter: Config.Template is nil")
 	case cfg.SessionID == "":
 		return nil, errors.New("langchaingoadapter: Config.SessionID is empty")
+	}
+	if cfg.ClearToolResults != nil {
+		tpl, err := cfg.Template.WithClearToolResults(cfg.ClearToolResults)
+		if err != nil {
+			return nil, fmt.Errorf("langchaingoadapter: Config.ClearToolResults: %w", err)
+		}
+		cfg.Template = tpl
 	}
 	if cfg.History == nil {
 		cfg.History = memory.NewChatMessageHistory()

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -32,6 +33,10 @@ const (
 	// ReasonToolsCap: the tool would take the tools part past its cap
 	// (or the budget); others were more relevant, or came first by name.
 	ReasonToolsCap Reason = "tools_cap"
+	// ReasonSticky: a fresh selection would carry the tool, but the tools
+	// the conversation's previous call carried kept their place: it does
+	// not outrank them by more than the margin (Options.Margin).
+	ReasonSticky Reason = "sticky"
 )
 
 // Hidden reports whether tools left out for r are counted, not named.
@@ -42,8 +47,16 @@ func (r Reason) Hidden() bool { return r == ReasonRole || r == ReasonHintRole }
 var ErrRequiredTooLarge = fmt.Errorf("%w: required tools exceed the tools cap", truncate.ErrBudgetTooSmall)
 
 // Set is an immutable list of tools sorted by name, with what selection
-// reads of each analysed once.
+// reads of each analysed once; and, for one request (Set.With), what its
+// selection follows.
 type Set struct {
+	*shared
+	opts Options
+}
+
+// shared is a Set's tools and their analysis, shared by every request's
+// view of it.
+type shared struct {
 	tools []declare.Tool
 	docs  []lexical.Doc
 	props [][]string // each tool's top-level parameter names, in schema order
@@ -51,6 +64,35 @@ type Set struct {
 	// []toolCost): a set is immutable, and counting 200 schemas on every
 	// request would cost more than the rest of it.
 	costs sync.Map
+}
+
+// Options are what one request's selection takes beyond the template:
+// the conversation's previous selection, and the margin learned for the
+// format's count.
+type Options struct {
+	// Previous are the names of the tools the conversation's previous
+	// call carried; nil for a fresh decision (a first call, a request
+	// without a session, Fresh). When the selection goes by relevance,
+	// they keep their place unless a tool left out outranks them by more
+	// than Margin.
+	Previous []string
+	// Margin is how far (in relevance, which lies in [0, 1)) a tool must
+	// outrank one of Previous to take its place.
+	Margin float64
+	// AnthropicScale multiplies the anthropic-tools count (its fixed cost
+	// and each definition, rounded up): the margin learned from the
+	// usage providers reported. At most 1 means none.
+	AnthropicScale float64
+}
+
+// With returns s for one request: the same tools, selected with o.
+func (s *Set) With(o Options) *Set {
+	if s == nil {
+		return nil
+	}
+	o.Previous = slices.Clone(o.Previous)
+	slices.Sort(o.Previous)
+	return &Set{shared: s.shared, opts: o}
 }
 
 type costKey struct {
@@ -86,7 +128,7 @@ func (s *Set) costsFor(r rule, c truncate.Counter) []toolCost {
 
 // NewSet returns the set of tools (valid, names unique), sorted by name.
 func NewSet(tools []declare.Tool) *Set {
-	s := &Set{tools: slices.Clone(tools)}
+	s := &Set{shared: &shared{tools: slices.Clone(tools)}}
 	slices.SortFunc(s.tools, func(a, b declare.Tool) int { return strings.Compare(a.Name, b.Name) })
 	s.docs = make([]lexical.Doc, len(s.tools))
 	s.props = make([][]string, len(s.tools))
@@ -224,6 +266,9 @@ type Result struct {
 	Fixed int
 	// Cap is the cap applied (the part's, else the budget).
 	Cap int
+	// Counted is Tokens before the learned margin
+	// (Options.AnthropicScale): what the margin is learned against.
+	Counted int
 	// Approximate says Tokens follows no exact published rule here.
 	Approximate bool
 	// Method names the counting rule: "openai-functions" or
@@ -233,7 +278,13 @@ type Result struct {
 
 // Select chooses the tools of one request: those it may see, the required
 // ones first, then by relevance to the query (or by name) while the cap
-// holds. It fails with ErrRequiredTooLarge when the required tools alone
+// holds. A request that follows a previous selection (Options.Previous,
+// when the selection goes by relevance) ranks the tools it carried as if
+// they were Options.Margin more relevant: they stay unless a tool left
+// out outranks them by more than the margin, or the cap no longer holds
+// them (the weakest leave first). A tool so kept out is left out with
+// ReasonSticky. Following its own result, a selection gives that result
+// again. It fails with ErrRequiredTooLarge when the required tools alone
 // do not fit.
 func Select(in Input) (*Result, error) {
 	res := &Result{Cap: in.Budget}
@@ -241,16 +292,15 @@ func Select(in Input) (*Result, error) {
 		res.Cap = in.Part.MaxTokens
 	}
 	rule := ruleFor(in.Format, in.Encoding)
-	res.Method, res.Fixed, res.Approximate = rule.name, rule.fixed, rule.approx
+	var opts Options
+	if in.Set != nil {
+		opts = in.Set.opts
+	}
+	scale := scaleOf(rule, opts.AnthropicScale)
+	res.Method, res.Fixed, res.Approximate = rule.name, scale.of(rule.fixed), rule.approx
 	n := in.Set.Len()
 	if n == 0 {
 		return res, nil
-	}
-	type cand struct {
-		i        int
-		tokens   int
-		rel      float64
-		required bool
 	}
 	costs := in.Set.costsFor(rule, in.Counter)
 	var allowed []cand
@@ -264,13 +314,13 @@ func Select(in Input) (*Result, error) {
 			continue
 		}
 		res.Approximate = res.Approximate || costs[i].approx
-		allowed = append(allowed, cand{i: i, tokens: costs[i].tokens, required: t.IsRequired()})
+		allowed = append(allowed, cand{i: i, tokens: scale.of(costs[i].tokens), raw: costs[i].tokens, required: t.IsRequired()})
 	}
 	if len(allowed) == 0 {
 		return res, nil
 	}
-	byRelevance := in.Query != nil && in.Query.Terms() > 0 && (in.Part == nil || in.Part.Select != template.SelectName)
-	if byRelevance {
+	relevance := in.Part == nil || in.Part.Select != template.SelectName
+	if relevance && in.Query != nil && in.Query.Terms() > 0 {
 		var scan lexical.Scan
 		scan.Reset(in.Query)
 		for _, c := range allowed {
@@ -280,6 +330,63 @@ func Select(in Input) (*Result, error) {
 			allowed[k].rel = scan.Relevance(&in.Set.docs[allowed[k].i])
 		}
 	}
+	sticky := relevance && opts.Previous != nil
+	if sticky {
+		for k := range allowed {
+			if _, ok := slices.BinarySearch(opts.Previous, in.Set.Tool(allowed[k].i).Name); ok {
+				allowed[k].rank = opts.Margin
+			}
+		}
+	}
+	kept, total := fill(allowed, n, res.Fixed, res.Cap)
+	if total > res.Cap {
+		return nil, fmt.Errorf("%w: they take %d tokens (%s), the cap is %d", ErrRequiredTooLarge, total, res.Method, res.Cap)
+	}
+	var fresh []bool // what a fresh selection would carry, for the reasons
+	if sticky {
+		plain := slices.Clone(allowed)
+		for k := range plain {
+			plain[k].rank = 0
+		}
+		fresh, _ = fill(plain, n, res.Fixed, res.Cap)
+	}
+	counted := rule.fixed
+	for _, c := range allowed { // name order
+		switch {
+		case kept[c.i]:
+			counted += c.raw
+			res.Kept = append(res.Kept, Kept{Index: c.i, Tokens: c.tokens, Relevance: c.rel, Required: c.required})
+		case fresh != nil && fresh[c.i]:
+			res.Left = append(res.Left, Left{Index: c.i, Tokens: c.tokens, Relevance: c.rel, Reason: ReasonSticky})
+		default:
+			res.Left = append(res.Left, Left{Index: c.i, Tokens: c.tokens, Relevance: c.rel, Reason: ReasonToolsCap})
+		}
+	}
+	if len(res.Kept) > 0 {
+		res.Tokens, res.Counted = total, counted
+	}
+	return res, nil
+}
+
+// cand is a tool a request may see, as Select ranks it.
+type cand struct {
+	i        int
+	tokens   int // under the learned margin
+	raw      int // before it
+	rel      float64
+	rank     float64 // added to rel for the order: the margin of an incumbent
+	required bool
+}
+
+// fill takes the required tools, then the rest in order of rel+rank (ties
+// in name order, as allowed is) while they fit cap, from fixed tokens; it
+// returns which of a set of n it took and their total.
+//
+// Why following a result gives it again: with the kept tools ranked up
+// and the others not, a kept tool only moves ahead of the tools left out,
+// so each tool left out meets at least the tools it met before (no room),
+// and each kept one fits as the whole kept set did.
+func fill(allowed []cand, n, fixed, limit int) ([]bool, int) {
 	order := slices.Clone(allowed)
 	slices.SortStableFunc(order, func(a, b cand) int {
 		if a.required != b.required {
@@ -288,35 +395,40 @@ func Select(in Input) (*Result, error) {
 			}
 			return 1
 		}
-		return cmp.Compare(b.rel, a.rel) // name order stays for ties (stable)
+		return cmp.Compare(b.rel+b.rank, a.rel+a.rank) // name order stays for ties (stable)
 	})
-	total := rule.fixed
+	total := fixed
 	kept := make([]bool, n)
 	for _, c := range order {
-		if c.required {
-			total += c.tokens
-			kept[c.i] = true
-			continue
-		}
-		if total+c.tokens <= res.Cap {
+		if c.required || total+c.tokens <= limit {
 			total += c.tokens
 			kept[c.i] = true
 		}
 	}
-	if total > res.Cap {
-		return nil, fmt.Errorf("%w: they take %d tokens (%s), the cap is %d", ErrRequiredTooLarge, total, res.Method, res.Cap)
+	return kept, total
+}
+
+// scale is a count's learned margin in fixed point (1/scaleOne); scaleOne
+// is none.
+type scale int64
+
+const scaleOne = 1 << 16
+
+// scaleOf returns the margin r applies: m for anthropic-tools when above
+// 1, rounded up, else none.
+func scaleOf(r rule, m float64) scale {
+	if r.openai || !(m > 1) || math.IsInf(m, 0) {
+		return scaleOne
 	}
-	for _, c := range allowed { // name order
-		if kept[c.i] {
-			res.Kept = append(res.Kept, Kept{Index: c.i, Tokens: c.tokens, Relevance: c.rel, Required: c.required})
-		} else {
-			res.Left = append(res.Left, Left{Index: c.i, Tokens: c.tokens, Relevance: c.rel, Reason: ReasonToolsCap})
-		}
+	return scale(math.Ceil(m * scaleOne))
+}
+
+// of returns n tokens under the margin, rounded up: never under n.
+func (s scale) of(n int) int {
+	if s == scaleOne {
+		return n
 	}
-	if len(res.Kept) > 0 {
-		res.Tokens = total
-	}
-	return res, nil
+	return int((int64(n)*int64(s) + scaleOne - 1) / scaleOne)
 }
 
 // IsTooLarge reports whether err is Select's for required tools.

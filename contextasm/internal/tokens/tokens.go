@@ -247,6 +247,25 @@ func (c *Counts) Report(encoding, text string, inputTokens int) error {
 	return nil
 }
 
+// Observe records a report under key of the usage log, for a margin
+// other than an approximate encoding's (the tools' count): counted is
+// the Engine's count, reported the provider's.
+func (c *Counts) Observe(key string, counted, reported int) error {
+	c.usageMu.Lock()
+	defer c.usageMu.Unlock()
+	if err := c.usage.Observe(key, counted, reported); err != nil {
+		return fmt.Errorf("%w: %v", c.invalid, err)
+	}
+	return nil
+}
+
+// Ratio returns the margin learned under key (learned.UsageLog.Ratio).
+func (c *Counts) Ratio(key string) (float64, int) {
+	c.usageMu.Lock()
+	defer c.usageMu.Unlock()
+	return c.usage.Ratio(key)
+}
+
 // Usage returns a copy of the usage learned (Config.Usage and every
 // report since).
 func (c *Counts) Usage() learned.UsageLog {
