@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/contextasm/contextasm/internal/assemble"
+	"github.com/contextasm/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/learned"
 )
 
