@@ -11,8 +11,8 @@ import (
 
 	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/contextasm/internal/assemble"
+	"github.com/contextasm/contextasm/contextasm/internal/toolsel"
 	"github.com/contextasm/contextasm/feedback"
-	"github.com/contextasm/contextasm/internal/toolsel"
 	"github.com/contextasm/contextasm/learned"
 	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/template"

@@ -14,8 +14,8 @@ import (
 
 	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/contextasm/internal/assemble"
+	"github.com/contextasm/contextasm/contextasm/internal/toolsel"
 	"github.com/contextasm/contextasm/declare"
-	"github.com/contextasm/contextasm/internal/toolsel"
 	"github.com/contextasm/contextasm/outcome"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/contextasm"
-	"github.com/contextasm/contextasm/internal/toolsel"
+	"github.com/contextasm/contextasm/contextasm/internal/toolsel"
 )
 
 // rawToolsCount is the anthropic-tools count of what res carries, with

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/contextasm/contextasm/chat"
-	"github.com/contextasm/contextasm/internal/toolsel"
+	"github.com/contextasm/contextasm/contextasm/internal/toolsel"
 	"github.com/contextasm/contextasm/template"
 )
 

@@ -2,7 +2,7 @@ package assemble
 
 import (
 	"github.com/contextasm/contextasm/chat"
-	"github.com/contextasm/contextasm/internal/toolsel"
+	"github.com/contextasm/contextasm/contextasm/internal/toolsel"
 )
 
 // The tools step (docs/tools.md): before the fill, a chat request's tool
