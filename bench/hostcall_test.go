@@ -158,12 +158,15 @@ func hostCall(b *testing.B, n int, summaries bool) {
 	}
 	if os.Getenv("CONTEXTASM_PRIOMPT") != "" {
 		opMS := float64(b.Elapsed().Nanoseconds()) / float64(b.N) / 1e6
-		ms, err := priomptMS(dir, budget, append(decls, declared...))
-		if err != nil {
-			b.Fatalf("priompt: %v", err)
+		// A peer that cannot render the blocks (priompt's element tree
+		// overflows Node's stack at 200,000 blocks) leaves the ratio out,
+		// not the call's figures.
+		if ms, err := priomptMS(dir, budget, append(decls, declared...)); err != nil {
+			b.Logf("priompt: %v: no ratio", err)
+		} else {
+			b.ReportMetric(ms, "priompt-ms")
+			b.ReportMetric(ms/opMS, "priompt-x")
 		}
-		b.ReportMetric(ms, "priompt-ms")
-		b.ReportMetric(ms/opMS, "priompt-x")
 	}
 }
 
