@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/internal/bpe"
@@ -95,7 +96,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	reqf.register(fs)
 	query.register(fs)
 	format := fs.String("format", "text", "output format: text or json")
-	turns := fs.Int("turns", 0, "simulate a conversation of this many calls and report its prompt-cache figures instead of timings")
+	turns := fs.Int("turns", 0, "simulate a conversation of this many calls and report its prompt-cache figures and per-call costs instead of timings")
+	reqFormat := fs.String("request-format", "text", "with --turns: the request each call makes: text, or openai, anthropic or responses (a chat API's body, encoded each call; every other call a tool call and its result)")
+	summaries := fs.Bool("summaries", false, "with --turns: after each call, declare a summary of each run of history it dropped (summarize_candidates), as a host would")
+	clear := fs.String("clear", "", "with --turns: on or off: clear older tool results in the history sections (clear_tool_results), overriding the template (default: as the template says)")
+	state := fs.String("state", "", "with --turns: learned state (trust, heat, the conversation's decisions) of the host's run: a file, or redis://…; read at the start, written as it learns")
 	var sources sourceOptions // collected once, before measuring (sources.go)
 	sources.register(fs)
 	if err := parse(fs, args, 0); err != nil {
@@ -112,6 +117,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *runs < 1 {
 		return usagef("bench: --runs must be at least 1 (got %d)", *runs)
+	}
+	host, err := hostFlags(*turns, *reqFormat, *summaries, *clear, *state)
+	if err != nil {
+		return err
 	}
 	now, err := reqf.instant("bench")
 	if err != nil {
@@ -158,7 +167,22 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err := query.apply(&req, "bench"); err != nil {
 			return err
 		}
-		return benchConversation(ctx, stdout, *format, in, list, *turns, req)
+		if in.tpl, err = withClear(in.tpl, host.clear); err != nil {
+			return err
+		}
+		if *state != "" {
+			store, err := openState(*state)
+			if err != nil {
+				return err
+			}
+			host.store = store
+			err = benchConversation(ctx, stdout, *format, in, list, *turns, req, host)
+			if cerr := store.Close(); err == nil && cerr != nil {
+				err = fmt.Errorf("bench: --state: %w", cerr)
+			}
+			return err
+		}
+		return benchConversation(ctx, stdout, *format, in, list, *turns, req, host)
 	}
 	if in.tpl.TokenizerFile() != "" || in.tpl.Approximate() {
 		return usagef("bench: measures the built-in encodings (o200k_base, cl100k_base); the template counts with %s", in.tpl.Definition().Encoding)
@@ -192,6 +216,33 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	writeBenchText(stdout, report)
 	return nil
+}
+
+// hostFlags checks the flags of the simulated host, which need --turns.
+func hostFlags(turns int, reqFormat string, summaries bool, clear, state string) (hostOptions, error) {
+	var host hostOptions
+	if reqFormat != "text" {
+		f, err := chat.ParseFormat(reqFormat)
+		if err != nil {
+			return host, usagef("bench: --request-format must be text, openai, anthropic or responses (got %q)", reqFormat)
+		}
+		host.format = f
+	}
+	if clear != "" && clear != "on" && clear != "off" {
+		return host, usagef("bench: --clear must be on or off (got %q)", clear)
+	}
+	host.summaries, host.clear = summaries, clear
+	if turns == 0 {
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"--request-format", host.format != 0}, {"--summaries", summaries}, {"--clear", clear != ""}, {"--state", state != ""}} {
+			if f.set {
+				return host, usagef("bench: %s needs --turns N (it shapes the simulated conversation's calls)", f.name)
+			}
+		}
+	}
+	return host, nil
 }
 
 // benchBudget measures one budget: cold (fresh engine and cache), warm

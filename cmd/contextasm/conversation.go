@@ -15,6 +15,7 @@ import (
 	"github.com/contextasm/contextasm/internal/bpe"
 	"github.com/contextasm/contextasm/outcome"
 
+	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/feedback"
@@ -34,16 +35,21 @@ const (
 	cacheMinimum   = 1024 // neither provider caches a shorter prefix
 	openaiStep     = 128  // OpenAI's cache hits grow in steps of 128 tokens
 	turnInterval   = 3 * time.Minute
-	editEvery      = 10 // a document is edited every editEvery calls
+	hostInterval   = time.Minute // a chat format's calls (--request-format)
+	editEvery      = 10          // a document is edited every editEvery calls
 )
 
 // conversationReport is `bench --turns N --format json`.
 type conversationReport struct {
-	Encoding string               `json:"encoding"`
-	Blocks   int                  `json:"blocks"`
-	Turns    int                  `json:"turns"`
-	Session  string               `json:"session"`
-	Results  []conversationResult `json:"results"`
+	Encoding string `json:"encoding"`
+	Blocks   int    `json:"blocks"`
+	Turns    int    `json:"turns"`
+	Session  string `json:"session"`
+	// RequestFormat is --request-format: text, openai, anthropic or
+	// responses; Clear is --clear (empty: the template's).
+	RequestFormat string               `json:"request_format"`
+	Clear         string               `json:"clear,omitempty"`
+	Results       []conversationResult `json:"results"`
 }
 
 // conversationResult is one budget's figures: the conversation assembled
@@ -61,6 +67,38 @@ type conversationResult struct {
 	OverBudget        int `json:"over_budget"`
 	RequiredMissing   int `json:"required_missing"`
 	NewestTurnMissing int `json:"newest_turn_missing"`
+	hostFigures
+}
+
+// hostFigures are what the host's calls of the sticky run cost and what
+// their history held (benchhost.go).
+type hostFigures struct {
+	// TurnMS is the median wall time of a call's engine work: declaring
+	// the call's turns, assembling, encoding the body (a chat format),
+	// feeding the answer back, declaring it and the summaries; TurnMSP99
+	// the 99th percentile.
+	TurnMS    float64 `json:"turn_ms"`
+	TurnMSP99 float64 `json:"turn_ms_p99"`
+	// TurnCPUMS is the process's CPU time of the same work, a call on
+	// average (0 where the platform does not say).
+	TurnCPUMS float64 `json:"turn_cpu_ms"`
+	// Allocs are the heap allocations of the same work, a call on average.
+	Allocs float64 `json:"allocs"`
+	// TurnsRepresented is, a call on average, the history blocks in the
+	// context (whole, cut or with their tool result cleared) and those a
+	// summary in it stands for.
+	TurnsRepresented float64 `json:"turns_represented"`
+	// Cleared counts the cleared notices over every call.
+	Cleared int `json:"cleared"`
+	// ToolExchanges counts the tool calls declared (each with its result).
+	ToolExchanges int `json:"tool_exchanges"`
+	// Summaries counts the summaries declared (--summaries); SummariesUsed,
+	// over every call, the summaries in the context.
+	Summaries     int `json:"summaries"`
+	SummariesUsed int `json:"summaries_used"`
+	// BodyBytes is the encoded request body's size, a call on average (0
+	// for the text format).
+	BodyBytes float64 `json:"body_bytes"`
 }
 
 // convFigures are one run's cache figures.
@@ -73,8 +111,22 @@ type convFigures struct {
 // convCall is what one call of the simulated conversation measured.
 type convCall struct {
 	tokens, stable         int
+	counted                int // the engine's count, which the budget bounds
 	overBudget, reqMissing bool
 	newestMissing          bool
+	represented, cleared   int
+	summariesUsed          int
+}
+
+// convRun is one simulated conversation: its calls, and what the host's
+// engine work cost in each.
+type convRun struct {
+	calls         []convCall
+	wall, cpu     []time.Duration
+	allocs        uint64
+	bodyBytes     int
+	toolExchanges int
+	summaries     int
 }
 
 // conversation is the simulated host: an engine, the workload, and the
@@ -84,11 +136,13 @@ type conversation struct {
 	req   contextasm.Request
 	docs  map[string]declare.Declaration // context and external blocks by id, for edits
 	fresh bool
+	host  hostOptions
+	nsum  int // summaries declared
 }
 
 // runConversations measures every budget, sticky and from scratch.
-func runConversations(ctx context.Context, w io.Writer, format string, tok truncate.Counter, in *inputs, budgets []int, turns int, req contextasm.Request) error {
-	rep := conversationReport{Encoding: in.tpl.Encoding(), Blocks: len(in.decls), Turns: turns, Session: req.SessionID}
+func runConversations(ctx context.Context, w io.Writer, format string, tok truncate.Counter, in *inputs, budgets []int, turns int, req contextasm.Request, host hostOptions) error {
+	rep := conversationReport{Encoding: in.tpl.Encoding(), Blocks: len(in.decls), Turns: turns, Session: req.SessionID, RequestFormat: requestFormatName(host.format), Clear: host.clear}
 	for _, b := range budgets {
 		tpl, err := in.tpl.WithBudget(b)
 		if err != nil {
@@ -96,13 +150,14 @@ func runConversations(ctx context.Context, w io.Writer, format string, tok trunc
 		}
 		req.Template = tpl
 		r := conversationResult{Budget: b, Turns: turns}
-		calls, err := simulate(ctx, tok, in.decls, req, turns, false)
+		run, err := simulate(ctx, tok, in.decls, req, turns, false, host)
 		if err != nil {
 			return fmt.Errorf("bench: budget %d: %w", b, err)
 		}
-		r.convFigures = figures(calls)
-		for _, c := range calls {
-			r.MaxTokens = max(r.MaxTokens, c.tokens)
+		r.convFigures = figures(run.calls)
+		r.hostFigures = run.hostFigures()
+		for _, c := range run.calls {
+			r.MaxTokens = max(r.MaxTokens, c.counted)
 			if c.overBudget {
 				r.OverBudget++
 			}
@@ -113,11 +168,13 @@ func runConversations(ctx context.Context, w io.Writer, format string, tok trunc
 				r.NewestTurnMissing++
 			}
 		}
-		scratch, err := simulate(ctx, tok, in.decls, req, turns, true)
+		scratchHost := host
+		scratchHost.store, scratchHost.onBody = nil, nil // the learned state is the host's run's
+		scratch, err := simulate(ctx, tok, in.decls, req, turns, true, scratchHost)
 		if err != nil {
 			return fmt.Errorf("bench: budget %d, from scratch: %w", b, err)
 		}
-		f := figures(scratch)
+		f := figures(scratch.calls)
 		r.ScratchStableFraction, r.ScratchCostAnthropic, r.ScratchCostOpenAI = f.StableFraction, f.CostAnthropic, f.CostOpenAI
 		rep.Results = append(rep.Results, r)
 	}
@@ -129,60 +186,122 @@ func runConversations(ctx context.Context, w io.Writer, format string, tok trunc
 }
 
 // simulate runs a turns-call conversation on a fresh engine: before each
-// call the host declares the user's new turn (and, every editEvery calls,
-// an edited document), assembles with now advanced by turnInterval, and
-// after it declares the assistant's answer, which cites two of the
-// documents the call kept (fed back, so their trust moves). fresh asks for
-// a decision from scratch on every call.
-func simulate(ctx context.Context, tok truncate.Counter, decls []declare.Declaration, req contextasm.Request, turns int, fresh bool) ([]convCall, error) {
-	eng, err := contextasm.New(contextasm.Config{Encoding: req.Template.Encoding()})
+// call the host declares the user's new turn (with a chat format, every
+// other call also an assistant tool call and its result; every editEvery
+// calls, an edited document), assembles with now advanced by the
+// interval, encodes the body, and after it feeds back the assistant's
+// answer, which cites two of the documents the call kept (so their trust
+// moves), declares it and, with host.summaries, a summary of each run the
+// call offered (Result.SummarizeCandidates). fresh asks for a decision
+// from scratch on every call. The host's engine work is timed; the
+// measuring between (the dump, the tokenizer's counts) is not.
+func simulate(ctx context.Context, tok truncate.Counter, decls []declare.Declaration, req contextasm.Request, turns int, fresh bool, host hostOptions) (*convRun, error) {
+	cfg := contextasm.Config{Encoding: req.Template.Encoding()}
+	if host.store != nil {
+		cfg.State = host.store
+		// A bench is no replica: its blocks stay its own.
+		cfg.StateOptions = contextasm.StateOptions{LocalGlobal: true, Timeout: stateTimeout}
+	}
+	eng, err := contextasm.New(cfg)
 	if err != nil {
 		return nil, err
 	}
+	defer eng.Close()
 	if err := eng.Declare(decls...); err != nil {
 		return nil, err
 	}
-	conv := &conversation{tok: tok, req: req, docs: map[string]declare.Declaration{}, fresh: fresh}
+	conv := &conversation{tok: tok, req: req, docs: map[string]declare.Declaration{}, fresh: fresh, host: host}
 	for _, d := range decls {
 		if d.MemoryType == declare.Context || d.MemoryType == declare.External {
 			conv.docs[d.RequestID] = d
 		}
 	}
+	interval := turnInterval
+	if host.format != 0 {
+		interval = hostInterval
+	}
 	rng := rand.New(rand.NewPCG(7, 11)) // the same conversation for every run
 	start := req.Now
 	var prev *contextasm.Dump
-	calls := make([]convCall, 0, turns)
+	var prevText string
+	run := &convRun{calls: make([]convCall, 0, turns)}
+	var t hostTimer
 	for i := range turns {
-		now := start.Add(time.Duration(i) * turnInterval)
+		now := start.Add(time.Duration(i) * interval)
 		newDecls := []declare.Declaration{conv.userTurn(i, now)}
+		if host.format != 0 && i%2 == 1 {
+			newDecls = append(newDecls, conv.toolExchange(i, now)...)
+			run.toolExchanges++
+		}
 		if i%editEvery == editEvery-1 && prev != nil {
 			if d, ok := conv.edit(prev, rng, now); ok {
 				newDecls = append(newDecls, d)
 			}
 		}
-		if err := eng.Declare(newDecls...); err != nil {
-			return nil, err
-		}
 		r := req
 		r.Now = now
 		r.Fresh = fresh
+		r.Format = host.format
+
+		t.start()
+		if err := eng.Declare(newDecls...); err != nil {
+			return nil, err
+		}
 		res, err := eng.Assemble(ctx, r)
 		if err != nil {
 			return nil, fmt.Errorf("call %d: %w", i+1, err)
 		}
+		var body []byte
+		if host.format != 0 {
+			if body, err = chat.Encode(res.Format, res.Messages()); err != nil {
+				return nil, fmt.Errorf("call %d: the %v body: %w", i+1, res.Format, err)
+			}
+		}
+		t.pause()
+
+		run.bodyBytes += len(body)
+		if host.onBody != nil && body != nil {
+			host.onBody(i, body)
+		}
 		d := res.Dump()
-		calls = append(calls, conv.measure(prev, &d, newDecls[0].RequestID))
+		var call convCall
+		if host.format != 0 {
+			text := chatText(res.Messages())
+			call = conv.measureChat(prevText, text, i > 0, &d, newDecls[0].RequestID)
+			prevText = text
+		} else {
+			call = conv.measure(prev, &d, newDecls[0].RequestID)
+		}
+		call.represented, call.cleared, call.summariesUsed = historyFigures(&d)
+		run.calls = append(run.calls, call)
 		answer := conv.answer(i, &d, rng)
+		sums := conv.summaries(res, now)
+		run.summaries += len(sums)
+
+		t.resume()
 		if _, err := eng.Feedback(ctx, res, answer); err != nil && !errors.Is(err, feedback.ErrConstraintViolation) {
 			return nil, fmt.Errorf("call %d: feedback: %w", i+1, err)
 		}
-		lm := now.Add(time.Minute)
-		if err := eng.Declare(conv.turn(fmt.Sprintf("conv-%03d-assistant", i+1), answer, lm)); err != nil {
+		if err := eng.Declare(conv.answerTurn(i, answer, now)); err != nil {
 			return nil, err
 		}
+		if len(sums) > 0 {
+			if err := eng.Declare(sums...); err != nil {
+				return nil, fmt.Errorf("call %d: the summaries: %w", i+1, err)
+			}
+		}
+		t.stop()
 		prev = &d
 	}
-	return calls, nil
+	run.wall, run.cpu, run.allocs = t.wall, t.cpu, t.allocs
+	if host.store != nil {
+		// What the run learned reaches the store before the next one
+		// (or the command's end) reads it.
+		if err := eng.Close(); err != nil {
+			return nil, fmt.Errorf("bench: --state: %w", err)
+		}
+	}
+	return run, nil
 }
 
 // userPhrases and answerPhrases make the turns' content.
@@ -204,6 +323,17 @@ var (
 		"All figures assume the rate sheet of this month; they change if it is revised.",
 	}
 )
+
+// answerTurn is call i's answer as the host declares it: an assistant
+// message in a chat format, after the call's turns.
+func (c *conversation) answerTurn(i int, answer string, now time.Time) declare.Declaration {
+	if c.host.format == 0 {
+		return c.turn(fmt.Sprintf("conv-%03d-assistant", i+1), answer, now.Add(time.Minute))
+	}
+	d := c.turn(fmt.Sprintf("conv-%03d-assistant", i+1), answer, now.Add(30*time.Second))
+	d.Role = declare.RoleAssistant
+	return d
+}
 
 func (c *conversation) turn(id, content string, lm time.Time) declare.Declaration {
 	d := declare.Declaration{RequestID: id, MemoryType: declare.History, Scope: declare.ScopeGlobal,
@@ -279,7 +409,18 @@ func keptDocs(res *contextasm.Dump) []string {
 // real tokenizer.
 func (c *conversation) measure(prev, res *contextasm.Dump, newest string) convCall {
 	call := convCall{tokens: c.tok.Count(res.Text)}
+	call.counted = call.tokens
 	call.overBudget = call.tokens > res.Budget || call.tokens != res.TotalTokens
+	checkCall(&call, res, newest)
+	if prev != nil {
+		call.stable = c.tok.Count(res.Text[:sharedLines(prev.Text, res.Text)])
+	}
+	return call
+}
+
+// checkCall sets what call says of res's blocks: a required one missing,
+// the newest turn missing.
+func checkCall(call *convCall, res *contextasm.Dump, newest string) {
 	call.newestMissing = true
 	for _, s := range res.Sections {
 		for _, b := range s.Blocks {
@@ -291,10 +432,6 @@ func (c *conversation) measure(prev, res *contextasm.Dump, newest string) convCa
 			}
 		}
 	}
-	if prev != nil {
-		call.stable = c.tok.Count(res.Text[:sharedLines(prev.Text, res.Text)])
-	}
-	return call
 }
 
 // sharedLines returns the length of the longest common prefix of a and b
@@ -343,8 +480,16 @@ func figures(calls []convCall) convFigures {
 }
 
 func writeConversationText(w io.Writer, rep conversationReport) {
-	fmt.Fprintf(w, "%d blocks, %s, a %d-call conversation in session %q (now +%s a call, a user and an assistant turn a call,\n", rep.Blocks, rep.Encoding, rep.Turns, rep.Session, turnInterval)
-	fmt.Fprintf(w, "two citations fed back a call, a document edited every %d calls); costs are fractions of no cache\n\n", editEvery)
+	interval, calls := turnInterval, "a user and an assistant turn a call"
+	if rep.RequestFormat != "text" {
+		interval, calls = hostInterval, "a user turn, every other call a tool call and its result, and an answer a call"
+	}
+	fmt.Fprintf(w, "%d blocks, %s, %s bodies, a %d-call conversation in session %q (now +%s a call, %s,\n", rep.Blocks, rep.Encoding, rep.RequestFormat, rep.Turns, rep.Session, interval, calls)
+	fmt.Fprintf(w, "two citations fed back a call, a document edited every %d calls); costs are fractions of no cache\n", editEvery)
+	if rep.Clear != "" {
+		fmt.Fprintf(w, "clearing of tool results: %s (--clear)\n", rep.Clear)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "budget\tstable\tanthropic\topenai\tscratch stable\tscratch anthropic\tscratch openai\tmax tokens\tover budget\trequired missing\tnewest turn missing\t")
 	for _, r := range rep.Results {
@@ -352,11 +497,19 @@ func writeConversationText(w io.Writer, rep conversationReport) {
 			r.ScratchStableFraction, r.ScratchCostAnthropic, r.ScratchCostOpenAI, r.MaxTokens, r.OverBudget, r.RequiredMissing, r.NewestTurnMissing)
 	}
 	tw.Flush()
+	fmt.Fprintf(w, "\nper call (the host's engine work: declare, assemble, encode the body, feed back, declare the answer and summaries):\n\n")
+	tw = tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "budget\tturn ms\tturn ms p99\tturn cpu ms\tallocs\tturns represented\tcleared\ttool exchanges\tsummaries\tsummaries used\tbody bytes\t")
+	for _, r := range rep.Results {
+		fmt.Fprintf(tw, "%d\t%.3f\t%.3f\t%.3f\t%.0f\t%.1f\t%d\t%d\t%d\t%d\t%.0f\t\n", r.Budget, r.TurnMS, r.TurnMSP99, r.TurnCPUMS, r.Allocs,
+			r.TurnsRepresented, r.Cleared, r.ToolExchanges, r.Summaries, r.SummariesUsed, r.BodyBytes)
+	}
+	tw.Flush()
 }
 
 // benchConversation is `bench --turns N`: the session defaults to the
 // generated workload's (bench/genworkload), whose session blocks it sees.
-func benchConversation(ctx context.Context, w io.Writer, format string, in *inputs, budgets []int, turns int, req contextasm.Request) error {
+func benchConversation(ctx context.Context, w io.Writer, format string, in *inputs, budgets []int, turns int, req contextasm.Request, host hostOptions) error {
 	if req.SessionID == "" {
 		req.SessionID = "s-bench"
 	}
@@ -364,7 +517,7 @@ func benchConversation(ctx context.Context, w io.Writer, format string, in *inpu
 	if err != nil {
 		return err
 	}
-	return runConversations(ctx, w, format, tok, in, budgets, turns, req)
+	return runConversations(ctx, w, format, tok, in, budgets, turns, req, host)
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -60,7 +60,7 @@ var commandHelp = map[string]struct{ synopsis, example string }{
 	},
 	"bench": {
 		"contextasm bench -t TEMPLATE.json -m MEMORIES.jsonl [-m ...] [flags]",
-		"contextasm bench -t template.json -m memories.jsonl --budgets 1024,4096 --runs 5",
+		"contextasm bench -t template.json -m memories.jsonl --budgets 1024,4096 --runs 5\n  contextasm bench -t template.json -m memories.jsonl --turns 100 --request-format openai --clear on --format json",
 	},
 }
 
