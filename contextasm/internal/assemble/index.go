@@ -63,6 +63,9 @@ type Index struct {
 	lexBy   map[*Block]lexical.Handle
 	lexKeep []uint64
 	lexGen  uint64
+	// scratch of rescore
+	perm, place []int32
+	permBase    []ixEntry
 }
 
 // lexRef is what a document of Index.lex is.
@@ -129,20 +132,29 @@ func (e *ixEntry) required() bool { return e.req || e.mark&markReq != 0 }
 // dropped it.
 type ixHeat struct{ since, inText uint64 }
 
-// window is a stretch of time over which a section's eligibility and
-// scores stay the same: [lo, hi), each end open when unset; point means
-// only the index's own now.
+// window is a stretch of time over which a section's eligibility stays
+// the same, [lo, hi), each end open when unset, and within it one over
+// which its scores do too: until scoreHi when set, and, with point, only
+// at the index's own now.
 type window struct {
 	lo, hi       time.Time
 	hasLo, hasHi bool
 	point        bool
+	scoreHi      time.Time
+	hasScoreHi   bool
 }
 
 func (w *window) holds(now, at time.Time) bool {
 	if now.Equal(at) {
 		return true
 	}
-	return !w.point && (!w.hasLo || !now.Before(w.lo)) && (!w.hasHi || now.Before(w.hi))
+	return !w.point && w.within(now) && (!w.hasScoreHi || now.Before(w.scoreHi))
+}
+
+// within reports whether now lies in [lo, hi): the section's blocks are
+// eligible as at the window's making, though with point its scores move.
+func (w *window) within(now time.Time) bool {
+	return (!w.hasLo || !now.Before(w.lo)) && (!w.hasHi || now.Before(w.hi))
 }
 
 func (w *window) after(t time.Time) { // now ≥ t is needed
@@ -167,6 +179,13 @@ func (w *window) narrow(b *Block, now time.Time, sc *truncate.Scoring) {
 		}
 		w.before(b.ValidUntil)
 	}
+	w.narrowScore(b, now, sc)
+}
+
+// narrowScore is narrow's part for b's score: its staleness, before, in
+// or after its penalty's ramp, and its recency, moving or still 1 (a
+// future-dated turn).
+func (w *window) narrowScore(b *Block, now time.Time, sc *truncate.Scoring) {
 	if !b.StaleFrom.IsZero() {
 		switch end := b.StaleFrom.Add(b.StaleAfter); {
 		case now.Before(b.StaleFrom):
@@ -182,8 +201,8 @@ func (w *window) narrow(b *Block, now time.Time, sc *truncate.Scoring) {
 	if b.Type == declare.History && sc.Recency != 0 && !b.LastModified.IsZero() {
 		if now.After(b.LastModified) {
 			w.point = true // recency falls with every instant
-		} else {
-			w.before(b.LastModified.Add(1)) // 1 until it is older than now
+		} else if t := b.LastModified.Add(1); !w.hasScoreHi || t.Before(w.scoreHi) {
+			w.scoreHi, w.hasScoreHi = t, true // 1 until it is older than now: a score's move, not eligibility's
 		}
 	}
 }
@@ -241,16 +260,30 @@ func (x *Index) Serves(now time.Time) bool {
 	return true
 }
 
-// Refresh moves the index to now: the sections whose window does not
-// hold now are made again from blocks (the store the index is at).
+// Refresh moves the index to now: a section whose window does not hold
+// now is scored again in place when only its scores move (rescore), and
+// made again from blocks (the store the index is at) when a block may
+// enter or leave it.
 func (x *Index) Refresh(blocks []*Block, now time.Time) {
 	redo := make([]bool, len(x.secs))
 	any := false
+	var moved []int
 	for si := range x.secs {
-		redo[si] = !x.secs[si].win.holds(now, x.shape.Now)
-		any = any || redo[si]
+		switch w := &x.secs[si].win; {
+		case w.holds(now, x.shape.Now):
+		case w.within(now): // only scores moved
+			moved = append(moved, si)
+		default:
+			redo[si], any = true, true
+		}
 	}
 	x.shape.Now = now
+	if len(moved) > 0 {
+		x.epoch++
+		for _, si := range moved {
+			x.rescore(si)
+		}
+	}
 	if !any {
 		return
 	}
@@ -260,6 +293,64 @@ func (x *Index) Refresh(blocks []*Block, now time.Time) {
 		}
 	}
 	x.fill(blocks, redo)
+}
+
+// rescore moves section si to the index's now without making it again:
+// its window holds but for the point its scores move at (recency, a
+// stale penalty growing), so no block enters or leaves it. Every entry
+// is scored at now and the entries put in rank order again: an almost
+// sorted list, since two history blocks' order flips at most once as
+// time moves and blocks of equal fixed parts never reorder; the time
+// orders (byTime, history) keep their order and are mapped to the new
+// places. The cost is a pass over the section, not its making: no block
+// is admitted, ranked from scratch, or given its document again.
+func (x *Index) rescore(si int) {
+	s := &x.secs[si]
+	now := x.shape.Now
+	// The window's bounds of eligibility stay; what it says of the
+	// scores is made again at now.
+	s.win.point, s.win.hasScoreHi = false, false
+	sorted := true
+	for i := range s.base {
+		e := &s.base[i]
+		frac, stale := e.b.staleness(now)
+		e.score = score(s.sc, e.b, now, frac, stale)
+		sorted = sorted && (i == 0 || compareEntries(s.base[i-1], *e) <= 0)
+		if !e.dead {
+			s.win.narrowScore(e.b, now, &s.sc)
+		}
+	}
+	for i := range s.extra {
+		e := &s.extra[i]
+		frac, stale := e.b.staleness(now)
+		e.score = score(s.sc, e.b, now, frac, stale)
+		s.win.narrowScore(e.b, now, &s.sc)
+	}
+	slices.SortFunc(s.extra, compareEntries)
+	if sorted {
+		return
+	}
+	perm := x.perm[:0]
+	for i := range s.base {
+		perm = append(perm, int32(i))
+	}
+	slices.SortFunc(perm, func(p, q int32) int { return compareEntries(s.base[p], s.base[q]) })
+	base := x.permBase[:0]
+	place := slices.Grow(x.place[:0], len(perm))[:len(perm)]
+	for i, p := range perm {
+		base = append(base, s.base[p])
+		place[p] = int32(i)
+	}
+	// The sorted copy becomes the base; the old array is the next one's.
+	x.permBase, s.base = s.base[:0], base
+	for i, p := range s.byTime {
+		s.byTime[i] = place[p]
+	}
+	for i, p := range s.history {
+		s.history[i] = place[p]
+	}
+	s.tree.build(s.base)
+	x.perm, x.place = perm[:0], place[:0]
 }
 
 // fill makes the sections redo names again from blocks, at the index's
