@@ -101,8 +101,20 @@ type ixEntry struct {
 	req   bool
 	dead  bool
 	mark  uint8 // during an assembly: markPrior or markVisited
+	moves uint8 // how its score moves with now (rescore): stillScore, recencyScore or otherScore
 	heat  *ixHeat
+	// For recencyScore: its score's fixed part (scoreParts) and its
+	// last_modified in Unix nanoseconds.
+	fixed float64
+	lmN   int64
 }
+
+// How an entry's score moves with now.
+const (
+	stillScore   = iota // it does not
+	recencyScore        // by recency alone: scored from fixed and lmN
+	otherScore          // otherwise (staleness): scored from its block
+)
 
 // Marks an assembly puts on entries, and takes off when it ends.
 const (
@@ -310,21 +322,16 @@ func (x *Index) rescore(si int) {
 	// The window's bounds of eligibility stay; what it says of the
 	// scores is made again at now.
 	s.win.point, s.win.hasScoreHi = false, false
+	fast := now.Year() >= 1700 && now.Year() <= 2250 // in Unix nanoseconds
+	nowN := now.UnixNano()
 	sorted := true
 	for i := range s.base {
 		e := &s.base[i]
-		frac, stale := e.b.staleness(now)
-		e.score = score(s.sc, e.b, now, frac, stale)
-		sorted = sorted && (i == 0 || compareEntries(s.base[i-1], *e) <= 0)
-		if !e.dead {
-			s.win.narrowScore(e.b, now, &s.sc)
-		}
+		x.rescoreEntry(e, s, now, nowN, fast)
+		sorted = sorted && (i == 0 || inOrder(&s.base[i-1], e))
 	}
 	for i := range s.extra {
-		e := &s.extra[i]
-		frac, stale := e.b.staleness(now)
-		e.score = score(s.sc, e.b, now, frac, stale)
-		s.win.narrowScore(e.b, now, &s.sc)
+		x.rescoreEntry(&s.extra[i], s, now, nowN, fast)
 	}
 	slices.SortFunc(s.extra, compareEntries)
 	if sorted {
@@ -334,7 +341,7 @@ func (x *Index) rescore(si int) {
 	for i := range s.base {
 		perm = append(perm, int32(i))
 	}
-	slices.SortFunc(perm, func(p, q int32) int { return compareEntries(s.base[p], s.base[q]) })
+	slices.SortFunc(perm, func(p, q int32) int { return rankOrder(&s.base[p], &s.base[q]) })
 	base := x.permBase[:0]
 	place := slices.Grow(x.place[:0], len(perm))[:len(perm)]
 	for i, p := range perm {
@@ -351,6 +358,62 @@ func (x *Index) rescore(si int) {
 	}
 	s.tree.build(s.base)
 	x.perm, x.place = perm[:0], place[:0]
+}
+
+// rescoreEntry scores e, of section s, at now (nowN in Unix nanoseconds,
+// fast when it is in their range), and narrows the section's window to
+// what its score does from now on.
+func (x *Index) rescoreEntry(e *ixEntry, s *ixSection, now time.Time, nowN int64, fast bool) {
+	switch {
+	case e.moves == stillScore:
+		return // its score, and what it says of the window, stay
+	case e.moves == recencyScore && fast:
+		e.score = recencyAt(s.sc, e.fixed, e.lmN, nowN)
+		if e.dead {
+			return
+		}
+		if nowN > e.lmN {
+			s.win.point = true // recency falls with every instant
+		} else if t := e.b.LastModified.Add(1); !s.win.hasScoreHi || t.Before(s.win.scoreHi) {
+			s.win.scoreHi, s.win.hasScoreHi = t, true
+		}
+		return
+	}
+	frac, stale := e.b.staleness(now)
+	e.score = score(s.sc, e.b, now, frac, stale)
+	if !e.dead {
+		s.win.narrowScore(e.b, now, &s.sc)
+	}
+}
+
+// inOrder reports whether entry a, just before b in a base that was in
+// rank order before its entries were scored again, may stay before it
+// (compareEntries).
+func inOrder(a, b *ixEntry) bool {
+	if a.moves == stillScore && b.moves == stillScore {
+		return true // neither moved, and the base was in order
+	}
+	return rankOrder(a, b) <= 0
+}
+
+// rankOrder is compareEntries, deciding by the score, and then for two
+// history turns scored by recency by their last_modified, without
+// reading the blocks when it can.
+func rankOrder(a, b *ixEntry) int {
+	if a.req == b.req {
+		switch {
+		case a.score > b.score:
+			return -1
+		case a.score < b.score:
+			return 1
+		case a.moves == recencyScore && b.moves == recencyScore && a.lmN != b.lmN: // both history: newer first
+			if a.lmN > b.lmN {
+				return -1
+			}
+			return 1
+		}
+	}
+	return compareEntries(*a, *b)
 }
 
 // fill makes the sections redo names again from blocks, at the index's
@@ -524,7 +587,18 @@ func (x *Index) rank(list []ixEntry) []ixEntry {
 // entry returns b's entry in section si at the index's now.
 func (x *Index) entry(b *Block, si int) ixEntry {
 	frac, stale := b.staleness(x.shape.Now)
-	e := ixEntry{b: b, score: score(x.secs[si].sc, b, x.shape.Now, frac, stale), min: b.MinTokens, req: b.Required}
+	sc := &x.secs[si].sc
+	e := ixEntry{b: b, score: score(*sc, b, x.shape.Now, frac, stale), min: b.MinTokens, req: b.Required}
+	switch {
+	case !b.StaleFrom.IsZero():
+		e.moves = otherScore
+	case b.Type == declare.History && sc.Recency != 0 && !b.LastModified.IsZero():
+		if y := b.LastModified.Year(); y < 1700 || y > 2250 {
+			e.moves = otherScore // beyond what Unix nanoseconds hold
+		} else {
+			e.moves, e.fixed, e.lmN = recencyScore, fixedPart(*sc, b), b.LastModified.UnixNano()
+		}
+	}
 	if linked(b) {
 		// A unit is decided whole, and its tool results may be clipped
 		// or cleared: no walk passes a member over by its own bound.

@@ -89,6 +89,31 @@ func score(s truncate.Scoring, b *Block, now time.Time, frac float64, stale bool
 	return score
 }
 
+// fixedPart is the part of b's score's numerator that does not move with
+// now (score's, computed alike): its priority's, weight's and trust's.
+func fixedPart(s truncate.Scoring, b *Block) float64 {
+	p := s.DefaultPriority
+	if b.HasPriority {
+		p = b.Priority
+	}
+	return s.Priority*p + s.SemanticWeight*b.Weight + s.Trust*b.Trust
+}
+
+// recencyAt is score for a history block that is not stale, with fixed
+// its fixedPart and lmN its last_modified, at nowN (both in Unix
+// nanoseconds): the same operations in the same order, so the same bits.
+func recencyAt(s truncate.Scoring, fixed float64, lmN, nowN int64) float64 {
+	sum := s.Priority + s.SemanticWeight + s.Trust + s.Recency
+	if sum <= 0 {
+		return 0
+	}
+	rec := 1.0
+	if age := nowN - lmN; age > 0 {
+		rec = float64(s.RecencyHalfAge) / (float64(s.RecencyHalfAge) + float64(age))
+	}
+	return (fixed + s.Recency*rec) / sum
+}
+
 // recency is H / (H + age): 1 now (or in the future), ½ at age H, and 0
 // for a block of unknown age.
 func recency(lastModified, now time.Time, h time.Duration) float64 {
