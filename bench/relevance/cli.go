@@ -15,6 +15,7 @@ import (
 
 	"github.com/contextasm/contextasm/bench"
 	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/internal/lexical"
 )
 
 // The CLI arm: the real contextasm, as a user would run it on a
@@ -149,6 +150,10 @@ type cliResult struct {
 	renders  int
 	sticky   float64 // recall of the questions asked one after another
 	stickyN  int
+	// With --relevance carrying the plain BM25 retriever's scores: renders
+	// and hits per budget, and that retriever's own hits (simulated) on
+	// the same questions.
+	hostAsked, hostHits, retrieved []int
 }
 
 // runCLI runs the CLI arm: every every-th question at each budget, from
@@ -169,10 +174,13 @@ func runCLI(bin string, convs []*Conversation, budgets []int, every, sticky int)
 		j, b   int
 		args   []string
 		window bool // the simulated window kept the evidence
+		host   bool // with --relevance: the retriever's scores
 	}
 	var jobs []job
-	var window scorer
+	var window, retriever scorer
 	var keep []bool
+	res.hostAsked, res.retrieved = make([]int, len(budgets)), make([]int, len(budgets))
+	plain := Formula{Relevance: 1} // the plain BM25 retriever's arm
 	files := make(map[*Conversation][2]string)
 	for ci, c := range convs {
 		dir := filepath.Join(tmp, strconv.Itoa(ci))
@@ -190,13 +198,28 @@ func runCLI(bin string, convs []*Conversation, budgets []int, every, sticky int)
 				return nil, err
 			}
 			score := window.scores(Formula{Recency: 1}, c, c.askedAt(0))
+			// A host's retriever: the plain BM25 arm's scores, given with
+			// --relevance (the engine's own relevance then does not count).
+			retriever.relevance(c, j, lexical.Params{})
+			host, err := writeRelevance(dir, c, j, retriever.rel)
+			if err != nil {
+				return nil, err
+			}
+			rscore := retriever.scores(plain, c, c.askedAt(0))
 			for b, budget := range budgets {
 				keep = window.fill(Formula{Recency: 1}, c, j, score, budget, keep)
-				jobs = append(jobs, job{c, j, b, renderArgs(tpl, turns, q, c, j, budget, c.askedAt(0), res.query, ""), answerable(&c.Questions[j], keep)})
+				jobs = append(jobs, job{c: c, j: j, b: b, args: renderArgs(tpl, turns, q, c, j, budget, c.askedAt(0), res.query, ""), window: answerable(&c.Questions[j], keep)})
+				keep = retriever.fill(plain, c, j, rscore, budget, keep)
+				if answerable(&c.Questions[j], keep) {
+					res.retrieved[b]++
+				}
+				hostArgs := append(renderArgs(tpl, turns, q, c, j, budget, c.askedAt(0), false, ""), "--relevance", host)
+				jobs = append(jobs, job{c: c, j: j, b: b, args: hostArgs, host: true})
 			}
 		}
 	}
 	hits := make([]int, len(budgets))
+	res.hostHits = make([]int, len(budgets))
 	var mu sync.Mutex
 	var firstErr error
 	work := make(chan job)
@@ -210,6 +233,11 @@ func runCLI(bin string, convs []*Conversation, budgets []int, every, sticky int)
 				case err != nil:
 					if firstErr == nil {
 						firstErr = err
+					}
+				case jb.host:
+					res.hostAsked[jb.b]++
+					if cliAnswerable(jb.c, jb.j, kept) {
+						res.hostHits[jb.b]++
 					}
 				default:
 					ok := cliAnswerable(jb.c, jb.j, kept)
@@ -289,9 +317,35 @@ func reportCLI(w io.Writer, bin string, convs []*Conversation, budgets []int, ev
 	if !res.query {
 		fmt.Fprintf(w, "\nRenders whose answerability differs from the simulated sliding window: %d of %d.\n", res.disagree, res.renders)
 	}
+	host, alone := make(recall, len(budgets)), make(recall, len(budgets))
+	for b := range budgets {
+		host[b] = float64(res.hostHits[b]) / float64(max(res.hostAsked[b], 1))
+		alone[b] = float64(res.retrieved[b]) / float64(max(res.hostAsked[b], 1))
+	}
+	fmt.Fprintf(w, "\nThe CLI with `--relevance` carrying the plain BM25 retriever's scores (`render --fresh`, no --query), against that retriever alone on the same questions:\n\n")
+	table(w, budgets)
+	row(w, fmt.Sprintf("contextasm render --relevance (%d questions)", res.hostAsked[0]), host)
+	row(w, "the retriever alone (simulated)", alone)
 	if res.stickyN > 0 {
 		fmt.Fprintf(w, "\nThe CLI, the first %d of those questions of each conversation one after another with `--state` (no --fresh) at %d tokens: %.2f (%d questions)\n",
 			sticky, stickyBudget, res.sticky, res.stickyN)
 	}
 	return nil
+}
+
+// writeRelevance writes the host scores of question j, each turn's rel
+// that is positive, as a --relevance file.
+func writeRelevance(dir string, c *Conversation, j int, rel []float64) (string, error) {
+	m := make(map[string]float64)
+	for i, r := range rel {
+		if r > 0 {
+			m[c.Turns[i].ID] = r
+		}
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, fmt.Sprintf("relevance-%d.json", j))
+	return path, os.WriteFile(path, b, 0o644)
 }
