@@ -232,7 +232,9 @@ func (a *Assembler) assemble(tpl *template.Template, blocks []*Block, req Reques
 
 // decide runs the passes of an assembly, in order (docs/assembly.md has a
 // section for each). An incremental assembly starts at the ranking: its
-// Index keeps the eligible blocks, their scores and their order.
+// Index keeps the eligible blocks, their scores and their order, and
+// AssembleIndexed has found the current turn and planned the units from
+// it (currentTurnIndexed, planUnitsIndexed).
 func (a *Assembler) decide(r *run) error {
 	if r.x == nil {
 		a.eligibility(r)                       // who may see which block, and which section takes it
