@@ -586,9 +586,9 @@ func (x *Index) rank(list []ixEntry) []ixEntry {
 
 // entry returns b's entry in section si at the index's now.
 func (x *Index) entry(b *Block, si int) ixEntry {
-	frac, stale := b.staleness(x.shape.Now)
+	e := x.key(b, si)
 	sc := &x.secs[si].sc
-	e := ixEntry{b: b, score: score(*sc, b, x.shape.Now, frac, stale), min: b.MinTokens, req: b.Required}
+	e.min = b.MinTokens
 	switch {
 	case !b.StaleFrom.IsZero():
 		e.moves = otherScore
@@ -605,6 +605,13 @@ func (x *Index) entry(b *Block, si int) ixEntry {
 		e.min = 0
 	}
 	return e
+}
+
+// key returns what finds b's entry in section si (find, entryOf): its
+// block, score and required flag, the fields rank order reads.
+func (x *Index) key(b *Block, si int) ixEntry {
+	frac, stale := b.staleness(x.shape.Now)
+	return ixEntry{b: b, score: score(x.secs[si].sc, b, x.shape.Now, frac, stale), req: b.Required}
 }
 
 // compareEntries is rank order: required first, then score descending,
@@ -725,7 +732,7 @@ func (x *Index) remove(b *Block) {
 	}
 	s := &x.secs[si]
 	delete(s.links, b)
-	e := x.entry(b, si)
+	e := x.key(b, si)
 	if i, ok := find(s.extra, e); ok {
 		x.settle(&s.extra[i])
 		x.lexRemove(&s.extra[i])

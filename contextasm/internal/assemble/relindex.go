@@ -84,7 +84,7 @@ func (a *Assembler) findHits(x *Index, req *Request, lookup func(string) (*Block
 		if rel <= 0 {
 			return
 		}
-		if e := x.secs[si].entryOf(x.entry(b, si)); e != nil {
+		if e := x.secs[si].entryOf(x.key(b, si)); e != nil {
 			a.inc.relOf[e] = rel
 			a.inc.hits = append(a.inc.hits, relHit{e: e, si: int32(si)})
 		}

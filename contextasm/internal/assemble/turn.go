@@ -456,7 +456,7 @@ func (a *Assembler) priorItems(r *run, si int) {
 		if bs, reason := eligibility(b, x.tpl, &x.shape); reason != "" || bs != si {
 			continue
 		}
-		e := s.entryOf(x.entry(b, si))
+		e := s.entryOf(x.key(b, si))
 		if e == nil || e.mark&markGone != 0 {
 			continue
 		}

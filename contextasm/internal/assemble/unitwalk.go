@@ -75,7 +75,7 @@ func (a *Assembler) planUnitsIndexed(r *run) bool {
 		slices.SortFunc(blocks, func(p, q *Block) int { return strings.Compare(p.ID, q.ID) })
 		entries, ranked := uw.entries[:0], uw.ranked[:0]
 		for i, b := range blocks {
-			e := s.entryOf(x.entry(b, si))
+			e := s.entryOf(x.key(b, si))
 			entries = append(entries, e)
 			ranked = append(ranked, Ranked{Index: int32(i), Required: e.required(), ID: b.ID})
 		}
