@@ -118,6 +118,8 @@ func (r *convRun) hostFigures() hostFigures {
 		return f
 	}
 	f.TurnMS, f.TurnMSP99 = medianMS(r.wall), percentileMS(r.wall, 0.99)
+	tenth := max(len(r.wall)/10, 1)
+	f.TurnMSFirst, f.TurnMSLast = medianMS(r.wall[:tenth]), medianMS(r.wall[len(r.wall)-tenth:])
 	var cpu time.Duration
 	for _, c := range r.cpu {
 		cpu += c

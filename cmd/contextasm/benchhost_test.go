@@ -61,7 +61,7 @@ func TestBenchHostCall(t *testing.T) {
 	if raw.RequestFormat != "openai" || len(raw.Results) != 1 {
 		t.Fatalf("request_format %q, %d results:\n%s", raw.RequestFormat, len(raw.Results), out)
 	}
-	for _, k := range []string{"turn_ms", "turn_ms_p99", "turn_cpu_ms", "allocs", "turns_represented", "cleared", "tool_exchanges", "summaries", "summaries_used", "body_bytes", "stable_fraction", "cost_anthropic"} {
+	for _, k := range []string{"turn_ms", "turn_ms_p99", "turn_ms_first_tenth", "turn_ms_last_tenth", "turn_cpu_ms", "allocs", "turns_represented", "cleared", "tool_exchanges", "summaries", "summaries_used", "body_bytes", "stable_fraction", "cost_anthropic"} {
 		if _, ok := raw.Results[0][k]; !ok {
 			t.Errorf("the result lacks %q", k)
 		}
@@ -71,6 +71,9 @@ func TestBenchHostCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := rep.Results[0]
+	if r.TurnMSFirst <= 0 || r.TurnMSLast <= 0 || r.TurnMSFirst > r.TurnMSP99 || r.TurnMSLast > r.TurnMSP99 {
+		t.Errorf("turn_ms_first_tenth %v, turn_ms_last_tenth %v, p99 %v", r.TurnMSFirst, r.TurnMSLast, r.TurnMSP99)
+	}
 	if r.TurnMS <= 0 || r.TurnMSP99 < r.TurnMS || r.Allocs <= 0 || r.BodyBytes <= 0 {
 		t.Errorf("turn_ms %v, p99 %v, allocs %v, body_bytes %v", r.TurnMS, r.TurnMSP99, r.Allocs, r.BodyBytes)
 	}

@@ -79,6 +79,11 @@ type hostFigures struct {
 	// the 99th percentile.
 	TurnMS    float64 `json:"turn_ms"`
 	TurnMSP99 float64 `json:"turn_ms_p99"`
+	// TurnMSFirst and TurnMSLast are the median wall times of the first
+	// and the last tenth of the calls (one call at least): how a call's
+	// cost grows with the conversation.
+	TurnMSFirst float64 `json:"turn_ms_first_tenth"`
+	TurnMSLast  float64 `json:"turn_ms_last_tenth"`
 	// TurnCPUMS is the process's CPU time of the same work, a call on
 	// average (0 where the platform does not say).
 	TurnCPUMS float64 `json:"turn_cpu_ms"`
@@ -499,9 +504,9 @@ func writeConversationText(w io.Writer, rep conversationReport) {
 	tw.Flush()
 	fmt.Fprintf(w, "\nper call (the host's engine work: declare, assemble, encode the body, feed back, declare the answer and summaries):\n\n")
 	tw = tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "budget\tturn ms\tturn ms p99\tturn cpu ms\tallocs\tturns represented\tcleared\ttool exchanges\tsummaries\tsummaries used\tbody bytes\t")
+	fmt.Fprintln(tw, "budget\tturn ms\tturn ms p99\tfirst tenth\tlast tenth\tturn cpu ms\tallocs\tturns represented\tcleared\ttool exchanges\tsummaries\tsummaries used\tbody bytes\t")
 	for _, r := range rep.Results {
-		fmt.Fprintf(tw, "%d\t%.3f\t%.3f\t%.3f\t%.0f\t%.1f\t%d\t%d\t%d\t%d\t%.0f\t\n", r.Budget, r.TurnMS, r.TurnMSP99, r.TurnCPUMS, r.Allocs,
+		fmt.Fprintf(tw, "%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.0f\t%.1f\t%d\t%d\t%d\t%d\t%.0f\t\n", r.Budget, r.TurnMS, r.TurnMSP99, r.TurnMSFirst, r.TurnMSLast, r.TurnCPUMS, r.Allocs,
 			r.TurnsRepresented, r.Cleared, r.ToolExchanges, r.Summaries, r.SummariesUsed, r.BodyBytes)
 	}
 	tw.Flush()
