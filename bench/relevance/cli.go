@@ -156,6 +156,65 @@ type cliResult struct {
 	hostAsked, hostHits, retrieved []int
 }
 
+// cliJob is one render of the CLI arm.
+type cliJob struct {
+	c      *Conversation
+	j, b   int
+	args   []string
+	window bool // the simulated window kept the evidence
+	host   bool // with --relevance: the retriever's scores
+}
+
+// cliJobs writes each conversation's files under tmp and returns the
+// renders of every every-th question at each budget: with the engine's
+// own relevance, and with --relevance carrying the plain BM25
+// retriever's scores, whose own hits (simulated) it counts into res.
+func cliJobs(convs []*Conversation, tmp string, budgets []int, every int, res *cliResult) ([]cliJob, map[*Conversation][2]string, error) {
+	var jobs []cliJob
+	var window, retriever scorer
+	var keep []bool
+	res.hostAsked, res.retrieved = make([]int, len(budgets)), make([]int, len(budgets))
+	plain := Formula{Relevance: 1} // the plain BM25 retriever's arm
+	files := make(map[*Conversation][2]string)
+	for ci, c := range convs {
+		dir := filepath.Join(tmp, strconv.Itoa(ci))
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			return nil, nil, err
+		}
+		tpl, turns, err := writeConversation(dir, c)
+		if err != nil {
+			return nil, nil, err
+		}
+		files[c] = [2]string{tpl, turns}
+		for j := 0; j < len(c.Questions); j += max(every, 1) {
+			q, err := writeQuestion(dir, c, j, c.askedAt(0))
+			if err != nil {
+				return nil, nil, err
+			}
+			score := window.scores(Formula{Recency: 1}, c, c.askedAt(0))
+			// A host's retriever: the plain BM25 arm's scores, given with
+			// --relevance (the engine's own relevance then does not count).
+			retriever.relevance(c, j, lexical.Params{})
+			host, err := writeRelevance(dir, c, j, retriever.rel)
+			if err != nil {
+				return nil, nil, err
+			}
+			rscore := retriever.scores(plain, c, c.askedAt(0))
+			for b, budget := range budgets {
+				keep = window.fill(Formula{Recency: 1}, c, j, score, budget, keep)
+				jobs = append(jobs, cliJob{c: c, j: j, b: b, args: renderArgs(tpl, turns, q, c, j, budget, c.askedAt(0), res.query, ""), window: answerable(&c.Questions[j], keep)})
+				keep = retriever.fill(plain, c, j, rscore, budget, keep)
+				if answerable(&c.Questions[j], keep) {
+					res.retrieved[b]++
+				}
+				hostArgs := append(renderArgs(tpl, turns, q, c, j, budget, c.askedAt(0), false, ""), "--relevance", host)
+				jobs = append(jobs, cliJob{c: c, j: j, b: b, args: hostArgs, host: true})
+			}
+		}
+	}
+	return jobs, files, nil
+}
+
 // runCLI runs the CLI arm: every every-th question at each budget, from
 // scratch, and the first sticky questions of each conversation one after
 // another with a learned-state file at stickyBudget tokens. Without
@@ -169,60 +228,15 @@ func runCLI(bin string, convs []*Conversation, budgets []int, every, sticky int)
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	type job struct {
-		c      *Conversation
-		j, b   int
-		args   []string
-		window bool // the simulated window kept the evidence
-		host   bool // with --relevance: the retriever's scores
-	}
-	var jobs []job
-	var window, retriever scorer
-	var keep []bool
-	res.hostAsked, res.retrieved = make([]int, len(budgets)), make([]int, len(budgets))
-	plain := Formula{Relevance: 1} // the plain BM25 retriever's arm
-	files := make(map[*Conversation][2]string)
-	for ci, c := range convs {
-		dir := filepath.Join(tmp, strconv.Itoa(ci))
-		if err := os.Mkdir(dir, 0o755); err != nil {
-			return nil, err
-		}
-		tpl, turns, err := writeConversation(dir, c)
-		if err != nil {
-			return nil, err
-		}
-		files[c] = [2]string{tpl, turns}
-		for j := 0; j < len(c.Questions); j += max(every, 1) {
-			q, err := writeQuestion(dir, c, j, c.askedAt(0))
-			if err != nil {
-				return nil, err
-			}
-			score := window.scores(Formula{Recency: 1}, c, c.askedAt(0))
-			// A host's retriever: the plain BM25 arm's scores, given with
-			// --relevance (the engine's own relevance then does not count).
-			retriever.relevance(c, j, lexical.Params{})
-			host, err := writeRelevance(dir, c, j, retriever.rel)
-			if err != nil {
-				return nil, err
-			}
-			rscore := retriever.scores(plain, c, c.askedAt(0))
-			for b, budget := range budgets {
-				keep = window.fill(Formula{Recency: 1}, c, j, score, budget, keep)
-				jobs = append(jobs, job{c: c, j: j, b: b, args: renderArgs(tpl, turns, q, c, j, budget, c.askedAt(0), res.query, ""), window: answerable(&c.Questions[j], keep)})
-				keep = retriever.fill(plain, c, j, rscore, budget, keep)
-				if answerable(&c.Questions[j], keep) {
-					res.retrieved[b]++
-				}
-				hostArgs := append(renderArgs(tpl, turns, q, c, j, budget, c.askedAt(0), false, ""), "--relevance", host)
-				jobs = append(jobs, job{c: c, j: j, b: b, args: hostArgs, host: true})
-			}
-		}
+	jobs, files, err := cliJobs(convs, tmp, budgets, every, res)
+	if err != nil {
+		return nil, err
 	}
 	hits := make([]int, len(budgets))
 	res.hostHits = make([]int, len(budgets))
 	var mu sync.Mutex
 	var firstErr error
-	work := make(chan job)
+	work := make(chan cliJob)
 	var wg sync.WaitGroup
 	for range 2 {
 		wg.Go(func() {

@@ -151,16 +151,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		in.decls = append(in.decls, collected...)
 	}
 	mems.extra = in.decls
-	list := []int{in.tpl.Budget()}
-	if *budgets != "" {
-		list = list[:0]
-		for _, f := range strings.Split(*budgets, ",") {
-			b, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil || b <= 0 {
-				return usagef("bench: --budgets: %q is not a positive number", f)
-			}
-			list = append(list, b)
-		}
+	list, err := parseBudgets(*budgets, in.tpl.Budget())
+	if err != nil {
+		return err
 	}
 	if *turns > 0 {
 		req := reqf.request(nil, now)
@@ -365,4 +358,21 @@ func writeBenchText(w io.Writer, rep benchReport) {
 		}
 		tw.Flush()
 	}
+}
+
+// parseBudgets reads --budgets, a comma-separated list of positive
+// numbers; empty, it is the template's budget def.
+func parseBudgets(s string, def int) ([]int, error) {
+	if s == "" {
+		return []int{def}, nil
+	}
+	var list []int
+	for _, f := range strings.Split(s, ",") {
+		b, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || b <= 0 {
+			return nil, usagef("bench: --budgets: %q is not a positive number", f)
+		}
+		list = append(list, b)
+	}
+	return list, nil
 }
