@@ -76,6 +76,9 @@ func (a *Assembler) planUnitsIndexed(r *run) bool {
 		entries, ranked := uw.entries[:0], uw.ranked[:0]
 		for i, b := range blocks {
 			e := s.entryOf(x.key(b, si))
+			if e == nil {
+				return false // a link without its entry: never so, but the full assembly is right anyway
+			}
 			entries = append(entries, e)
 			ranked = append(ranked, Ranked{Index: int32(i), Required: e.required(), ID: b.ID})
 		}
