@@ -40,9 +40,9 @@ type incremental struct {
 	curAsst  *ixEntry
 	current  map[int32]bool
 	units    unitWalk
-	keys     []walkKey               // each pulled entry's place in its walk (settleOrder)
-	x        *Index                  // the Index pulled from
-	pulledBy map[*ixEntry]*candidate // scratch of pullHistory
+	keys     []walkKey          // each pulled entry's place in its walk (settleOrder)
+	x        *Index             // the Index pulled from
+	pulledBy map[*ixEntry]int32 // scratch of pullHistory: a candidate's position by entry
 	// With a query: each hit's relevance by entry, and the hits (of the
 	// lexical index, or the host's) in the order found.
 	relOf  map[*ixEntry]float64
@@ -303,14 +303,15 @@ func (a *Assembler) pullHistory(x *Index, sec *template.Section, c truncate.Coun
 	}
 	slices.SortFunc(extra, func(i, j int) int { return compareNewest(s.extra[i].b, s.extra[j].b) })
 	// The pulled candidates of the section, by entry.
+	// (Positions, not pointers: take grows the candidates as it goes.)
 	if a.inc.pulledBy == nil {
-		a.inc.pulledBy = make(map[*ixEntry]*candidate)
+		a.inc.pulledBy = make(map[*ixEntry]int32)
 	}
 	pulled := a.inc.pulledBy
 	clear(pulled)
 	defer clear(pulled)
 	for i := range a.secs[si].cands {
-		pulled[a.inc.pulledE[a.secs[si].cands[i].Index]] = &a.secs[si].cands[i]
+		pulled[a.inc.pulledE[a.secs[si].cands[i].Index]] = int32(i)
 	}
 	total, bi, xi := 0, 0, 0
 	for total < sec.MaxTokens() {
@@ -332,8 +333,10 @@ func (a *Assembler) pullHistory(x *Index, sec *template.Section, c truncate.Coun
 		if e.mark&markGone != 0 {
 			continue // left out with its unit: not a candidate
 		}
-		cd := pulled[e]
-		if cd == nil {
+		var cd *candidate
+		if j, ok := pulled[e]; ok {
+			cd = &a.secs[si].cands[j]
+		} else {
 			// Never pulled: dropped without a count, for room.
 			inc, news := e.mark&markInc != 0, e.mark&markNews != 0
 			cd = a.take(si, e)
@@ -341,7 +344,6 @@ func (a *Assembler) pullHistory(x *Index, sec *template.Section, c truncate.Coun
 			if u, ok := a.inc.units.of[e]; ok {
 				a.bindMember(si, u, len(a.secs[si].cands)-1) // runs never split a unit (mergeUnitRuns)
 			}
-			pulled[e] = cd
 		}
 		if cd.inText() || !candidateReason(cd.reason) {
 			continue
