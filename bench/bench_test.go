@@ -9,6 +9,7 @@ import (
 
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/internal/cputime"
 	"github.com/contextasm/contextasm/template"
 )
 
@@ -120,7 +121,7 @@ func benchTurns(b *testing.B, moveNow bool, opts ...func(*contextasm.Request)) {
 			turn := 0
 			runtime.GC() // the setup's garbage is not the turns' to collect (cpu-ms/op counts the collector)
 			b.ReportAllocs()
-			start := processCPU()
+			start := cputime.Process()
 			for b.Loop() {
 				turn++
 				d, r := Turn(turn), req
@@ -135,7 +136,7 @@ func benchTurns(b *testing.B, moveNow bool, opts ...func(*contextasm.Request)) {
 					b.Fatal(err)
 				}
 			}
-			reportCPU(b, processCPU()-start)
+			reportCPU(b, cputime.Process()-start)
 		})
 	}
 }

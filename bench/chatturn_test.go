@@ -10,6 +10,7 @@ import (
 	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/internal/cputime"
 )
 
 // BenchmarkAssembleTurnChat is BenchmarkAssembleTurn in the OpenAI chat
@@ -43,7 +44,7 @@ func BenchmarkAssembleTurnTools(b *testing.B) {
 			}
 			runtime.GC()
 			b.ReportAllocs()
-			start := processCPU()
+			start := cputime.Process()
 			turn := 0
 			for b.Loop() {
 				turn++
@@ -63,7 +64,7 @@ func BenchmarkAssembleTurnTools(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			reportCPU(b, processCPU()-start)
+			reportCPU(b, cputime.Process()-start)
 		})
 	}
 }

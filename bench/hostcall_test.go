@@ -16,6 +16,7 @@ import (
 	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/internal/cputime"
 	"github.com/contextasm/contextasm/learned"
 	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/template"
@@ -114,7 +115,7 @@ func hostCall(b *testing.B, n int, summaries bool) {
 	nsum, turn, bodyBytes := 0, 0, 0
 	runtime.GC() // the setup's garbage is not the calls' to collect
 	b.ReportAllocs()
-	start := processCPU()
+	start := cputime.Process()
 	for b.Loop() {
 		turn++
 		at := Epoch.Add(time.Duration(turn) * time.Second)
@@ -151,7 +152,7 @@ func hostCall(b *testing.B, n int, summaries bool) {
 			}
 		}
 	}
-	reportCPU(b, processCPU()-start)
+	reportCPU(b, cputime.Process()-start)
 	b.ReportMetric(float64(bodyBytes)/float64(b.N), "body-B/op")
 	if summaries {
 		b.ReportMetric(float64(nsum)/float64(b.N), "summaries/op")

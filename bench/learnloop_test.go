@@ -10,6 +10,7 @@ import (
 
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/internal/cputime"
 	"github.com/contextasm/contextasm/learned"
 	"github.com/contextasm/contextasm/template"
 )
@@ -45,7 +46,7 @@ func BenchmarkTurnFeedback(b *testing.B) {
 				turn := 0
 				runtime.GC()
 				b.ReportAllocs()
-				start := processCPU()
+				start := cputime.Process()
 				for b.Loop() {
 					turn++
 					if err := eng.Declare(Turn(turn)); err != nil {
@@ -59,7 +60,7 @@ func BenchmarkTurnFeedback(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				reportCPU(b, processCPU()-start)
+				reportCPU(b, cputime.Process()-start)
 				if err := eng.Flush(ctx); err != nil {
 					b.Fatal(err)
 				}
@@ -133,12 +134,12 @@ func BenchmarkSessionChurn(b *testing.B) {
 	runtime.ReadMemStats(&before)
 	i := 0
 	b.ReportAllocs()
-	start := processCPU()
+	start := cputime.Process()
 	for b.Loop() {
 		session(i)
 		i++
 	}
-	reportCPU(b, processCPU()-start)
+	reportCPU(b, cputime.Process()-start)
 	b.StopTimer()
 	runtime.GC()
 	runtime.ReadMemStats(&after)
@@ -167,7 +168,7 @@ func BenchmarkInterleavedSessions(b *testing.B) {
 			turn := 0
 			runtime.GC()
 			b.ReportAllocs()
-			start := processCPU()
+			start := cputime.Process()
 			for b.Loop() {
 				turn++
 				r := reqs[turn%k]
@@ -180,7 +181,7 @@ func BenchmarkInterleavedSessions(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			reportCPU(b, processCPU()-start)
+			reportCPU(b, cputime.Process()-start)
 		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/internal/bpe"
+	"github.com/contextasm/contextasm/internal/cputime"
 	"github.com/contextasm/contextasm/template"
 )
 
@@ -123,13 +124,13 @@ func BenchmarkAssembleColdCounted(b *testing.B) {
 					b.Fatal(err)
 				}
 				tc.calls.Store(0)
-				start := processCPU()
+				start := cputime.Process()
 				b.StartTimer()
 				if _, err := eng.Assemble(context.Background(), req); err != nil {
 					b.Fatal(err)
 				}
 				b.StopTimer()
-				cpu += processCPU() - start
+				cpu += cputime.Process() - start
 				calls = tc.calls.Load()
 				eng.Close()
 				b.StartTimer()
@@ -169,7 +170,7 @@ func BenchmarkAssembleTurnIndented(b *testing.B) {
 			}
 			turn := 0
 			b.ReportAllocs()
-			start := processCPU()
+			start := cputime.Process()
 			for b.Loop() {
 				turn++
 				d := Turn(turn)
@@ -181,7 +182,7 @@ func BenchmarkAssembleTurnIndented(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			reportCPU(b, processCPU()-start)
+			reportCPU(b, cputime.Process()-start)
 		})
 	}
 }

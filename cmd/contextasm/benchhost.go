@@ -10,6 +10,7 @@ import (
 	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/internal/cputime"
 	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/template"
 )
@@ -85,13 +86,13 @@ func (t *hostTimer) begin() {
 	runtime.GC()
 	runtime.ReadMemStats(&t.ms)
 	t.mallocs0 = t.ms.Mallocs
-	t.cpu0 = processCPU()
+	t.cpu0 = cputime.Process()
 	t.t0 = time.Now()
 }
 
 func (t *hostTimer) end() {
 	t.w += time.Since(t.t0)
-	t.c += processCPU() - t.cpu0
+	t.c += cputime.Process() - t.cpu0
 	runtime.ReadMemStats(&t.ms)
 	t.allocs += t.ms.Mallocs - t.mallocs0
 }

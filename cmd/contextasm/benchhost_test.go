@@ -13,6 +13,7 @@ import (
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/internal/bpe"
+	"github.com/contextasm/contextasm/internal/cputime"
 	"github.com/contextasm/contextasm/learned"
 	"github.com/contextasm/contextasm/template"
 )
@@ -77,7 +78,7 @@ func TestBenchHostCall(t *testing.T) {
 	if r.TurnMS <= 0 || r.TurnMSP99 < r.TurnMS || r.Allocs <= 0 || r.BodyBytes <= 0 {
 		t.Errorf("turn_ms %v, p99 %v, allocs %v, body_bytes %v", r.TurnMS, r.TurnMSP99, r.Allocs, r.BodyBytes)
 	}
-	if processCPU() > 0 && r.TurnCPUMS <= 0 {
+	if cputime.Process() > 0 && r.TurnCPUMS <= 0 {
 		t.Errorf("turn_cpu_ms %v where the process's CPU time is known", r.TurnCPUMS)
 	}
 	if r.ToolExchanges != 6 {

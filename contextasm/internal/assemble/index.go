@@ -211,11 +211,18 @@ func (w *window) narrowScore(b *Block, now time.Time, sc *truncate.Scoring) {
 		}
 	}
 	if b.Type == declare.History && sc.Recency != 0 && !b.LastModified.IsZero() {
-		if now.After(b.LastModified) {
-			w.point = true // recency falls with every instant
-		} else if t := b.LastModified.Add(1); !w.hasScoreHi || t.Before(w.scoreHi) {
-			w.scoreHi, w.hasScoreHi = t, true // 1 until it is older than now: a score's move, not eligibility's
-		}
+		w.narrowRecency(now.After(b.LastModified), b.LastModified)
+	}
+}
+
+// narrowRecency narrows w to what the recency of a turn last modified at
+// lm does from now on: it falls with every instant once lm is past, and
+// stays 1 until then (a score's move, not eligibility's).
+func (w *window) narrowRecency(past bool, lm time.Time) {
+	if past {
+		w.point = true
+	} else if t := lm.Add(1); !w.hasScoreHi || t.Before(w.scoreHi) {
+		w.scoreHi, w.hasScoreHi = t, true
 	}
 }
 
@@ -279,21 +286,16 @@ func (x *Index) Serves(now time.Time) bool {
 func (x *Index) Refresh(blocks []*Block, now time.Time) {
 	redo := make([]bool, len(x.secs))
 	any := false
-	var moved []int
+	was := x.shape.Now
+	x.shape.Now = now // rescore's now
 	for si := range x.secs {
 		switch w := &x.secs[si].win; {
-		case w.holds(now, x.shape.Now):
+		case w.holds(now, was):
 		case w.within(now): // only scores moved
-			moved = append(moved, si)
+			x.epoch++
+			x.rescore(si)
 		default:
 			redo[si], any = true, true
-		}
-	}
-	x.shape.Now = now
-	if len(moved) > 0 {
-		x.epoch++
-		for _, si := range moved {
-			x.rescore(si)
 		}
 	}
 	if !any {
@@ -369,13 +371,8 @@ func (x *Index) rescoreEntry(e *ixEntry, s *ixSection, now time.Time, nowN int64
 		return // its score, and what it says of the window, stay
 	case e.moves == recencyScore && fast:
 		e.score = recencyAt(s.sc, e.fixed, e.lmN, nowN)
-		if e.dead {
-			return
-		}
-		if nowN > e.lmN {
-			s.win.point = true // recency falls with every instant
-		} else if t := e.b.LastModified.Add(1); !s.win.hasScoreHi || t.Before(s.win.scoreHi) {
-			s.win.scoreHi, s.win.hasScoreHi = t, true
+		if !e.dead && !s.win.point { // once point, the window says all it can
+			s.win.narrowRecency(nowN > e.lmN, e.b.LastModified)
 		}
 		return
 	}
@@ -413,7 +410,7 @@ func rankOrder(a, b *ixEntry) int {
 			return 1
 		}
 	}
-	return compareEntries(*a, *b)
+	return compareRank(a, b, a.req, b.req)
 }
 
 // fill makes the sections redo names again from blocks, at the index's
@@ -616,9 +613,13 @@ func (x *Index) key(b *Block, si int) ixEntry {
 
 // compareEntries is rank order: required first, then score descending,
 // then compareTie, as AssembleRefs ranks.
-func compareEntries(a, b ixEntry) int {
-	if a.req != b.req {
-		if a.req {
+func compareEntries(a, b ixEntry) int { return compareRank(&a, &b, a.req, b.req) }
+
+// compareRank is rank order with a and b required as reqA and reqB say:
+// compareEntries, or, in an assembly, the required it marks (compareHeads).
+func compareRank(a, b *ixEntry, reqA, reqB bool) int {
+	if reqA != reqB {
+		if reqA {
 			return -1
 		}
 		return 1

@@ -69,12 +69,8 @@ func Score(s truncate.Scoring, b *Block, now time.Time) float64 {
 // score is Score for a Scoring already defaulted and a staleness already
 // known: the Assembler has both at hand for every block.
 func score(s truncate.Scoring, b *Block, now time.Time, frac float64, stale bool) float64 {
-	p := s.DefaultPriority
-	if b.HasPriority {
-		p = b.Priority
-	}
 	sum := s.Priority + s.SemanticWeight + s.Trust
-	num := s.Priority*p + s.SemanticWeight*b.Weight + s.Trust*b.Trust
+	num := fixedPart(s, b)
 	if b.Type == declare.History {
 		sum += s.Recency
 		num += s.Recency * recency(b.LastModified, now, s.RecencyHalfAge)
@@ -90,7 +86,7 @@ func score(s truncate.Scoring, b *Block, now time.Time, frac float64, stale bool
 }
 
 // fixedPart is the part of b's score's numerator that does not move with
-// now (score's, computed alike): its priority's, weight's and trust's.
+// now: its priority's, weight's and trust's.
 func fixedPart(s truncate.Scoring, b *Block) float64 {
 	p := s.DefaultPriority
 	if b.HasPriority {
@@ -101,17 +97,13 @@ func fixedPart(s truncate.Scoring, b *Block) float64 {
 
 // recencyAt is score for a history block that is not stale, with fixed
 // its fixedPart and lmN its last_modified, at nowN (both in Unix
-// nanoseconds): the same operations in the same order, so the same bits.
+// nanoseconds): score's operations in score's order, so the same bits.
 func recencyAt(s truncate.Scoring, fixed float64, lmN, nowN int64) float64 {
 	sum := s.Priority + s.SemanticWeight + s.Trust + s.Recency
 	if sum <= 0 {
 		return 0
 	}
-	rec := 1.0
-	if age := nowN - lmN; age > 0 {
-		rec = float64(s.RecencyHalfAge) / (float64(s.RecencyHalfAge) + float64(age))
-	}
-	return (fixed + s.Recency*rec) / sum
+	return (fixed + s.Recency*ageRecency(time.Duration(nowN-lmN), s.RecencyHalfAge)) / sum
 }
 
 // recency is H / (H + age): 1 now (or in the future), ½ at age H, and 0
@@ -120,7 +112,11 @@ func recency(lastModified, now time.Time, h time.Duration) float64 {
 	if lastModified.IsZero() {
 		return 0
 	}
-	age := now.Sub(lastModified)
+	return ageRecency(now.Sub(lastModified), h)
+}
+
+// ageRecency is H / (H + age), 1 for an age of 0 or less.
+func ageRecency(age, h time.Duration) float64 {
 	if age <= 0 {
 		return 1
 	}

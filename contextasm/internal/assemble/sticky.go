@@ -185,8 +185,7 @@ func (a *Assembler) prepareSticky(r *run, si int) {
 			cd.prevForm = formCleared // cleared: stays so
 			setForm(cd, formCleared)
 		}
-		content, _ := a.content(a.deg.tpl.Section(si), b, cd.form)
-		if w.cut > 0 && w.cut < len(content) && utf8.RuneStart(content[w.cut]) && same {
+		if w.cut > 0 && same && a.cutHolds(a.deg.tpl.Section(si), b, cd.form, w.cut) {
 			cd.prevCut = int32(w.cut)
 		}
 	}
@@ -415,4 +414,12 @@ func (cd *candidate) tier() int {
 // adds more than the margin to cd's score.
 func relevanceNews(cd *candidate, share, margin float64, queryChanged bool) bool {
 	return queryChanged && share*cd.Relevance > margin
+}
+
+// cutHolds reports whether a previous decision's cut, cut bytes of b's
+// form f as section sec writes it, still falls inside it and on a
+// character's start: the block can be cut there again.
+func (a *Assembler) cutHolds(sec *template.Section, b *Block, f int8, cut int) bool {
+	content, _ := a.content(sec, b, f)
+	return cut < len(content) && utf8.RuneStart(content[cut])
 }

@@ -3,7 +3,6 @@ package assemble
 import (
 	"math"
 	"slices"
-	"unicode/utf8"
 
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/internal/lexical"
@@ -261,7 +260,6 @@ func (a *Assembler) startWalk(r *run, si int) {
 	if r.follow {
 		a.priorItems(r, si)
 	}
-	added := false
 	for _, q := range a.inc.reqd {
 		if c := q.e; int(q.si) == si && c.mark&markPrior == 0 {
 			// Required for this assembly, neither an incumbent nor news:
@@ -269,14 +267,12 @@ func (a *Assembler) startWalk(r *run, si int) {
 			// without the margin).
 			c.mark |= markPrior
 			a.inc.w.prior = append(a.inc.w.prior, priorItem{e: c, eff: a.effOf(c)})
-			added = true
 		}
 	}
-	if added {
-		slices.SortFunc(a.inc.w.prior, func(p, q priorItem) int {
-			return compareHeads(p.e, p.eff, p.inc, p.tier(), q.e, q.eff, q.inc, q.tier())
-		})
-	}
+	// The prior lane in the order prepareSticky gives it.
+	slices.SortFunc(a.inc.w.prior, func(p, q priorItem) int {
+		return compareHeads(p.e, p.eff, p.inc, p.tier(), q.e, q.eff, q.inc, q.tier())
+	})
 	if a.inc.w.queried {
 		a.relevanceLane(r, si)
 	}
@@ -418,8 +414,8 @@ func (a *Assembler) view(blocks []*Block) []*Block {
 }
 
 // priorItems starts a sticky section's walk as prepareSticky starts its
-// fill: the section follows prev, and its incumbents and news come in
-// the order the margin gives them.
+// fill: the section follows prev, and its incumbents and news, weighed
+// with the margin, make its prior lane (startWalk orders it).
 func (a *Assembler) priorItems(r *run, si int) {
 	x, prev, prevNow, margin, lookup := r.x, &r.prev.Sections[si], r.prev.Now, r.stick.Margin, r.lookup
 	queryChanged := r.req.queried() && r.req.QueryKey != r.prev.Query
@@ -467,8 +463,7 @@ func (a *Assembler) priorItems(r *run, si int) {
 		if same && w.cleared && clears && !e.required() && b.ToolCallID() != "" {
 			p.prevForm = formCleared // cleared: stays so (prepareSticky)
 		}
-		content, _ := a.content(x.tpl.Section(si), b, p.prevForm)
-		if w.cut > 0 && w.cut < len(content) && utf8.RuneStart(content[w.cut]) && same {
+		if w.cut > 0 && same && a.cutHolds(x.tpl.Section(si), b, p.prevForm, w.cut) {
 			p.prevCut = int32(w.cut)
 		}
 		add(e, p)
@@ -492,9 +487,6 @@ func (a *Assembler) priorItems(r *run, si int) {
 	if !anyNews { // as prepareSticky: nothing new wants the room
 		a.secs[si].sticky.hasFloor, a.inc.w.hasFloor = false, false
 	}
-	slices.SortFunc(a.inc.w.prior, func(p, q priorItem) int {
-		return compareHeads(p.e, p.eff, p.inc, p.tier(), q.e, q.eff, q.inc, q.tier())
-	})
 }
 
 // entryOf returns the live entry ranked as e, or nil.
@@ -533,12 +525,7 @@ func compareHeads(a *ixEntry, effA float64, incA bool, tierA int8, b *ixEntry, e
 		}
 		return 1
 	}
-	if a.req != reqA || b.req != reqB { // the current turn: ranked as required
-		ea, eb := *a, *b
-		ea.req, eb.req = reqA, reqB
-		return compareEntries(ea, eb)
-	}
-	return compareEntries(*a, *b)
+	return compareRank(a, b, reqA, reqB)
 }
 
 // pull appends section sec's next candidate, in fill order, that the fill

@@ -34,6 +34,7 @@ type unitWalk struct {
 	gone    map[*Block]bool    // members of units that cannot be sent whole
 	goneE   []*ixEntry         // their entries
 	// scratch of planUnitsIndexed
+	ids     map[int]int32 // a set's unit, by its root
 	blocks  []*Block
 	entries []*ixEntry
 	ranked  []Ranked
@@ -101,7 +102,11 @@ func (a *Assembler) unitsOf(r *run, si int, blocks []*Block, entries []*ixEntry,
 	}
 	broken, size := g.sets()
 	names := g.names()
-	ids := make(map[int]int32)
+	if uw.ids == nil {
+		uw.ids = make(map[int]int32)
+	}
+	ids := uw.ids
+	clear(ids)
 	for i := range ranked {
 		root, e := g.find(i), entries[i]
 		switch {
