@@ -134,6 +134,13 @@ type Scoring struct {
 	// included ("relevance": 0); to make relevance count for almost
 	// nothing engine-wide, set a tiny value such as 1e-9.
 	Relevance float64
+	// HostRelevance is λ for a request that carries the host's own
+	// relevance (a retriever's or an embedding index's scores) instead of
+	// the built-in lexical one. It is larger than Relevance by default:
+	// the host's scores are its judgement of what the call needs, and
+	// recency's share then orders the blocks they leave unscored, newest
+	// first. A template section's own λ sets both.
+	HostRelevance float64
 }
 
 // DefaultScoring returns the default weights: MCP priority weighs most,
@@ -151,11 +158,16 @@ func DefaultScoring() Scoring {
 		Recency:         1,
 		RecencyHalfAge:  time.Hour,
 		Relevance:       DefaultRelevance,
+		HostRelevance:   DefaultHostRelevance,
 	}
 }
 
 // DefaultRelevance is the default relevance share (Scoring.Relevance).
 const DefaultRelevance = 0.5
+
+// DefaultHostRelevance is the default relevance share of the host's own
+// relevance (Scoring.HostRelevance).
+const DefaultHostRelevance = 0.85
 
 // WithDefaults returns s with each zero field set to its default.
 func (s Scoring) WithDefaults() Scoring {
@@ -168,6 +180,7 @@ func (s Scoring) WithDefaults() Scoring {
 		{&s.StalePenalty, &d.StalePenalty},
 		{&s.Recency, &d.Recency},
 		{&s.Relevance, &d.Relevance},
+		{&s.HostRelevance, &d.HostRelevance},
 	} {
 		if *f.v == 0 {
 			*f.v = *f.def

@@ -74,9 +74,11 @@ func TestRenderQuery(t *testing.T) {
 		t.Errorf("--relevance: %+v", hosted.Query)
 	}
 	// The turns the host scored are what the query recalled: written
-	// after the rest of the history, the most relevant kept.
-	if !strings.HasSuffix(hosted.Text, "I am reviewing the numbers now.\n") || hosted.Text == noQuery.Text {
-		t.Errorf("--relevance: the scored turns are not written last:\n%s", hosted.Text)
+	// after the rest of the history, the most relevant kept, and before
+	// the question (the newest user turn), which ends the text.
+	if !strings.HasSuffix(hosted.Text, "I am reviewing the numbers now.\nUSER: OK. I can pay off part of my credit card next month if that helps. What happens now?\n") ||
+		hosted.Text == noQuery.Text {
+		t.Errorf("--relevance: the scored turns are not written last before the question:\n%s", hosted.Text)
 	}
 	for _, bad := range [][]string{{"--query", "x", "--no-query"}, {"--relevance", filepath.Join(t.TempDir(), "missing.json")}} {
 		if code, _, _ := runCLI(t, append(append([]string{}, base...), bad...)...); code != exitUsage {

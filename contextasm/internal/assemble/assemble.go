@@ -42,6 +42,7 @@ type Assembler struct {
 	keysTmp  []rankKey
 	rel      relevanceState // scratch of the relevance pass
 	keptInc  []int          // scratch of stickyReasons
+	stable   []int          // scratch of boundStable
 	histKeys []histKey      // scratch of summarizeCandidates
 	// spanHashes remembers spans' hashes by their text (spanHash).
 	spanHashes map[string]string

@@ -24,7 +24,7 @@ func (a *Assembler) explain(r *run) {
 			a.stickyReasons(tpl, out, r.stick.Margin)
 		}
 		compactEvents(out)
-		a.results(tpl, blocks, out)
+		a.results(tpl, blocks, out, r.req.hostRelevance())
 	} else if conversation {
 		for si := range a.secs {
 			a.pullHistory(r.x, tpl.Section(si), c) // what summarizeCandidates reads, never pulled
@@ -47,7 +47,7 @@ func (a *Assembler) explain(r *run) {
 }
 
 // results fills out.Sections and the escaped notices.
-func (a *Assembler) results(tpl *template.Template, blocks []*Block, out *Output) {
+func (a *Assembler) results(tpl *template.Template, blocks []*Block, out *Output, host bool) {
 	out.Sections = make([]outcome.SectionResult, tpl.NumSections())
 	total := 0
 	for si := range a.secs {
@@ -56,7 +56,7 @@ func (a *Assembler) results(tpl *template.Template, blocks []*Block, out *Output
 	all := make([]outcome.BlockResult, total) // one allocation for every section
 	for si := range out.Sections {
 		sec := tpl.Section(si)
-		_, share := sectionScoring(a.Scoring, sec)
+		_, share := sectionScoring(a.Scoring, sec, host)
 		sr := outcome.SectionResult{Name: sec.Name(), Priority: sec.Priority(), MaxTokens: sec.MaxTokens(), UsedTokens: a.secs[si].used + a.secs[si].msgs}
 		sr.Blocks, all = all[:len(a.secs[si].cands):len(a.secs[si].cands)], all[len(a.secs[si].cands):]
 		for i := range a.secs[si].cands {

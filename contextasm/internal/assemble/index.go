@@ -87,6 +87,9 @@ type ixSection struct {
 	win     window           // the times its entries hold for
 	sc      truncate.Scoring // the section's weights (sectionScoring)
 	share   float64          // the section's relevance share
+	// hostShare is the share of the host's own relevance
+	// (Request.Relevance; sectionScoring).
+	hostShare float64
 	// links are the entries in a group or a tool call, which the
 	// planning of an assembly makes units of (unitwalk.go).
 	links map[*Block]struct{}
@@ -233,7 +236,8 @@ func NewIndex(tpl *template.Template, req Request, s truncate.Scoring) *Index {
 	x := &Index{tpl: tpl, shape: Request{SessionID: req.SessionID, UserID: req.UserID, Roles: slices.Clone(req.Roles)}, sc: s.WithDefaults(),
 		secs: make([]ixSection, tpl.NumSections())}
 	for si := range x.secs {
-		x.secs[si].sc, x.secs[si].share = sectionScoring(s, tpl.Section(si))
+		x.secs[si].sc, x.secs[si].share = sectionScoring(s, tpl.Section(si), false)
+		_, x.secs[si].hostShare = sectionScoring(s, tpl.Section(si), true)
 	}
 	return x
 }
@@ -454,7 +458,7 @@ func (x *Index) fill(blocks []*Block, redo []bool) {
 		}
 		s := &x.secs[si]
 		old := *s
-		*s = ixSection{base: x.rank(lists[si]), win: s.win, links: s.links, tree: s.tree, byTime: s.byTime[:0], history: s.history[:0], sc: s.sc, share: s.share}
+		*s = ixSection{base: x.rank(lists[si]), win: s.win, links: s.links, tree: s.tree, byTime: s.byTime[:0], history: s.history[:0], sc: s.sc, share: s.share, hostShare: s.hostShare}
 		s.index(&x.keys, &x.keysTmp)
 		switch {
 		case x.lexOn && all:

@@ -1,6 +1,7 @@
 package assemble
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"math"
@@ -288,7 +289,7 @@ func (a *Assembler) markRecalled(r *run) {
 	margin := r.stick.Margin
 	blocks := a.view(r.blocks)
 	for si := range a.secs {
-		_, share := sectionScoring(a.Scoring, r.tpl.Section(si))
+		_, share := sectionScoring(a.Scoring, r.tpl.Section(si), r.req.hostRelevance())
 		sticky := a.secs[si].sticky.on
 		for i := range a.secs[si].cands {
 			cd := &a.secs[si].cands[i]
@@ -298,5 +299,46 @@ func (a *Assembler) markRecalled(r *run) {
 				cd.late = share*cd.Relevance > margin && blocks[cd.Index] != r.out.QueryTurn
 			}
 		}
+		if !sticky && share > 0 {
+			a.boundStable(si, share, blocks, r.out.QueryTurn)
+		}
 	}
+}
+
+// boundStable bounds the stable part of section si's fresh decision with
+// a query to 1 − share of what the section holds: the blocks it keeps
+// that rank highest without relevance (Base: for history, the newest),
+// the required ones and the query's own turn counted first. Every other
+// block it keeps is late, as what the query recalled is: written after
+// the stable part, and recorded as recalled (WrittenBlock.Recalled), so
+// that the next question weighs it as what this one recalled. Without
+// the bound, a block kept only because
+// room was left over (old, and not relevant) would be an incumbent of the
+// stable part for every question that follows, and the room a later
+// question's recalls compete for would be what the first question's
+// recalls happened to take.
+func (a *Assembler) boundStable(si int, share float64, blocks []*Block, queryTurn *Block) {
+	cands := a.secs[si].cands
+	room := int((1 - share) * float64(a.secs[si].used))
+	order, held := a.stable[:0], 0
+	for i := range cands {
+		switch cd := &cands[i]; {
+		case !cd.inText() || cd.late:
+		case cd.Required || blocks[cd.Index] == queryTurn:
+			held += cd.tokens
+		default:
+			order = append(order, i)
+		}
+	}
+	slices.SortFunc(order, func(x, y int) int {
+		if c := cmp.Compare(cands[y].Base, cands[x].Base); c != 0 {
+			return c
+		}
+		return compareNewest(blocks[cands[x].Index], blocks[cands[y].Index])
+	})
+	for _, i := range order {
+		held += cands[i].tokens
+		cands[i].late = held > room
+	}
+	a.stable = order
 }

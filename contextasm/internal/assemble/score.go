@@ -17,7 +17,7 @@ func (a *Assembler) scoring(r *run) {
 	now := r.req.Now
 	queried := r.req.queried()
 	for si := range a.secs {
-		sc, share := sectionScoring(a.Scoring, r.tpl.Section(si))
+		sc, share := sectionScoring(a.Scoring, r.tpl.Section(si), r.req.hostRelevance())
 		for i := range a.secs[si].ranked {
 			e := &a.secs[si].ranked[i]
 			b := r.blocks[e.Index]
@@ -34,10 +34,11 @@ func (a *Assembler) scoring(r *run) {
 // sectionScoring returns the weights section sec ranks with: s, each zero
 // field defaulted, with the section's recency weight and half-age when
 // its template sets them, and its relevance share: the template's, else
-// s.Relevance for a section that takes history and 0 for one that does
-// not (a query then moves only the history, and the sections before it
-// keep the prompt cache's prefix; docs/relevance.md).
-func sectionScoring(s truncate.Scoring, sec *template.Section) (truncate.Scoring, float64) {
+// s.Relevance (s.HostRelevance when host, for the host's own relevance)
+// for a section that takes history and 0 for one that does not (a query
+// then moves only the history, and the sections before it keep the
+// prompt cache's prefix; docs/relevance.md).
+func sectionScoring(s truncate.Scoring, sec *template.Section, host bool) (truncate.Scoring, float64) {
 	s = s.WithDefaults()
 	if v, ok := sec.Recency(); ok {
 		s.Recency = v
@@ -50,6 +51,9 @@ func sectionScoring(s truncate.Scoring, sec *template.Section) (truncate.Scoring
 	}
 	if !slices.Contains(sec.MemoryTypes(), declare.History) {
 		return s, 0
+	}
+	if host {
+		return s, min(max(s.HostRelevance, 0), 1)
 	}
 	return s, min(max(s.Relevance, 0), 1)
 }

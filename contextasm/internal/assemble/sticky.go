@@ -141,7 +141,7 @@ func blockKeyOf(b *Block) [16]byte {
 // (tier).
 func (a *Assembler) prepareSticky(r *run, si int) {
 	blocks, prev, prevNow, margin := r.blocks, &r.prev.Sections[si], r.prev.Now, r.stick.Margin
-	_, share := sectionScoring(a.Scoring, r.tpl.Section(si))
+	_, share := sectionScoring(a.Scoring, r.tpl.Section(si), r.req.hostRelevance())
 	queryChanged := r.req.queried() && r.req.QueryKey != r.prev.Query
 	tiered := r.req.queried() && share > 0
 	a.secs[si].sticky.on = true
@@ -203,10 +203,10 @@ func (a *Assembler) prepareSticky(r *run, si int) {
 			return tx - ty
 		}
 		ex, ey := x.Score, y.Score
-		if x.inc || x.news {
+		if x.holds() {
 			ex += margin
 		}
-		if y.inc || y.news {
+		if y.holds() {
 			ey += margin
 		}
 		switch {
@@ -358,7 +358,7 @@ func (a *Assembler) stickyReasons(tpl *template.Template, out *Output, margin fl
 		room := sec.MaxTokens() - a.secs[si].used
 		kept := a.keptInc[:0]
 		for i := range cands {
-			if cd := &cands[i]; cd.inText() && cd.inc && !cd.Required {
+			if cd := &cands[i]; cd.inText() && cd.inc && !cd.Required && !cd.soft {
 				kept = append(kept, i)
 			}
 		}
@@ -408,6 +408,15 @@ func (cd *candidate) tier() int {
 	}
 	return 0
 }
+
+// holds reports whether cd's place in a sticky fill is raised by the
+// margin: an incumbent or news. A block another question recalled
+// (soft, an incumbent) is not: its place was that question's, and the
+// changed query's recalls take it on their scores alone. Holding it
+// would keep what a question no longer needs in the room its own recalls
+// need, while the stable part, which the prompt cache reads, is not
+// touched either way (it is tier 0).
+func (cd *candidate) holds() bool { return (cd.inc || cd.news) && !cd.soft }
 
 // relevanceNews reports whether cd's relevance recalls it into a section
 // that follows its previous decision: the query changed, and relevance

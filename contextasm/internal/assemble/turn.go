@@ -254,9 +254,13 @@ func (a *Assembler) AssembleIndexed(x *Index, req Request, c truncate.Counter, l
 // a full one's fill when the section follows its previous decision.
 func (a *Assembler) startWalk(r *run, si int) {
 	x := r.x
+	share := x.secs[si].share
+	if r.req.hostRelevance() {
+		share = x.secs[si].hostShare
+	}
 	a.inc.w = walk{looked: &a.inc.looked, s: &x.secs[si], gapB: len(x.secs[si].base), gapX: len(x.secs[si].extra), prior: a.inc.w.prior[:0],
-		queried: r.req.queried(), share: x.secs[si].share, rel: a.inc.w.rel[:0], relGap: a.inc.w.relGap[:0],
-		tiered: r.follow && r.req.queried() && x.secs[si].share > 0, queryTurn: r.out.QueryTurn}
+		queried: r.req.queried(), share: share, rel: a.inc.w.rel[:0], relGap: a.inc.w.relGap[:0],
+		tiered: r.follow && r.req.queried() && share > 0, queryTurn: r.out.QueryTurn}
 	if r.follow {
 		a.priorItems(r, si)
 	}
@@ -437,7 +441,10 @@ func (a *Assembler) priorItems(r *run, si int) {
 	}
 	clears, _, _ := x.tpl.Section(si).ClearToolResults()
 	add := func(e *ixEntry, p priorItem) {
-		p.e, p.eff = e, a.effOf(e)+margin
+		p.e, p.eff = e, a.effOf(e)
+		if !p.soft { // candidate.holds
+			p.eff += margin
+		}
 		keep := e.mark & (markReq | markCur)
 		e.mark = keep | markPrior | markNews
 		if p.inc {

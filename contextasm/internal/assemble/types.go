@@ -377,3 +377,7 @@ type MemoKey struct {
 	Block   [16]byte // Block.Key
 	Section [16]byte // template.Section.Key
 }
+
+// hostRelevance reports whether the request ranks with the host's own
+// relevance (Relevance), whose share is Scoring.HostRelevance.
+func (r *Request) hostRelevance() bool { return r.Relevance != nil }

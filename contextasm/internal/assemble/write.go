@@ -3,7 +3,9 @@ package assemble
 import (
 	"cmp"
 	"slices"
+	"time"
 
+	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/internal/delimit"
 	"github.com/contextasm/contextasm/template"
 	"github.com/contextasm/contextasm/truncate"
@@ -110,15 +112,31 @@ func (a *Assembler) writeText(tpl *template.Template, blocks []*Block) {
 			})
 		case template.OrderTime:
 			// By time, but the blocks a query recalled (candidate.late)
-			// last: a conversation's questions then move the end of its
-			// history, and the text before stays the prompt cache's
-			// prefix.
-			slices.SortStableFunc(a.wr.order, func(x, y int) int {
-				if lx, ly := cands[x].late, cands[y].late; lx != ly {
-					if ly {
-						return -1
-					}
+			// after the rest: a conversation's questions then move the
+			// end of its history, and the text before stays the prompt
+			// cache's prefix. The newest user turn (the question asked:
+			// the query's own turn by default), and what is newer, come
+			// last: the text ends with the question, and the recalled
+			// blocks before it are what a new question changes anyway.
+			query, qt, qseq, asked := a.askedIn(cands, blocks)
+			part := func(i int) int {
+				switch cd := &cands[i]; {
+				case !asked:
+					return b2i(cd.late)
+				case blocks[cd.Index] == query:
+					return 2
+				case cd.late:
 					return 1
+				}
+				t, seq := a.placeOf(&cands[i], blocks[cands[i].Index])
+				if c := t.Compare(qt); c > 0 || c == 0 && seq > qseq {
+					return 2
+				}
+				return 0
+			}
+			slices.SortStableFunc(a.wr.order, func(x, y int) int {
+				if px, py := part(x), part(y); px != py {
+					return px - py
 				}
 				tx, _ := a.placeOf(&cands[x], blocks[cands[x].Index])
 				ty, _ := a.placeOf(&cands[y], blocks[cands[y].Index])
@@ -202,4 +220,31 @@ func (a *Assembler) joinDelta(tpl *template.Template, c truncate.Counter, text s
 	}
 	slices.Sort(a.wr.cuts)
 	return jc.JoinDelta(text, a.wr.cuts)
+}
+
+// askedIn returns the newest user turn written in the text among cands,
+// when a block among them is late (what a query recalled), and where it
+// is written in time (placeOf); ok is false otherwise.
+func (a *Assembler) askedIn(cands []candidate, blocks []*Block) (asked *Block, t time.Time, seq int64, ok bool) {
+	late := false
+	for i := range cands {
+		cd := &cands[i]
+		if !cd.inText() || cd.msg {
+			continue
+		}
+		late = late || cd.late
+		if b := blocks[cd.Index]; b.Type == declare.History && b.Role == declare.RoleUser && !cd.late && !cd.summary {
+			if bt, bs := a.placeOf(cd, b); asked == nil || bt.After(t) || bt.Equal(t) && bs > seq {
+				asked, t, seq = b, bt, bs
+			}
+		}
+	}
+	return asked, t, seq, late && asked != nil
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
