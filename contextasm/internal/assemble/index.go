@@ -106,6 +106,9 @@ type ixEntry struct {
 	mark  uint8 // during an assembly: markPrior or markVisited
 	moves uint8 // how its score moves with now (rescore): stillScore, recencyScore or otherScore
 	heat  *ixHeat
+	// rel is, during an assembly with a query, its relevance when the
+	// query touches it (a hit, Assembler.inc.hits), and 0 otherwise.
+	rel float64
 	// For recencyScore: its score's fixed part (scoreParts) and its
 	// last_modified in Unix nanoseconds.
 	fixed float64
@@ -759,14 +762,25 @@ func (x *Index) remove(b *Block) {
 // find returns the live entry of e's block in list, which is in rank
 // order.
 func find(list []ixEntry, e ixEntry) (int, bool) {
-	i, _ := slices.BinarySearchFunc(list, e, compareEntries)
+	// A search by hand rather than slices.BinarySearchFunc with
+	// compareEntries: that copies two entries a comparison, and this is
+	// on every hit of a query.
+	i, n := 0, len(list)
+	for i < n {
+		m := int(uint(i+n) >> 1)
+		if compareRank(&list[m], &e, list[m].req, e.req) < 0 {
+			i = m + 1
+		} else {
+			n = m
+		}
+	}
 	// Dead versions of the same block may rank alike: look at the run.
-	for j := i; j < len(list) && compareEntries(list[j], e) == 0; j++ {
+	for j := i; j < len(list) && compareRank(&list[j], &e, list[j].req, e.req) == 0; j++ {
 		if list[j].b == e.b && !list[j].dead {
 			return j, true
 		}
 	}
-	for j := i - 1; j >= 0 && compareEntries(list[j], e) == 0; j-- {
+	for j := i - 1; j >= 0 && compareRank(&list[j], &e, list[j].req, e.req) == 0; j-- {
 		if list[j].b == e.b && !list[j].dead {
 			return j, true
 		}

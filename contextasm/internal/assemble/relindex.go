@@ -77,15 +77,12 @@ func (x *Index) lexRemove(e *ixEntry) {
 // findHits finds the entries req's query touches, with their relevance:
 // the host's (Request.Relevance), or the lexical index's.
 func (a *Assembler) findHits(x *Index, req *Request, lookup func(string) (*Block, bool), queryTurn *Block) {
-	if a.inc.relOf == nil {
-		a.inc.relOf = make(map[*ixEntry]float64)
-	}
 	add := func(b *Block, si int, rel float64) {
 		if rel <= 0 {
 			return
 		}
 		if e := x.secs[si].entryOf(x.key(b, si)); e != nil {
-			a.inc.relOf[e] = rel
+			e.rel = rel
 			a.inc.hits = append(a.inc.hits, relHit{e: e, si: int32(si)})
 		}
 	}
@@ -158,7 +155,7 @@ func (a *Assembler) neighbourHits(x *Index, queryTurn *Block) {
 		if !neighbourly(h.e.b) || h.e.b == queryTurn {
 			continue
 		}
-		v := NeighbourShare * a.inc.relOf[h.e]
+		v := NeighbourShare * h.e.rel
 		for _, nb := range x.secs[h.si].timeNeighbours(h.e.b, extraOf(xh, h.si)) {
 			if nb != nil {
 				raises = append(raises, relRaise{nb, h.si, v})
@@ -166,11 +163,10 @@ func (a *Assembler) neighbourHits(x *Index, queryTurn *Block) {
 		}
 	}
 	for _, r := range raises {
-		old, hit := a.inc.relOf[r.e]
-		if !hit {
+		if r.e.rel == 0 { // not a hit yet (a hit's relevance is positive)
 			a.inc.hits = append(a.inc.hits, relHit{e: r.e, si: r.si})
 		}
-		a.inc.relOf[r.e] = max(old, r.v)
+		r.e.rel = max(r.e.rel, r.v)
 	}
 	a.inc.raises, a.inc.xhist = raises, xh
 }
@@ -260,7 +256,7 @@ func (a *Assembler) relevanceLane(r *run, si int) {
 		}
 		h.e.mark |= markRel
 		a.inc.priorAll = append(a.inc.priorAll, h.e) // unmarked by endWalk
-		rel := a.inc.relOf[h.e]
+		rel := h.e.rel
 		w.rel = append(w.rel, relItem{e: h.e, eff: withRelevance(h.e.score, w.share, rel), recall: recalling && w.share*rel > r.stick.Margin && h.e.b != r.out.QueryTurn,
 			tier: w.tierOf(h.e)})
 	}
@@ -274,7 +270,7 @@ func (a *Assembler) effOf(e *ixEntry) float64 {
 	if !w.queried {
 		return e.score
 	}
-	return withRelevance(e.score, w.share, a.inc.relOf[e])
+	return withRelevance(e.score, w.share, e.rel)
 }
 
 // newestTurn returns the newest user turn of req's session among the

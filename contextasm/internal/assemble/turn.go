@@ -42,9 +42,8 @@ type incremental struct {
 	keys     []walkKey          // each pulled entry's place in its walk (settleOrder)
 	x        *Index             // the Index pulled from
 	pulledBy map[*ixEntry]int32 // scratch of pullHistory: a candidate's position by entry
-	// With a query: each hit's relevance by entry, and the hits (of the
-	// lexical index, or the host's) in the order found.
-	relOf  map[*ixEntry]float64
+	// With a query: the hits (of the lexical index, or the host's) in
+	// the order found, each with its relevance in ixEntry.rel.
 	hits   []relHit
 	raises []relRaise // neighbourHits' scratch
 	xhist  []extraRef
@@ -355,7 +354,7 @@ func (a *Assembler) pullHistory(x *Index, sec *template.Section, c truncate.Coun
 // take makes entry e the next candidate of section si, and returns it.
 func (a *Assembler) take(si int, e *ixEntry) *candidate {
 	e.mark |= markVisited
-	rel := a.inc.relOf[e]
+	rel := e.rel
 	score := e.score
 	if a.inc.w.queried {
 		score = withRelevance(e.score, a.inc.w.share, rel)
@@ -391,7 +390,9 @@ func (a *Assembler) endWalk() {
 	clear(a.inc.pulled)
 	clear(a.inc.pulledE)
 	clear(a.inc.priorAll)
-	clear(a.inc.relOf)
+	for _, h := range a.inc.hits {
+		h.e.rel = 0
+	}
 	clear(a.inc.hits)
 	a.inc.hits = a.inc.hits[:0]
 	clear(a.inc.w.rel)
