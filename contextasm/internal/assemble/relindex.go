@@ -149,6 +149,15 @@ func (a *Assembler) neighbourHits(x *Index, queryTurn *Block) {
 		}
 	}
 	slices.SortFunc(xh, compareExtraRefs)
+	// Each section's run of xh, found once: a hit's search is then over
+	// its section's extras alone.
+	runs := slices.Grow(a.inc.xruns[:0], len(x.secs)+1)[:len(x.secs)+1]
+	for si, k := 0, 0; si <= len(x.secs); si++ {
+		for k < len(xh) && int(xh[k].si) < si {
+			k++
+		}
+		runs[si] = int32(k)
+	}
 	raises := a.inc.raises[:0]
 	for k := range len(a.inc.hits) {
 		h := a.inc.hits[k]
@@ -156,7 +165,7 @@ func (a *Assembler) neighbourHits(x *Index, queryTurn *Block) {
 			continue
 		}
 		v := NeighbourShare * h.e.rel
-		for _, nb := range x.secs[h.si].timeNeighbours(h.e.b, extraOf(xh, h.si)) {
+		for _, nb := range x.secs[h.si].timeNeighbours(h.e.b, xh[runs[h.si]:runs[h.si+1]]) {
 			if nb != nil {
 				raises = append(raises, relRaise{nb, h.si, v})
 			}
@@ -168,7 +177,7 @@ func (a *Assembler) neighbourHits(x *Index, queryTurn *Block) {
 		}
 		r.e.rel = max(r.e.rel, r.v)
 	}
-	a.inc.raises, a.inc.xhist = raises, xh
+	a.inc.raises, a.inc.xhist, a.inc.xruns = raises, xh, runs
 }
 
 // relRaise is a neighbour's raised relevance, applied after every hit's
@@ -190,16 +199,6 @@ func compareExtraRefs(p, q extraRef) int {
 		return int(p.si - q.si)
 	}
 	return compareNewest(p.e.b, q.e.b)
-}
-
-// extraOf returns section si's run of xh.
-func extraOf(xh []extraRef, si int32) []extraRef {
-	lo, _ := slices.BinarySearchFunc(xh, si, func(r extraRef, si int32) int { return int(r.si - si) })
-	hi := lo
-	for hi < len(xh) && xh[hi].si == si {
-		hi++
-	}
-	return xh[lo:hi]
 }
 
 // timeNeighbours returns the live history turns (neighbourly) just newer

@@ -47,6 +47,7 @@ type incremental struct {
 	hits   []relHit
 	raises []relRaise // neighbourHits' scratch
 	xhist  []extraRef
+	xruns  []int32       // neighbourHits' scratch: each section's run of xhist
 	lex    []lexical.Hit // scratch of the lexical index's Score
 }
 
