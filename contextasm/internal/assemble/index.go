@@ -94,8 +94,10 @@ type ixSection struct {
 	links map[*Block]struct{}
 	// sums are the summaries among its entries (history with replaces),
 	// which the planning of an assembly makes replacements of
-	// (replindex.go).
+	// (replindex.go), and what they stand for, made by an assembly and
+	// kept until a change touches it (nil: to make).
 	sums map[*Block]struct{}
+	plan *replPlan
 }
 
 // ixEntry is an eligible block with what ranking needs.
@@ -749,6 +751,7 @@ func (x *Index) remove(b *Block) {
 		return
 	}
 	s := &x.secs[si]
+	s.touch(b)
 	delete(s.links, b)
 	delete(s.sums, b)
 	e := x.key(b, si)
@@ -794,6 +797,7 @@ func (x *Index) insert(b *Block) {
 		return
 	}
 	s := &x.secs[si]
+	s.touch(b)
 	e := x.entry(b, si)
 	e.heat = &ixHeat{since: x.asm}
 	if x.lexOn {

@@ -42,7 +42,8 @@ import (
 // assembly's to make.
 func (a *Assembler) planReplsIndexed(r *run) bool {
 	x := r.x
-	clear(a.inc.replOf)
+	clear(a.inc.plans)
+	a.inc.plans = a.inc.plans[:0]
 	a.inc.replSec = slices.Grow(a.inc.replSec[:0], len(x.secs))[:len(x.secs)]
 	clear(a.inc.replSec)
 	for si := range x.secs {
@@ -53,32 +54,22 @@ func (a *Assembler) planReplsIndexed(r *run) bool {
 		if r.req.queried() || r.follow && r.prev.Sections[si].Floor != nil {
 			return false
 		}
-		sums := make([]*Block, 0, len(s.sums))
-		for b := range s.sums {
-			if linked(b) {
-				return false
-			}
-			a.noteSummary(b)
-			sums = append(sums, b)
-		}
-		slices.SortFunc(sums, func(p, q *Block) int { return strings.Compare(p.ID, q.ID) })
-		for _, b := range sums {
-			e := s.entryOf(x.key(b, si))
-			switch {
-			case e == nil || e.mark&markCur != 0:
-				// A summary as the chat's current turn: a plain
-				// assembly finds another (it has no summaries).
-				return false
-			case a.deg.plain:
-				a.leaveOut(e)
-			}
-		}
-		if a.deg.plain {
-			continue
-		}
-		if !a.replsOf(r, si, sums) {
+		sums, ok := s.summaries()
+		if !ok {
 			return false
 		}
+		if a.deg.plain {
+			for _, b := range sums {
+				e := s.entryOf(x.key(b, si))
+				if e == nil || e.mark&markReq != 0 {
+					return false // a summary as the chat's current turn: a plain assembly finds another
+				}
+				a.leaveOut(e)
+			}
+		} else if !a.replsOf(r, si, sums) {
+			return false
+		}
+		a.deg.borrowSummarised(s.plan.summarised)
 	}
 	return true
 }
@@ -102,13 +93,70 @@ type reach struct {
 	at      map[string]int // request_id → position, while found
 }
 
-// replsOf makes the replacements of section si, whose summaries are sums
-// (by request_id).
-func (a *Assembler) replsOf(r *run, si int, sums []*Block) bool {
+// replPlan is what a section's summaries stand for, by block: the
+// replacements resolveClaims makes of them, with the required blocks
+// declared so (an assembly adds the ones it requires), and the summaries
+// that cannot stand. An Index keeps it while no change touches a
+// summary, a linked block or a block a summary names (ixSection.touch).
+type replPlan struct {
+	repls []planRepl
+	gone  []*Block         // summaries that cannot stand (superseded)
+	of    map[*Block]int32 // a summary's or a member's replacement
+	// named holds every request_id the summaries reach or name, held or
+	// not: a change to one of them makes the plan again.
+	named map[string]struct{}
+	// summarised is noteSummary's for the section's summaries.
+	summarised map[string]bool
+	sums       bool     // some summary is a candidate: the assembly weighs one
+	sumList    []*Block // the section's summaries, by request_id
+	linked     bool     // one of them is in a group or a tool exchange
+}
+
+// planRepl is one replacement of a replPlan.
+type planRepl struct {
+	rp      repl // its figures, as newRepl makes them
+	summary *Block
+	members []*Block // the turns that are candidates
+}
+
+// touch drops s's plan when a change of b may move it.
+func (s *ixSection) touch(b *Block) {
+	if p := s.plan; p != nil {
+		if _, named := p.named[b.ID]; named || isSummary(b) || linked(b) {
+			s.plan = nil
+		}
+	}
+}
+
+// summaries returns s's summaries by request_id, kept with its plan
+// (made when there is none); false when one is linked (a group, a tool
+// exchange), which only a full assembly serves.
+func (s *ixSection) summaries() ([]*Block, bool) {
+	if s.plan != nil {
+		return s.plan.sumList, !s.plan.linked
+	}
+	sums := make([]*Block, 0, len(s.sums))
+	linkedSum := false
+	for b := range s.sums {
+		linkedSum = linkedSum || linked(b)
+		sums = append(sums, b)
+	}
+	slices.SortFunc(sums, func(p, q *Block) int { return strings.Compare(p.ID, q.ID) })
+	return sums, !linkedSum
+}
+
+// planOf returns section si's plan, made again when a change dropped it:
+// the blocks its summaries (sums, by request_id) reach, from the store
+// by request_id, and their claims.
+func (a *Assembler) planOf(r *run, si int, sums []*Block) *replPlan {
 	x := r.x
 	s := &x.secs[si]
+	if s.plan != nil {
+		return s.plan
+	}
 	uw := &a.inc.units
 	rc := reach{at: make(map[string]int)}
+	p := &replPlan{of: make(map[*Block]int32), named: make(map[string]struct{}), summarised: make(map[string]bool), sumList: sums}
 	var queue []string
 	add := func(b *Block) {
 		if _, ok := rc.at[b.ID]; ok {
@@ -130,11 +178,16 @@ func (a *Assembler) replsOf(r *run, si int, sums []*Block) bool {
 		}
 	}
 	for _, b := range sums {
+		p.named[b.ID] = struct{}{}
+		for _, id := range b.Replaces() {
+			p.summarised[id] = true
+		}
 		add(b)
 	}
 	for len(queue) > 0 {
 		id := queue[0]
 		queue = queue[1:]
+		p.named[id] = struct{}{}
 		if _, ok := rc.at[id]; ok {
 			continue
 		}
@@ -145,39 +198,97 @@ func (a *Assembler) replsOf(r *run, si int, sums []*Block) bool {
 		}
 	}
 	ranked, unitOf, sumAt := rc.ranked(uw)
-	if len(sumAt) == 0 {
-		return true
-	}
-	a.deg.weighed = true
-	a.inc.replSec[si] = true
+	p.sums = len(sumAt) > 0
 	stand, gone := resolveClaims(ranked, rc.blocks, unitOf, sumAt)
 	out := make(map[int]bool, len(gone))
 	for _, g := range gone {
 		out[g.at] = true
-		a.leaveOut(rc.entries[ranked[g.at].Index])
-	}
-	if a.inc.replOf == nil {
-		a.inc.replOf = make(map[*ixEntry]int32)
+		p.gone = append(p.gone, rc.blocks[ranked[g.at].Index])
 	}
 	for k := range stand {
 		c := &stand[k]
-		rp := newRepl(si, c, ranked, rc.blocks)
-		rp.sEntry, rp.sCand = rc.entries[ranked[c.summaryAt].Index], -1
-		if rp.unusable {
-			rp.state = replDissolved // its summary is dropped when pulled (bindRepl)
-		}
-		ri := int32(len(a.deg.repls))
-		a.inc.replOf[rp.sEntry] = ri
+		pr := planRepl{rp: newRepl(si, c, ranked, rc.blocks), summary: rc.blocks[ranked[c.summaryAt].Index]}
+		ri := int32(len(p.repls))
+		p.of[pr.summary] = ri
 		for _, q := range c.set {
 			if !out[q] {
-				e := rc.entries[ranked[q].Index]
-				rp.mEntries = append(rp.mEntries, e)
-				a.inc.replOf[e] = ri
+				m := rc.blocks[ranked[q].Index]
+				pr.members = append(pr.members, m)
+				p.of[m] = ri
 			}
 		}
+		p.repls = append(p.repls, pr)
+	}
+	s.plan = p
+	return p
+}
+
+// replsOf makes the replacements of section si, whose summaries are sums
+// (by request_id), from its plan; it reports false when one of them is
+// required for the assembly (the chat's current turn).
+func (a *Assembler) replsOf(r *run, si int, sums []*Block) bool {
+	p := a.planOf(r, si, sums)
+	base := int32(len(a.deg.repls))
+	for _, pr := range p.repls {
+		rp := pr.rp
+		rp.sBlock, rp.mBlocks, rp.sCand = pr.summary, pr.members, -1
+		rp.members = nil // block indexes of the planning: not the walk's
 		a.deg.repls = append(a.deg.repls, rp)
 	}
+	for _, q := range a.inc.reqd {
+		// Required for this assembly, as planUnits makes them before
+		// buildRepls: a replacement with one is unusable.
+		if int(q.si) != si {
+			continue
+		}
+		if isSummary(q.e.b) {
+			return false // a summary as the chat's current turn: a plain assembly finds another
+		}
+		if ri, ok := p.of[q.e.b]; ok {
+			a.deg.repls[base+ri].unusable = true
+		}
+	}
+	for i := base; i < int32(len(a.deg.repls)); i++ {
+		if a.deg.repls[i].unusable {
+			a.deg.repls[i].state = replDissolved // its summary is dropped when pulled (bindRepl)
+		}
+	}
+	a.inc.plans = append(a.inc.plans, planRef{p: p, base: base})
+	if !p.sums {
+		return true
+	}
+	a.deg.weighed = true
+	a.inc.replSec[si] = true
+	x := r.x
+	for _, b := range p.gone {
+		if e := x.secs[si].entryOf(x.key(b, si)); e != nil {
+			a.leaveOut(e)
+		}
+	}
 	return true
+}
+
+// planRef is a section's plan in an assembly, its replacements starting
+// at base in Assembler.deg.repls.
+type planRef struct {
+	p    *replPlan
+	base int32
+}
+
+// replIndex returns entry e's replacement in Assembler.deg.repls.
+func (a *Assembler) replIndex(e *ixEntry) (int32, bool) {
+	for _, pr := range a.inc.plans {
+		if ri, ok := pr.p.of[e.b]; ok {
+			return pr.base + ri, true
+		}
+	}
+	return 0, false
+}
+
+// entryOfBlock returns b's entry in section si of the index walked.
+func (a *Assembler) entryOfBlock(si int, b *Block) *ixEntry {
+	x := a.inc.x
+	return x.secs[si].entryOf(x.key(b, si))
 }
 
 // ranked sorts rc by request_id, as a full assembly's ranked blocks come,
@@ -198,7 +309,7 @@ func (rc *reach) ranked(uw *unitWalk) ([]Ranked, map[int32]int32, []int) {
 	var unitOf map[int32]int32
 	var sumAt []int
 	for i, e := range entries {
-		ranked[i] = Ranked{Index: int32(i), Required: e.required(), ID: e.b.ID}
+		ranked[i] = Ranked{Index: int32(i), Required: e.req, ID: e.b.ID} // declared: an assembly adds its own (replsOf)
 		if u, ok := uw.of[e]; ok {
 			if unitOf == nil {
 				unitOf = make(map[int32]int32)
@@ -217,7 +328,7 @@ func (rc *reach) ranked(uw *unitWalk) ([]Ranked, map[int32]int32, []int) {
 // assembly's: a summary is held back as it would be there, and a turn
 // the summary stands in for is dropped.
 func (a *Assembler) bindRepl(si int, e *ixEntry, cd *candidate) {
-	ri, ok := a.inc.replOf[e]
+	ri, ok := a.replIndex(e)
 	if !ok {
 		return
 	}
@@ -225,7 +336,7 @@ func (a *Assembler) bindRepl(si int, e *ixEntry, cd *candidate) {
 	pos := len(a.secs[si].cands) - 1
 	cd.repl = ri + 1
 	sec := a.deg.tpl.Section(si)
-	if e != r.sEntry {
+	if e.b != r.sBlock {
 		r.mCands = append(r.mCands, pos)
 		if r.state == replOn {
 			cd.done = true
@@ -239,7 +350,7 @@ func (a *Assembler) bindRepl(si int, e *ixEntry, cd *candidate) {
 		cd.done = true
 		a.drop(sec, cd, e.b, outcome.ReasonTurnsKept, a.inc.out)
 	case cd.Required || !r.complete || cd.inc:
-	case len(r.mEntries) > 0 && len(r.mCands) == 0:
+	case len(r.mBlocks) > 0 && len(r.mCands) == 0:
 		// Ranked above its turns: decided where it comes up (fillRepl).
 	default:
 		cd.done, cd.status = true, outcome.StatusDropped // decided with its turns
@@ -259,9 +370,9 @@ func (a *Assembler) memberReason(r *repl) outcome.Reason {
 // e's replacement pulls along (its summary and turns), so that the fill's
 // pointer to the candidate it decides stays valid.
 func (a *Assembler) reserveRepl(si int, e *ixEntry) {
-	if ri, ok := a.inc.replOf[e]; ok {
+	if ri, ok := a.replIndex(e); ok {
 		r := &a.deg.repls[ri]
-		a.secs[si].cands = slices.Grow(a.secs[si].cands, 1+len(r.mEntries))
+		a.secs[si].cands = slices.Grow(a.secs[si].cands, 1+len(r.mBlocks))
 	}
 }
 
@@ -287,7 +398,7 @@ func (a *Assembler) pullAhead(si int, e *ixEntry) {
 // pullSummary pulls r's summary, when the walk has not yet.
 func (a *Assembler) pullSummary(r *repl) {
 	if r.sCand < 0 {
-		a.pullAhead(r.si, r.sEntry)
+		a.pullAhead(r.si, a.entryOfBlock(r.si, r.sBlock))
 	}
 }
 
@@ -295,8 +406,8 @@ func (a *Assembler) pullSummary(r *repl) {
 // kept.
 func (a *Assembler) pullTurns(r *repl) {
 	sec := a.deg.tpl.Section(r.si)
-	for _, e := range r.mEntries {
-		if e.mark&markVisited == 0 {
+	for _, b := range r.mBlocks {
+		if e := a.entryOfBlock(r.si, b); e.mark&markVisited == 0 {
 			a.pullAhead(r.si, e)
 			a.blockTokens(sec, e.b, &a.secs[r.si].cands[len(a.secs[r.si].cands)-1], a.deg.ctr)
 		}
@@ -314,9 +425,15 @@ func (a *Assembler) probeTokens(sec *template.Section, e *ixEntry, p *priorItem,
 }
 
 // unpulledNeed adds to need and texts what r's turns the walk has not
-// pulled count.
+// pulled count, until they exceed the room left: then the turns do not
+// fit, whatever the rest count.
 func (f *filler) unpulledNeed(r *repl, need, texts int) (int, int) {
-	for _, e := range r.mEntries {
+	room := f.sec.MaxTokens() - f.st.used - f.st.msgs
+	for _, b := range r.mBlocks {
+		if need > room {
+			break
+		}
+		e := f.a.entryOfBlock(f.si, b)
 		if e.mark&markVisited != 0 {
 			continue
 		}
@@ -340,7 +457,7 @@ func (f *filler) fitsUntilIndexed(r *repl) bool {
 	w.hasFloor = false
 	room := f.sec.MaxTokens() - f.st.used - f.st.msgs
 	u := untilNeed{texts: f.st.kept, sep: f.st.sep}
-	left := len(r.mEntries)
+	left := len(r.mBlocks)
 	ri := int32(f.cands()[r.sCand].repl - 1)
 	seen := make(map[int32]bool) // replacements a turn of which came before
 	for left > 0 {
@@ -348,7 +465,7 @@ func (f *filler) fitsUntilIndexed(r *repl) bool {
 		if e == nil {
 			break
 		}
-		o, in := a.inc.replOf[e]
+		o, in := a.replIndex(e)
 		if in && o == ri {
 			left--
 		}
@@ -369,7 +486,7 @@ func (f *filler) fitsUntilIndexed(r *repl) bool {
 // in the walk, and takes e's when it is a turn.
 func (a *Assembler) decidedAhead(ri int32, e *ixEntry, p *priorItem, seen map[int32]bool) bool {
 	r := &a.deg.repls[ri]
-	if e != r.sEntry {
+	if e.b != r.sBlock {
 		seen[ri] = true
 		return r.state == replOn
 	}
@@ -379,7 +496,7 @@ func (a *Assembler) decidedAhead(ri int32, e *ixEntry, p *priorItem, seen map[in
 	case e.required() || !r.complete || p != nil && p.inc:
 		return false
 	}
-	above := len(r.mEntries) > 0 && len(r.mCands) == 0 && !seen[ri]
+	above := len(r.mBlocks) > 0 && len(r.mCands) == 0 && !seen[ri]
 	return !above
 }
 
@@ -399,16 +516,16 @@ func (a *Assembler) finishRepls(si int) {
 		}
 		a.pullSummary(r)
 		s := &a.secs[si].cands[r.sCand]
-		if r.state != replOpen || len(r.mEntries) == 0 && !(s.Required || !r.complete || s.inc) {
+		if r.state != replOpen || len(r.mBlocks) == 0 && !(s.Required || !r.complete || s.inc) {
 			continue
 		}
 		r.state = replDissolved
 		s.done = true
 		s.text, s.rendered = "", false
-		a.drop(sec, s, r.sEntry.b, outcome.ReasonSectionCap, a.inc.out)
+		a.drop(sec, s, r.sBlock, outcome.ReasonSectionCap, a.inc.out)
 	}
 }
 
 // unpulled reports whether some of r's turns were never made candidates
 // (an incremental assembly's): they are not in the text.
-func (r *repl) unpulled() bool { return len(r.mEntries) > len(r.mCands) }
+func (r *repl) unpulled() bool { return len(r.mBlocks) > len(r.mCands) }

@@ -41,10 +41,10 @@ type repl struct {
 	mCands   []int // the members' candidates, once bound
 	at       time.Time
 	seq      int64 // the newest member's last_modified and declaration: where it is written
-	// In an incremental assembly (replindex.go): the summary's entry, and
-	// the entries of the turns that are candidates when pulled.
-	sEntry   *ixEntry
-	mEntries []*ixEntry
+	// In an incremental assembly (replindex.go): the summary, and the
+	// turns that are candidates when pulled.
+	sBlock  *Block
+	mBlocks []*Block
 }
 
 // replOfCand returns cd's replacement, or nil.

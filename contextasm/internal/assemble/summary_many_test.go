@@ -2,10 +2,16 @@ package assemble_test
 
 import (
 	"fmt"
+	"reflect"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/outcome"
+	"github.com/contextasm/contextasm/truncate"
 )
 
 // summaryHistory returns runs of ten turns, each with a summary naming
@@ -79,5 +85,67 @@ func BenchmarkManySummaries(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkIndexedSummaries is one call at a clock moving a second a
+// call, on a history of runs of turns each with its summary (chained:
+// each naming the one before too, the worst case: the newest stands for
+// every turn), in the OpenAI format: from scratch (full) and from an
+// Index kept at the clock (indexed), which must give the same text.
+func BenchmarkIndexedSummaries(b *testing.B) {
+	for _, runs := range []int{200, 2000} {
+		for _, chained := range []bool{false, true} {
+			tpl := mustParse(b, manySummariesTemplate)
+			var blocks []*assemble.Block
+			for _, bl := range summaryHistory(runs, chained) {
+				blocks = append(blocks, &bl)
+			}
+			slices.SortFunc(blocks, func(p, q *assemble.Block) int { return strings.Compare(p.ID, q.ID) })
+			get := func(id string) (*assemble.Block, bool) {
+				i, ok := slices.BinarySearchFunc(blocks, id, func(x *assemble.Block, id string) int { return strings.Compare(x.ID, id) })
+				if !ok {
+					return nil, false
+				}
+				return blocks[i], true
+			}
+			tok := &memoCounter{Counter: realTokenizer(b), counts: map[string]int{}}
+			req := assemble.Request{Chat: assemble.ChatCost{Format: chat.FormatOpenAI, PerMessage: 3, Reply: 3}}
+			name := fmt.Sprintf("blocks=%d/chained=%v", len(blocks), chained)
+			b.Run(name+"/full", func(b *testing.B) {
+				a := assemble.Assembler{SortedByID: true}
+				at := now
+				for b.Loop() {
+					at = at.Add(time.Second)
+					req.Now = at
+					if _, err := a.AssembleRefs(tpl, blocks, req, tok); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run(name+"/indexed", func(b *testing.B) {
+				a, full := assemble.Assembler{SortedByID: true}, assemble.Assembler{SortedByID: true}
+				x := assemble.NewIndex(tpl, req, truncate.Scoring{})
+				at := now
+				x.Build(blocks, at)
+				for b.Loop() {
+					at = at.Add(time.Second)
+					req.Now = at
+					if !x.Serves(at) {
+						x.Refresh(blocks, at)
+					}
+					out, _, ok, err := a.AssembleIndexed(x, req, tok, get)
+					if !ok || err != nil {
+						b.Fatalf("not served: %v", err)
+					}
+					if b.N == 1 {
+						want, _ := full.AssembleRefs(tpl, blocks, req, tok)
+						if want.Text != out.Text || !reflect.DeepEqual(want.Messages, out.Messages) {
+							b.Fatal("the indexed assembly differs from the full one")
+						}
+					}
+				}
+			})
+		}
 	}
 }

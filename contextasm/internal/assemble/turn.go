@@ -49,9 +49,9 @@ type incremental struct {
 	raises []relRaise // neighbourHits' scratch
 	xhist  []extraRef
 	lex    []lexical.Hit // scratch of the lexical index's Score
-	// Summaries (replindex.go): each replacement's entries, by entry;
-	// the sections that have replacements; the Output events go to.
-	replOf  map[*ixEntry]int32
+	// Summaries (replindex.go): the sections' plans; the sections that
+	// have replacements; the Output events go to.
+	plans   []planRef
 	replSec []bool
 	out     *Output
 }
@@ -426,8 +426,8 @@ func (a *Assembler) endWalk() {
 	clear(a.inc.pulledE)
 	clear(a.inc.priorAll)
 	clear(a.inc.relOf)
-	clear(a.inc.replOf)
-	a.inc.out = nil
+	clear(a.inc.plans)
+	a.inc.plans, a.inc.out = a.inc.plans[:0], nil
 	clear(a.inc.hits)
 	a.inc.hits = a.inc.hits[:0]
 	clear(a.inc.w.rel)
@@ -608,7 +608,7 @@ func (a *Assembler) pull(sec *template.Section, st *fillState, bounded bool) boo
 	}
 	cd := a.take(si, e)
 	applyItem(cd, p, rel, w.took)
-	if len(a.inc.units.of) > 0 || len(a.inc.replOf) > 0 {
+	if len(a.inc.units.of) > 0 || len(a.inc.plans) > 0 {
 		a.inc.keys[cd.Index] = a.walkKeyOf(e, p, rel)
 		a.bindRepl(si, e, cd)
 		if _, ok := a.inc.units.of[e]; ok {

@@ -165,7 +165,7 @@ func (a *Assembler) orderMembers(si int) {
 	clear(uw.rel)
 	for i := range w.prior {
 		_, unit := uw.of[w.prior[i].e]
-		if _, repl := a.inc.replOf[w.prior[i].e]; unit || repl {
+		if _, repl := a.replIndex(w.prior[i].e); unit || repl {
 			uw.prior[w.prior[i].e] = int32(i)
 		}
 	}
