@@ -108,8 +108,8 @@ type ixEntry struct {
 	lex   lexical.Handle // its document in Index.lex, when lexOn
 	req   bool
 	dead  bool
-	mark  uint8 // during an assembly: markPrior or markVisited
-	moves uint8 // how its score moves with now (rescore): stillScore, recencyScore or otherScore
+	mark  uint16 // during an assembly: markPrior or markVisited
+	moves uint8  // how its score moves with now (rescore): stillScore, recencyScore or otherScore
 	heat  *ixHeat
 	// For recencyScore: its score's fixed part (scoreParts) and its
 	// last_modified in Unix nanoseconds.
@@ -140,6 +140,9 @@ const (
 	// markGone: a member of a unit that cannot be sent whole, left out
 	// (groupSection).
 	markGone = 128
+	// markSummarized: a turn whose summary stands in for it, passed over
+	// by the walk (replindex.go).
+	markSummarized = 256
 )
 
 // required reports whether e ranks as required in the assembly under way:

@@ -526,6 +526,28 @@ func (a *Assembler) finishRepls(si int) {
 	}
 }
 
+// summarized reports whether e is a turn whose summary stands in for it
+// (its replacement is on).
+func (a *Assembler) summarized(e *ixEntry) bool {
+	if len(a.inc.plans) == 0 {
+		return false
+	}
+	ri, ok := a.replIndex(e)
+	return ok && a.deg.repls[ri].state == replOn && e.b != a.deg.repls[ri].sBlock
+}
+
+// passSummarized passes over e, when it is a turn its summary stands in
+// for, as decided already: a full fill meets it done and dropped, and
+// only the rows (and summarizeCandidates, through pullHistory) list it.
+func (a *Assembler) passSummarized(e *ixEntry) bool {
+	if !a.summarized(e) {
+		return false
+	}
+	e.mark |= markSummarized
+	a.inc.priorAll = append(a.inc.priorAll, e) // unmarked by endWalk
+	return true
+}
+
 // unpulled reports whether some of r's turns were never made candidates
 // (an incremental assembly's): they are not in the text.
 func (r *repl) unpulled() bool { return len(r.mBlocks) > len(r.mCands) }

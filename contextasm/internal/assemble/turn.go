@@ -602,6 +602,9 @@ func (a *Assembler) pull(sec *template.Section, st *fillState, bounded bool) boo
 		skip = !(sec.Partial() && !st.cutDone && !a.secs[si].sticky.shed && room >= sec.MinPartialTokens())
 	}
 	e, p, rel := w.next(skip, room)
+	for e != nil && a.passSummarized(e) {
+		e, p, rel = w.next(skip, room)
+	}
 	if e == nil {
 		a.finishWalk(si)
 		return false
@@ -762,6 +765,9 @@ func (a *Assembler) finishWalk(si int) {
 	a.settleOrder(si)
 	var t tailBest
 	note := func(e *ixEntry) {
+		if a.summarized(e) {
+			return // a turn its summary stands for: not let go by a shed (setFloor)
+		}
 		if s := a.effOf(e); !e.required() && (!t.has || s > t.score) {
 			t.has, t.score = true, s
 		}

@@ -252,6 +252,9 @@ func (a *Assembler) lateIncumbentUnit(si int) bool {
 			continue
 		}
 		for _, e := range members {
+			if a.summarized(e) {
+				break // its summary stands for it: decided, as a full fill finds it
+			}
 			if p, _ := a.memberItems(e); p != nil && p.inc && !p.prevRecall {
 				return true
 			}
