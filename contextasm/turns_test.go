@@ -135,7 +135,7 @@ func TestIncrementalEqualsFull(t *testing.T) {
 	}
 	ctx := context.Background()
 	var assemblies, withSession, fresh, failures, indexed, conflicts, withTools, chatIndexed, callsIndexed, sumIndexed int
-	for run := range runs {
+	for run := range runs + runs/3 {
 		rng := rand.New(rand.NewPCG(uint64(run), 2026))
 		degrade := run%6 == 5 // blocks with variants: assembled from scratch
 		// Blocks with conflict_keys, from a stream of their own (the
@@ -148,7 +148,7 @@ func TestIncrementalEqualsFull(t *testing.T) {
 		exchanges := run%3 == 1
 		nx := 0
 		srng := rand.New(rand.NewPCG(uint64(run), 17)) // summaries, likewise
-		summaries := run%4 == 0
+		summaries := run >= runs                       // in runs of their own after the others
 		nsum := 0
 		keyed := func(d declare.Declaration) declare.Declaration {
 			if keys && krng.IntN(5) == 0 {
