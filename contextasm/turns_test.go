@@ -134,8 +134,8 @@ func TestIncrementalEqualsFull(t *testing.T) {
 		tpls = append(tpls, tpl)
 	}
 	ctx := context.Background()
-	var assemblies, withSession, fresh, failures, indexed, conflicts, withTools, chatIndexed, callsIndexed int
-	for run := range runs {
+	var assemblies, withSession, fresh, failures, indexed, conflicts, withTools, chatIndexed, callsIndexed, sumIndexed int
+	for run := range runs + runs/3 {
 		rng := rand.New(rand.NewPCG(uint64(run), 2026))
 		degrade := run%6 == 5 // blocks with variants: assembled from scratch
 		// Blocks with conflict_keys, from a stream of their own (the
@@ -147,6 +147,9 @@ func TestIncrementalEqualsFull(t *testing.T) {
 		xrng := rand.New(rand.NewPCG(uint64(run), 16)) // tool exchanges, likewise
 		exchanges := run%3 == 1
 		nx := 0
+		srng := rand.New(rand.NewPCG(uint64(run), 17)) // summaries, likewise
+		summaries := run >= runs                       // in runs of their own after the others
+		nsum := 0
 		keyed := func(d declare.Declaration) declare.Declaration {
 			if keys && krng.IntN(5) == 0 {
 				d.ConflictKey = []string{"rate", "term"}[krng.IntN(2)]
@@ -243,6 +246,28 @@ func TestIncrementalEqualsFull(t *testing.T) {
 					return d.Scope == declare.ScopeSession && d.SessionID == "s2"
 				})
 			}
+			if summaries && srng.IntN(3) == 0 {
+				// A summary, as a host declares one: of a run the last
+				// result offered, and of turns kept, dropped or never held.
+				var ids []string
+				if last[0] != nil && len(last[0].SummarizeCandidates) > 0 {
+					ids = slices.Clone(last[0].SummarizeCandidates[srng.IntN(len(last[0].SummarizeCandidates))].IDs)
+				}
+				for range 1 + srng.IntN(2) {
+					ids = append(ids, []string{fmt.Sprintf("b%03d", srng.IntN(next)), fmt.Sprintf("sum%03d", srng.IntN(nsum+1)), "never"}[srng.IntN(3)])
+				}
+				slices.Sort(ids)
+				lm := at
+				d := declare.Declaration{RequestID: fmt.Sprintf("sum%03d", nsum), MemoryType: declare.History, Scope: declare.ScopeGlobal,
+					Content: "SUMMARY: the rates and fees so far.", Replaces: slices.Compact(ids), LastModified: &lm}
+				if srng.IntN(3) == 0 {
+					d.Scope, d.SessionID = declare.ScopeSession, "s1"
+				}
+				nsum++
+				if both(func(e *Engine) error { return e.Declare(d) }) == nil {
+					current[d.RequestID] = d
+				}
+			}
 			switch rng.IntN(6) {
 			case 0, 1:
 				at = at.Add(time.Duration(1+rng.IntN(60)) * time.Minute)
@@ -270,6 +295,9 @@ func TestIncrementalEqualsFull(t *testing.T) {
 			for repeat := range 1 + rng.IntN(2) {
 				before := inc.indexed.Load()
 				r1, err1 := inc.Assemble(ctx, req)
+				if summaries && nsum > 0 && inc.indexed.Load() > before {
+					sumIndexed++
+				}
 				if req.Format != 0 && inc.indexed.Load() > before {
 					chatIndexed++
 					if nx > 0 {
@@ -315,7 +343,10 @@ func TestIncrementalEqualsFull(t *testing.T) {
 	}
 	t.Logf("%d assemblies (%d with a session, %d incremental, %d of them in a chat format, %d with tools), %d failed alike, %d compared with a fresh engine",
 		assemblies, withSession, indexed, chatIndexed, withTools, failures, fresh)
-	t.Logf("%d incremental chat assemblies with tool exchanges in the store", callsIndexed)
+	t.Logf("%d incremental chat assemblies with tool exchanges in the store, %d incremental with summaries", callsIndexed, sumIndexed)
+	if sumIndexed == 0 {
+		t.Errorf("the runs do not cover incremental summaries")
+	}
 	if callsIndexed < chatIndexed/8 {
 		t.Errorf("the runs do not cover incremental tool exchanges: %d of %d", callsIndexed, chatIndexed)
 	}

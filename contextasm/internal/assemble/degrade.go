@@ -1,6 +1,7 @@
 package assemble
 
 import (
+	"maps"
 	"strconv"
 	"strings"
 
@@ -36,8 +37,10 @@ type degradeState struct {
 	// eligible block superseding it.
 	superseded map[int32]string
 	// summarised holds the ids an eligible summary names (used or not):
-	// they are not offered for summarising again.
+	// they are not offered for summarising again. borrowed: it is an
+	// Index's (replPlan.summarised), only read.
 	summarised map[string]bool
+	borrowed   bool
 	repls      []repl
 	replOf     map[int32]int32 // block index → its replacement in repls
 }
@@ -46,9 +49,26 @@ type degradeState struct {
 func (d *degradeState) reset(tpl *template.Template, c truncate.Counter, plain bool) {
 	d.plain, d.weighed, d.tpl, d.ctr = plain, false, tpl, c
 	clear(d.superseded)
+	if d.borrowed {
+		d.summarised, d.borrowed = nil, false
+	}
 	clear(d.summarised)
 	d.repls = d.repls[:0]
 	clear(d.replOf)
+}
+
+// borrowSummarised adds the ids m holds to summarised, borrowing m when
+// nothing else is there.
+func (d *degradeState) borrowSummarised(m map[string]bool) {
+	switch {
+	case len(d.summarised) == 0:
+		d.summarised, d.borrowed = m, true
+	case d.borrowed:
+		d.summarised, d.borrowed = maps.Clone(d.summarised), false
+		fallthrough
+	default:
+		maps.Copy(d.summarised, m)
+	}
 }
 
 // formKey returns the memo key of b written in form f: b.Key for its

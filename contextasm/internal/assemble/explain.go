@@ -25,7 +25,10 @@ func (a *Assembler) explain(r *run) {
 		}
 		compactEvents(out)
 		a.results(tpl, blocks, out, r.req.hostRelevance())
-	} else if conversation {
+	} else {
+		a.settleRepls(tpl, a.view(nil), out)
+	}
+	if r.x != nil && conversation {
 		for si := range a.secs {
 			a.pullHistory(r.x, tpl.Section(si), c) // what summarizeCandidates reads, never pulled
 		}

@@ -39,8 +39,10 @@ type Index struct {
 	// noSection are the required blocks, not hidden, whose memory type
 	// has no section: unless expired, they fail the assembly.
 	noSection []*Block
-	// degradable counts the blocks with variants, max_tokens, supersedes
-	// or replaces (degrade.go): the Index cannot serve them.
+	// degradable counts the blocks with variants, max_tokens or
+	// supersedes, and the blocks with replaces that are not history
+	// (degrade.go): the Index cannot serve them. Summaries (history with
+	// replaces) it serves: each section keeps its own (ixSection.sums).
 	degradable int
 	// keyed counts the blocks not hidden from the shape per conflict_key,
 	// and clashes the keys of two or more (conflict.go): the Index cannot
@@ -93,6 +95,12 @@ type ixSection struct {
 	// links are the entries in a group or a tool call, which the
 	// planning of an assembly makes units of (unitwalk.go).
 	links map[*Block]struct{}
+	// sums are the summaries among its entries (history with replaces),
+	// which the planning of an assembly makes replacements of
+	// (replindex.go), and what they stand for, made by an assembly and
+	// kept until a change touches it (nil: to make).
+	sums map[*Block]struct{}
+	plan *replPlan
 }
 
 // ixEntry is an eligible block with what ranking needs.
@@ -103,8 +111,8 @@ type ixEntry struct {
 	lex   lexical.Handle // its document in Index.lex, when lexOn
 	req   bool
 	dead  bool
-	mark  uint8 // during an assembly: markPrior or markVisited
-	moves uint8 // how its score moves with now (rescore): stillScore, recencyScore or otherScore
+	mark  uint16 // during an assembly: markPrior or markVisited
+	moves uint8  // how its score moves with now (rescore): stillScore, recencyScore or otherScore
 	heat  *ixHeat
 	// rel is, during an assembly with a query, its relevance when the
 	// query touches it (a hit, Assembler.inc.hits), and 0 otherwise.
@@ -138,6 +146,9 @@ const (
 	// markGone: a member of a unit that cannot be sent whole, left out
 	// (groupSection).
 	markGone = 128
+	// markSummarized: a turn whose summary stands in for it, passed over
+	// by the walk (replindex.go).
+	markSummarized = 256
 )
 
 // required reports whether e ranks as required in the assembly under way:
@@ -254,10 +265,15 @@ func (x *Index) Built() bool { return x.built }
 // linked reports whether b belongs to a unit (group.go) in some request.
 func linked(b *Block) bool { return b.Group() != "" || len(b.ToolCalls()) > 0 || b.ToolCallID() != "" }
 
-// degradable reports whether b has a field of degrade.go.
+// degradable reports whether b has a field of degrade.go the Index does
+// not serve: a summary (isSummary) it does.
 func degradable(b *Block) bool {
-	return len(b.Variants()) > 0 || b.MaxTokens() > 0 || len(b.Supersedes()) > 0 || len(b.Replaces()) > 0
+	return len(b.Variants()) > 0 || b.MaxTokens() > 0 || len(b.Supersedes()) > 0 || len(b.Replaces()) > 0 && !isSummary(b)
 }
+
+// isSummary reports whether b is a summary: a history block with
+// replaces, standing in for the turns it names (summary.go).
+func isSummary(b *Block) bool { return len(b.Replaces()) > 0 && b.Type == declare.History }
 
 // Build fills the index from blocks, at now, counting the heat of the
 // entries it had first.
@@ -432,7 +448,7 @@ func (x *Index) fill(blocks []*Block, redo []bool) {
 	lists := make([][]ixEntry, len(x.secs))
 	for si := range x.secs {
 		if all || redo[si] {
-			x.secs[si].win, x.secs[si].links = window{}, nil
+			x.secs[si].win, x.secs[si].links, x.secs[si].sums = window{}, nil, nil
 			if !all { // a section is made again at about the size it had
 				lists[si] = make([]ixEntry, 0, len(x.secs[si].base)-x.secs[si].dead+len(x.secs[si].extra)+1)
 			}
@@ -461,7 +477,7 @@ func (x *Index) fill(blocks []*Block, redo []bool) {
 		}
 		s := &x.secs[si]
 		old := *s
-		*s = ixSection{base: x.rank(lists[si]), win: s.win, links: s.links, tree: s.tree, byTime: s.byTime[:0], history: s.history[:0], sc: s.sc, share: s.share, hostShare: s.hostShare}
+		*s = ixSection{base: x.rank(lists[si]), win: s.win, links: s.links, sums: s.sums, tree: s.tree, byTime: s.byTime[:0], history: s.history[:0], sc: s.sc, share: s.share, hostShare: s.hostShare}
 		s.index(&x.keys, &x.keysTmp)
 		switch {
 		case x.lexOn && all:
@@ -552,6 +568,12 @@ func (x *Index) admit(b *Block, redo []bool) int {
 			s.links = make(map[*Block]struct{})
 		}
 		s.links[b] = struct{}{}
+	}
+	if isSummary(b) {
+		if s.sums == nil {
+			s.sums = make(map[*Block]struct{})
+		}
+		s.sums[b] = struct{}{}
 	}
 	return si
 }
@@ -739,7 +761,9 @@ func (x *Index) remove(b *Block) {
 		return
 	}
 	s := &x.secs[si]
+	s.touch(b)
 	delete(s.links, b)
+	delete(s.sums, b)
 	e := x.key(b, si)
 	if i, ok := find(s.extra, e); ok {
 		x.settle(&s.extra[i])
@@ -794,6 +818,7 @@ func (x *Index) insert(b *Block) {
 		return
 	}
 	s := &x.secs[si]
+	s.touch(b)
 	e := x.entry(b, si)
 	e.heat = &ixHeat{since: x.asm}
 	if x.lexOn {

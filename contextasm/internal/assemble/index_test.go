@@ -164,7 +164,14 @@ func TestIndexedEqualsFull(t *testing.T) {
 	restore := assemble.SetHitCutoff(256, 32)
 	t.Cleanup(restore)
 	var served, fallback, failed, skippedSome, rebuilt, warm, floors, prefixes, queried, turnQueries, conflicts, keyedServed, chats, withCalls, toolServed int
-	for run := range runs {
+	var sumServed, sumKept, sumChats int
+	for k := range runs + runs/4 {
+		// Runs of their own after the others declare summaries, as a host
+		// would and of any kind, in the workloads of every fourth run.
+		run, summaries := k, k >= runs
+		if summaries {
+			run = 4*(k-runs) + 1
+		}
 		rng := rand.New(rand.NewPCG(uint64(run), 77))
 		tpl := randomWorkload(t, rng).tpl
 		// Queries and sections' scoring from a stream of their own, so the
@@ -172,7 +179,10 @@ func TestIndexedEqualsFull(t *testing.T) {
 		qrng := rand.New(rand.NewPCG(uint64(run), 99))
 		crng := rand.New(rand.NewPCG(uint64(run), 131)) // chat formats, likewise
 		trng := rand.New(rand.NewPCG(uint64(run), 211)) // tool exchanges, likewise
-		tools := run%4 == 2                             // tool calls and their results in the history
+		srng := rand.New(rand.NewPCG(uint64(run), 307)) // summaries, likewise
+		var offered []outcome.SummarizeCandidate        // the last full assembly's runs to summarise
+		nsum := 0
+		tools := run%4 == 2 // tool calls and their results in the history
 		if tools {
 			tpl = withToolOptions(t, trng, tpl)
 		}
@@ -245,6 +255,11 @@ func TestIndexedEqualsFull(t *testing.T) {
 					pending = append(pending, [2]*assemble.Block{s.remove(id), nil})
 				}
 			}
+			if summaries && srng.IntN(3) == 0 {
+				b := randomSummary(srng, fmt.Sprintf("sum%03d", nsum), at, offered, s.blocks)
+				pending = append(pending, [2]*assemble.Block{s.put(b), b})
+				nsum++
+			}
 			// Move now.
 			switch rng.IntN(6) {
 			case 0, 1:
@@ -285,6 +300,11 @@ func TestIndexedEqualsFull(t *testing.T) {
 					req.Relevance[id] = []float64{0, 0.1, 0.5, 1, 2, -1}[qrng.IntN(6)]
 				}
 			}
+			if summaries {
+				// A query sends a store with summaries to the full
+				// assembly (replindex.go): none, to serve them.
+				req.Query, req.QueryKey, req.Relevance, req.NewestTurnQuery = nil, "", nil, false
+			}
 			if req.Query != nil || req.Relevance != nil || req.NewestTurnQuery {
 				queried++
 			}
@@ -298,7 +318,7 @@ func TestIndexedEqualsFull(t *testing.T) {
 			default:
 				req.Previous, req.Record = prev, true
 			}
-			describe := fmt.Sprintf("run %d step %d (now %s, %d blocks)", run, step, at.Format(time.TimeOnly), len(s.blocks))
+			describe := fmt.Sprintf("run %d step %d (now %s, %d blocks, summaries %v)", run, step, at.Format(time.TimeOnly), len(s.blocks), summaries)
 			full, errFull := fullAsm.AssembleRefs(tpl, s.blocks, req, tok)
 			fast, heat, ok, errFast := fastAsm.AssembleIndexed(x, req, tok, s.get)
 			if errFull == nil && len(full.Conflicts) > 0 {
@@ -341,6 +361,15 @@ func TestIndexedEqualsFull(t *testing.T) {
 				keyedServed++
 			}
 			compareOutputs(t, describe, full, fast)
+			if slices.ContainsFunc(s.blocks, func(b *assemble.Block) bool { return len(b.Replaces()) > 0 }) {
+				sumServed++
+				if req.Chat.Format != 0 {
+					sumChats++
+				}
+				if keptSummary(full) {
+					sumKept++
+				}
+			}
 			if (full.QueryTurn == nil) != (fast.QueryTurn == nil) || full.QueryTurn != nil && full.QueryTurn.ID != fast.QueryTurn.ID {
 				t.Fatalf("%s: the query turns differ: full %v, incremental %v", describe, full.QueryTurn, fast.QueryTurn)
 			}
@@ -370,6 +399,7 @@ func TestIndexedEqualsFull(t *testing.T) {
 				warm++
 			}
 			prev = full.Decision
+			offered = full.SummarizeCandidates
 			if rng.IntN(5) == 0 {
 				x.Settle()
 				checkHeat(t, describe, s, want)
@@ -382,6 +412,10 @@ func TestIndexedEqualsFull(t *testing.T) {
 		served, failed, prefixes, floors, fallback, rebuilt, warm, queried)
 	t.Logf("%d with conflicts (the full assembly), %d served with a conflict_key in the store, %d served in a chat format", conflicts, keyedServed, chats)
 	t.Logf("%d served with tool calls in the store (%d served in the runs with tool exchanges)", withCalls, toolServed)
+	t.Logf("%d served with summaries in the store (%d with one in the text, %d in a chat format)", sumServed, sumKept, sumChats)
+	if sumServed < served/10 || sumKept < sumServed/10 || sumChats < sumServed/5 {
+		t.Errorf("the runs do not cover summaries: %d served with them, %d with one kept, %d in a chat format, of %d served", sumServed, sumKept, sumChats, served)
+	}
 	if withCalls == 0 || withCalls < toolServed/2 {
 		t.Errorf("the runs do not cover tool exchanges: %d of the %d served in their runs", withCalls, toolServed)
 	}
@@ -667,4 +701,63 @@ func withToolOptions(t *testing.T, rng *rand.Rand, tpl *template.Template) *temp
 		t.Fatal(err)
 	}
 	return out
+}
+
+// randomSummary returns a summary (a history block with replaces) dated
+// at, as a host declares one: mostly of a run the last assembly offered,
+// else of history turns of the store (kept or dropped), other summaries,
+// ids the store does not hold, or a mix.
+func randomSummary(rng *rand.Rand, id string, at time.Time, offered []outcome.SummarizeCandidate, blocks []*assemble.Block) *assemble.Block {
+	var ids []string
+	if len(offered) > 0 && rng.IntN(3) > 0 {
+		ids = slices.Clone(offered[rng.IntN(len(offered))].IDs)
+	}
+	var history []string
+	for _, b := range blocks {
+		if b.Type == declare.History {
+			history = append(history, b.ID)
+		}
+	}
+	for range rng.IntN(3) {
+		switch k := rng.IntN(6); {
+		case k < 3 && len(history) > 0:
+			ids = append(ids, history[rng.IntN(len(history))])
+		case k < 4:
+			ids = append(ids, fmt.Sprintf("gone%03d", rng.IntN(50)))
+		default:
+			ids = append(ids, fmt.Sprintf("sum%03d", rng.IntN(40)))
+		}
+	}
+	if len(ids) == 0 {
+		ids = []string{"gone000"}
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	ids = slices.DeleteFunc(ids, func(s string) bool { return s == id })
+	if len(ids) == 0 {
+		ids = []string{"gone001"}
+	}
+	b := &assemble.Block{ID: id, Type: declare.History, Scope: declare.ScopeGlobal, ForAssistant: true, Weight: float64(rng.IntN(5)) / 4,
+		Content: "SUMMARY: " + randomContent(rng, 1+rng.IntN(2)), LastModified: at}
+	if rng.IntN(8) == 0 {
+		b.Scope, b.SessionID = declare.ScopeSession, "s1" // a chat's current turn, now and then: the full assembly
+	}
+	if rng.IntN(40) == 0 {
+		b.Required = true
+	}
+	b.EditRare().Replaces = ids
+	b.MinTokens = int32(rng.IntN(len(b.Content)/3 + 1))
+	return keyedPtr(b)
+}
+
+// keptSummary reports whether a summary is in out's text or messages.
+func keptSummary(out *assemble.Output) bool {
+	for _, sec := range out.Sections {
+		for _, b := range sec.Blocks {
+			if b.Status != outcome.StatusDropped && strings.HasPrefix(b.RequestID, "sum") {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -41,6 +41,10 @@ type repl struct {
 	mCands   []int // the members' candidates, once bound
 	at       time.Time
 	seq      int64 // the newest member's last_modified and declaration: where it is written
+	// In an incremental assembly (replindex.go): the summary, and the
+	// turns that are candidates when pulled.
+	sBlock  *Block
+	mBlocks []*Block
 }
 
 // replOfCand returns cd's replacement, or nil.
@@ -72,22 +76,54 @@ func (a *Assembler) buildRepls(tpl *template.Template, blocks []*Block, out *Out
 }
 
 // replSection makes the replacements of section sec, whose summaries are
-// at sums in its ranked blocks. A summary stands for the turns it names,
-// the turns a summary it names stands for, and the groups of all of them.
-// Two summaries that stand for a common block, or one that names the
-// other, cannot both stand: the one named by the other, else the older
-// (by last_modified, then declaration), is excluded as superseded.
+// at sums in its ranked blocks (resolveClaims), and excludes the summaries
+// that cannot stand.
 func (a *Assembler) replSection(sec *template.Section, blocks []*Block, sums []int, out *Output) {
 	si := sec.Index()
 	ranked := a.secs[si].ranked
-	cl := claimer{ranked: ranked, blocks: blocks, pos: make(map[string]int, len(ranked)), unitOf: a.plan.unitOf}
+	stand, gone := resolveClaims(ranked, blocks, a.plan.unitOf, sums)
+	drop := make(map[int]bool, len(gone))
+	for _, g := range gone {
+		out.Events = append(out.Events, outcome.Event{Kind: outcome.KindExcluded, Section: sec.Name(), RequestID: blocks[ranked[g.at].Index].ID, Reason: outcome.ReasonSuperseded, By: blocks[ranked[g.by].Index].ID})
+		drop[g.at] = true
+	}
+	for k := range stand {
+		a.addRepl(si, &stand[k], ranked, blocks)
+	}
+	if len(drop) > 0 {
+		kept := ranked[:0]
+		for p, r := range ranked {
+			if !drop[p] {
+				kept = append(kept, r)
+			}
+		}
+		clear(ranked[len(kept):])
+		a.secs[si].ranked = kept
+	}
+}
+
+// superseded is a summary that cannot stand (at, a position in ranked),
+// and the summary standing instead (by).
+type superseded struct{ at, by int }
+
+// resolveClaims returns what the summaries at sums among one section's
+// ranked blocks stand for, in the order they are taken, and the summaries
+// that cannot stand. A summary stands for the turns it names, the turns a
+// summary it names stands for, and the groups of all of them (unitOf
+// gives a block index's unit). Two summaries that stand for a common
+// block, or one that names the other, cannot both stand: the one named by
+// the other, else the older (by last_modified, then declaration), is
+// excluded as superseded. ranked need not be every eligible block of the
+// section, only those a summary may reach (an incremental assembly's).
+func resolveClaims(ranked []Ranked, blocks []*Block, unitOf map[int32]int32, sums []int) (stand []claim, gone []superseded) {
+	cl := claimer{ranked: ranked, blocks: blocks, pos: make(map[string]int, len(ranked)), unitOf: unitOf}
 	for p, r := range ranked {
 		cl.pos[blocks[r.Index].ID] = p
 	}
-	if len(a.plan.unitOf) > 0 {
+	if len(unitOf) > 0 {
 		cl.unitMembers = make(map[int32][]int)
 		for p, r := range ranked {
-			if u, ok := a.plan.unitOf[r.Index]; ok {
+			if u, ok := unitOf[r.Index]; ok {
 				cl.unitMembers[u] = append(cl.unitMembers[u], p)
 			}
 		}
@@ -98,7 +134,6 @@ func (a *Assembler) replSection(sec *template.Section, blocks []*Block, sums []i
 	}
 	cl.markNamed(claims)
 	taken := make(map[string]int) // id → the claim standing for it
-	drop := make(map[int]bool)
 	for _, k := range cl.order(claims) {
 		c := &claims[k]
 		b := blocks[ranked[c.summaryAt].Index]
@@ -113,27 +148,16 @@ func (a *Assembler) replSection(sec *template.Section, blocks []*Block, sums []i
 			owner, clash = c.clashes(b.ID, taken)
 		}
 		if clash {
-			by := blocks[ranked[claims[owner].summaryAt].Index].ID
-			out.Events = append(out.Events, outcome.Event{Kind: outcome.KindExcluded, Section: sec.Name(), RequestID: b.ID, Reason: outcome.ReasonSuperseded, By: by})
-			drop[c.summaryAt] = true
+			gone = append(gone, superseded{at: c.summaryAt, by: claims[owner].summaryAt})
 			continue
 		}
 		taken[b.ID] = k
 		for _, id := range c.names {
 			taken[id] = k
 		}
-		a.addRepl(si, c, ranked, blocks)
+		stand = append(stand, *c)
 	}
-	if len(drop) > 0 {
-		kept := ranked[:0]
-		for p, r := range ranked {
-			if !drop[p] {
-				kept = append(kept, r)
-			}
-		}
-		clear(ranked[len(kept):])
-		a.secs[si].ranked = kept
-	}
+	return stand, gone
 }
 
 // claim is what one summary stands for in its section.
@@ -306,6 +330,22 @@ func (c *claim) clashes(id string, taken map[string]int) (int, bool) {
 // none of which is here still stands for them: a replacement without
 // members, decided as any block is.
 func (a *Assembler) addRepl(si int, c *claim, ranked []Ranked, blocks []*Block) {
+	r := newRepl(si, c, ranked, blocks)
+	if a.deg.replOf == nil {
+		a.deg.replOf = make(map[int32]int32)
+	}
+	ri := int32(len(a.deg.repls))
+	a.deg.replOf[r.summary] = ri
+	for _, m := range r.members {
+		a.deg.replOf[m] = ri
+	}
+	a.deg.repls = append(a.deg.repls, r)
+}
+
+// newRepl returns the replacement of claim c, of section si: its
+// summary, its members (block indexes, as ranked gives them) and where it
+// is written.
+func newRepl(si int, c *claim, ranked []Ranked, blocks []*Block) repl {
 	b := blocks[ranked[c.summaryAt].Index]
 	r := repl{si: si, summary: ranked[c.summaryAt].Index, ids: c.ids, complete: c.complete, unusable: c.unusable,
 		at: b.LastModified, seq: b.Seq}
@@ -316,15 +356,7 @@ func (a *Assembler) addRepl(si int, c *claim, ranked []Ranked, blocks []*Block) 
 			r.at, r.seq = m.LastModified, m.Seq
 		}
 	}
-	if a.deg.replOf == nil {
-		a.deg.replOf = make(map[int32]int32)
-	}
-	ri := int32(len(a.deg.repls))
-	a.deg.replOf[r.summary] = ri
-	for _, m := range r.members {
-		a.deg.replOf[m] = ri
-	}
-	a.deg.repls = append(a.deg.repls, r)
+	return r
 }
 
 // bindRepls records where section si's replacements stand among its
@@ -384,6 +416,9 @@ func (a *Assembler) bindRepls(si int, blocks []*Block, out *Output) {
 // reports whether cur is decided; when it is not, the fill goes on with
 // cur as with any block.
 func (f *filler) fillRepl(r *repl, cur *candidate) bool {
+	if f.a.inc.on {
+		f.a.pullSummary(r) // decided with the first of them (reserveRepl made its room)
+	}
 	s := &f.cands()[r.sCand]
 	preferSummary := s.Required || !r.complete || s.inc
 	if cur == s && !preferSummary {
@@ -425,6 +460,9 @@ func (f *filler) replTurns(r *repl) bool {
 			texts++
 		}
 	}
+	if f.a.inc.on {
+		need, texts = f.unpulledNeed(r, need, texts)
+	}
 	if texts > 0 {
 		need += (texts - 1) * f.st.sep
 		if f.st.kept > 0 {
@@ -433,6 +471,10 @@ func (f *filler) replTurns(r *repl) bool {
 	}
 	if f.st.used+f.st.msgs+need > f.sec.MaxTokens() {
 		return false
+	}
+	if f.a.inc.on {
+		f.a.pullTurns(r)
+		cands = f.cands()
 	}
 	for _, j := range r.mCands {
 		cands[j].done = true
@@ -480,28 +522,41 @@ func (f *filler) replSummary(r *repl) bool {
 // then the turns fit when they come up. It counts blocks only until they
 // overflow the room.
 func (f *filler) fitsUntil(r *repl) bool {
+	if f.a.inc.on {
+		return f.fitsUntilIndexed(r)
+	}
 	cands := f.cands()
 	room := f.sec.MaxTokens() - f.st.used - f.st.msgs
 	last := slices.Max(r.mCands)
-	need, texts := 0, f.st.kept
+	u := untilNeed{texts: f.st.kept, sep: f.st.sep}
 	for i := r.sCand + 1; i <= last; i++ {
 		cd := &cands[i]
 		if cd.done {
 			continue
 		}
 		f.a.blockTokens(f.sec, f.block(cd), cd, f.c)
-		need += cd.tokens
-		if !cd.msg {
-			if texts > 0 {
-				need += f.st.sep
-			}
-			texts++
-		}
-		if need > room {
+		if u.add(cd.tokens, cd.msg) > room {
 			return false
 		}
 	}
 	return true
+}
+
+// untilNeed is what fitsUntil counts: the blocks' tokens, and the
+// separators the text blocks need after the section's kept ones.
+type untilNeed struct{ need, texts, sep int }
+
+// add counts a block of n tokens (a message when msg) and returns the
+// need so far.
+func (u *untilNeed) add(n int, msg bool) int {
+	u.need += n
+	if !msg {
+		if u.texts > 0 {
+			u.need += u.sep
+		}
+		u.texts++
+	}
+	return u.need
 }
 
 // dropFor marks cd dropped for reason, with an event naming by, the block
@@ -526,7 +581,7 @@ func (a *Assembler) standIn(r *repl, budget int, estimate *int, blocks []*Block,
 	s := &cands[r.sCand]
 	sb := blocks[s.Index]
 	used, kept, msgs := a.secs[si].used, a.secs[si].kept, a.secs[si].msgs
-	someOut := false
+	someOut := r.unpulled() // never pulled: not in the text
 	for _, j := range r.mCands {
 		m := &cands[j]
 		switch {
@@ -629,7 +684,7 @@ func (a *Assembler) settleRepls(tpl *template.Template, blocks []*Block, out *Ou
 		if s.event > 0 {
 			continue
 		}
-		all := true
+		all := !r.unpulled()
 		for _, j := range r.mCands {
 			all = all && cands[j].inText()
 		}

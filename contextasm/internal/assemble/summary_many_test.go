@@ -2,10 +2,16 @@ package assemble_test
 
 import (
 	"fmt"
+	"reflect"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/outcome"
+	"github.com/contextasm/contextasm/truncate"
 )
 
 // summaryHistory returns runs of ten turns, each with a summary naming
@@ -80,4 +86,115 @@ func BenchmarkManySummaries(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkIndexedSummaries is one call at a clock moving a second a
+// call, on a history of runs of turns each with its summary (chained:
+// each naming the one before too, the worst case: the newest stands for
+// every turn), in the OpenAI format: from scratch (full) and from an
+// Index kept at the clock (indexed), which must give the same text.
+func BenchmarkIndexedSummaries(b *testing.B) {
+	for _, runs := range []int{200, 2000} {
+		for _, chained := range []bool{false, true} {
+			tpl := mustParse(b, manySummariesTemplate)
+			blocks, get := summaryStore(runs, chained)
+			tok := &memoCounter{Counter: realTokenizer(b), counts: map[string]int{}}
+			req := assemble.Request{Chat: assemble.ChatCost{Format: chat.FormatOpenAI, PerMessage: 3, Reply: 3}}
+			name := fmt.Sprintf("blocks=%d/chained=%v", len(blocks), chained)
+			b.Run(name+"/full", func(b *testing.B) {
+				a := assemble.Assembler{SortedByID: true}
+				at := now
+				for b.Loop() {
+					at = at.Add(time.Second)
+					req.Now = at
+					if _, err := a.AssembleRefs(tpl, blocks, req, tok); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run(name+"/indexed", func(b *testing.B) {
+				a, full := assemble.Assembler{SortedByID: true}, assemble.Assembler{SortedByID: true}
+				x := assemble.NewIndex(tpl, req, truncate.Scoring{})
+				at := now
+				x.Build(blocks, at)
+				for b.Loop() {
+					at = at.Add(time.Second)
+					req.Now = at
+					out, ok, err := indexedAt(&a, x, blocks, req, tok, get)
+					if !ok || err != nil {
+						b.Fatalf("not served: %v", err)
+					}
+					if b.N == 1 {
+						want, _ := full.AssembleRefs(tpl, blocks, req, tok)
+						if want.Text != out.Text || !reflect.DeepEqual(want.Messages, out.Messages) {
+							b.Fatal("the indexed assembly differs from the full one")
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestIndexedServesSummaries: a history of summarised runs, chained or
+// not, in a chat format at a moving clock, is served by the Index and
+// gives the full assembly's text and messages; not chained, it looks at
+// a small part of the index.
+func TestIndexedServesSummaries(t *testing.T) {
+	tpl := mustParse(t, manySummariesTemplate)
+	tok := &memoCounter{Counter: realTokenizer(t), counts: map[string]int{}}
+	for _, chained := range []bool{false, true} {
+		blocks, get := summaryStore(300, chained)
+		req := assemble.Request{Chat: assemble.ChatCost{Format: chat.FormatOpenAI, PerMessage: 3, Reply: 3}}
+		x := assemble.NewIndex(tpl, req, truncate.Scoring{})
+		at := now
+		x.Build(blocks, at)
+		var a, full assemble.Assembler
+		for step := range 5 {
+			at = at.Add(time.Second)
+			req.Now = at
+			out, ok, err := indexedAt(&a, x, blocks, req, tok, get)
+			if !ok || err != nil {
+				t.Fatalf("chained=%v step %d: not served (%v)", chained, step, err)
+			}
+			want, err := full.AssembleRefs(tpl, blocks, req, tok)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Text != want.Text || !reflect.DeepEqual(out.Messages, want.Messages) || len(out.Messages) == 0 {
+				t.Fatalf("chained=%v step %d: %d messages, full %d", chained, step, len(out.Messages), len(want.Messages))
+			}
+			// Chained, the newest summary stands for every turn: the walk
+			// passes over all of them (without making them candidates).
+			if !chained && a.Looked() > len(blocks)/4 {
+				t.Errorf("chained=%v step %d: looked at %d index entries of %d", chained, step, a.Looked(), len(blocks))
+			}
+		}
+	}
+}
+
+// summaryStore returns summaryHistory's blocks as a store holds them (by
+// request_id) and its lookup.
+func summaryStore(runs int, chained bool) ([]*assemble.Block, func(string) (*assemble.Block, bool)) {
+	var blocks []*assemble.Block
+	for _, bl := range summaryHistory(runs, chained) {
+		blocks = append(blocks, &bl)
+	}
+	slices.SortFunc(blocks, func(p, q *assemble.Block) int { return strings.Compare(p.ID, q.ID) })
+	return blocks, func(id string) (*assemble.Block, bool) {
+		i, ok := slices.BinarySearchFunc(blocks, id, func(x *assemble.Block, id string) int { return strings.Compare(x.ID, id) })
+		if !ok {
+			return nil, false
+		}
+		return blocks[i], true
+	}
+}
+
+// indexedAt moves x to req.Now, as the engine does, and assembles from it.
+func indexedAt(a *assemble.Assembler, x *assemble.Index, blocks []*assemble.Block, req assemble.Request, c truncate.Counter, get func(string) (*assemble.Block, bool)) (*assemble.Output, bool, error) {
+	if !x.Serves(req.Now) {
+		x.Refresh(blocks, req.Now)
+	}
+	out, _, ok, err := a.AssembleIndexed(x, req, c, get)
+	return out, ok, err
 }

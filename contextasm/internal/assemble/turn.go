@@ -49,6 +49,11 @@ type incremental struct {
 	xhist  []extraRef
 	xruns  []int32       // neighbourHits' scratch: each section's run of xhist
 	lex    []lexical.Hit // scratch of the lexical index's Score
+	// Summaries (replindex.go): the sections' plans; the sections that
+	// have replacements; the Output events go to.
+	plans   []planRef
+	replSec []bool
+	out     *Output
 }
 
 // walk is the pull of one section's candidates from an Index: the base
@@ -188,15 +193,18 @@ func (x *Index) count(text []heatText, gone []*ixHeat) {
 // AssembleIndexed is AssembleRefs for the blocks x holds (x is at req.Now:
 // see Index.Refresh), looking at no more of them than the fill can use;
 // lookup returns the block of a request_id in the store x is at, for the
-// previous decision's incumbents. Its Output and error are AssembleRefs',
-// but the Output has no Sections and no Events. The assembly is counted
-// into the blocks' heat (see Index), and the record returned counts it
-// again.
+// previous decision's incumbents and the turns summaries name. Its Output
+// and error are AssembleRefs', but the Output has no Sections and no
+// Events. The assembly is counted into the blocks' heat (see Index), and
+// the record returned counts it again. As AssembleRefs, an assembly that
+// weighed a summary is made again without summaries, and the one that
+// represents more blocks is taken.
 //
 // It returns ok false, having done nothing, for what only AssembleRefs
 // does: another request shape or now than x's, ListHidden, a required
 // block without a section or in a unit that cannot be sent whole, blocks
-// with degrade fields, blocks the shape sees that share a conflict_key.
+// with variants, max_tokens or supersedes, blocks the shape sees that
+// share a conflict_key, and the summaries replindex.go leaves to it.
 func (a *Assembler) AssembleIndexed(x *Index, req Request, c truncate.Counter, lookup func(id string) (*Block, bool)) (out *Output, heat *HeatRecord, ok bool, err error) {
 	if !x.built || req.ListHidden || !req.Now.Equal(x.shape.Now) ||
 		req.SessionID != x.shape.SessionID || req.UserID != x.shape.UserID || !slices.Equal(req.Roles, x.shape.Roles) {
@@ -210,8 +218,35 @@ func (a *Assembler) AssembleIndexed(x *Index, req Request, c truncate.Counter, l
 	if x.degradable > 0 || x.clashes > 0 {
 		return nil, nil, false, nil
 	}
-	r := a.begin(x.tpl, nil, &req, c, false)
-	r.x, r.lookup, a.inc.x = x, lookup, x
+	out, heat, ok, err = a.assembleIndexed(x, req, c, lookup, false)
+	if !ok {
+		return nil, nil, false, nil
+	}
+	if a.deg.weighed {
+		// A summary took part: it must not leave the model with less
+		// than dropping alone would (degrade.go).
+		looked := a.inc.looked
+		plain, pheat, pok, perr := a.assembleIndexed(x, req, c, lookup, true)
+		a.inc.looked += looked // both walks' (TestIndexedServesSummaries)
+		if !pok {
+			return nil, nil, false, nil
+		}
+		if perr == nil && (err != nil || plain.represented > out.represented) {
+			out, heat, err = plain, pheat, nil
+		}
+	}
+	if err != nil {
+		return nil, nil, true, err
+	}
+	x.count(heat.text, heat.gone)
+	return out, heat, true, nil
+}
+
+// assembleIndexed is one incremental assembly, plain (no summaries) or
+// not; its heat is not counted yet.
+func (a *Assembler) assembleIndexed(x *Index, req Request, c truncate.Counter, lookup func(id string) (*Block, bool), plain bool) (*Output, *HeatRecord, bool, error) {
+	r := a.begin(x.tpl, nil, &req, c, plain)
+	r.x, r.lookup, a.inc.x, a.inc.out = x, lookup, x, r.out
 	a.inc.on, a.inc.pulled, a.inc.pulledE, a.inc.keys, a.inc.looked = true, a.inc.pulled[:0], a.inc.pulledE[:0], a.inc.keys[:0], 0
 	a.inc.priorAll = a.inc.priorAll[:0]
 	defer a.endWalk()
@@ -226,16 +261,19 @@ func (a *Assembler) AssembleIndexed(x *Index, req Request, c truncate.Counter, l
 	if req.NewestTurnQuery && req.Query == nil && req.Relevance == nil {
 		a.queryTurn(r, x.newestTurn(&req))
 	}
-	if req.queried() {
-		a.findHits(x, &req, lookup, r.out.QueryTurn)
+	if r.req.queried() {
+		a.findHits(x, r.req, lookup, r.out.QueryTurn)
+	}
+	if !a.planReplsIndexed(r) {
+		return nil, nil, false, nil
 	}
 	if err := a.decide(r); err != nil {
 		return nil, nil, true, err
 	}
-	out = r.out
+	out := r.out
 	out.ExcludedCounts = x.excludedCounts()
 	out.Events = nil // a few: not the assembly's list
-	heat = &HeatRecord{x: x, epoch: x.epoch}
+	heat := &HeatRecord{x: x, epoch: x.epoch}
 	for si := range a.secs {
 		for i := range a.secs[si].cands {
 			if cd := &a.secs[si].cands[i]; cd.inText() {
@@ -245,7 +283,6 @@ func (a *Assembler) AssembleIndexed(x *Index, req Request, c truncate.Counter, l
 		}
 	}
 	heat.gone = a.inc.units.goneHeat(heat.gone)
-	x.count(heat.text, heat.gone)
 	return out, heat, true, nil
 }
 
@@ -344,8 +381,11 @@ func (a *Assembler) pullHistory(x *Index, sec *template.Section, c truncate.Coun
 			if u, ok := a.inc.units.of[e]; ok {
 				a.bindMember(si, u, len(a.secs[si].cands)-1) // runs never split a unit (mergeUnitRuns)
 			}
+			a.bindRepl(si, e, cd) // a turn a summary stood in for: not left out for room
 		}
-		if cd.inText() || !candidateReason(cd.reason) {
+		if cd.inText() || !candidateReason(cd.reason) || cd.summary || a.deg.summarised[cd.ID] {
+			// dropRuns passes over what a summary names; a summary, a
+			// candidate already, it reads at its turns' place.
 			continue
 		}
 		total += a.wholeTokens(sec, e.b, cd, c)
@@ -394,6 +434,8 @@ func (a *Assembler) endWalk() {
 	for _, h := range a.inc.hits {
 		h.e.rel = 0
 	}
+	clear(a.inc.plans)
+	a.inc.plans, a.inc.out = a.inc.plans[:0], nil
 	clear(a.inc.hits)
 	a.inc.hits = a.inc.hits[:0]
 	clear(a.inc.w.rel)
@@ -558,7 +600,10 @@ func (a *Assembler) pull(sec *template.Section, st *fillState, bounded bool) boo
 		return false
 	}
 	skip, room := false, 0
-	if bounded && sec.Fill() == template.FillSkip { // under stop, the first misfit stops the section
+	// Under stop, the first misfit stops the section; a section with
+	// summaries passes nothing over, so that the fill comes to every
+	// replacement a full fill decides (fillRepl).
+	if bounded && sec.Fill() == template.FillSkip && !a.inc.replSec[si] {
 		room = sec.MaxTokens() - st.used - st.msgs
 		if st.kept > 0 && !a.chat.on() {
 			// A message needs no separator: in a chat format the room
@@ -568,17 +613,22 @@ func (a *Assembler) pull(sec *template.Section, st *fillState, bounded bool) boo
 		skip = !(sec.Partial() && !st.cutDone && !a.secs[si].sticky.shed && room >= sec.MinPartialTokens())
 	}
 	e, p, rel := w.next(skip, room)
+	for e != nil && a.passSummarized(e) {
+		e, p, rel = w.next(skip, room)
+	}
 	if e == nil {
 		a.finishWalk(si)
 		return false
 	}
 	cd := a.take(si, e)
 	applyItem(cd, p, rel, w.took)
-	if len(a.inc.units.of) > 0 {
+	if len(a.inc.units.of) > 0 || len(a.inc.plans) > 0 {
 		a.inc.keys[cd.Index] = a.walkKeyOf(e, p, rel)
+		a.bindRepl(si, e, cd)
 		if _, ok := a.inc.units.of[e]; ok {
 			a.pullUnit(si, cd)
 		}
+		a.reserveRepl(si, e)
 	}
 	return true
 }
@@ -722,9 +772,13 @@ func (w *walk) head(list []ixEntry, at, gap *int, tree *minTree, skip bool, m in
 func (a *Assembler) finishWalk(si int) {
 	w := &a.inc.w
 	w.done = true
+	a.finishRepls(si)
 	a.settleOrder(si)
 	var t tailBest
 	note := func(e *ixEntry) {
+		if a.summarized(e) {
+			return // a turn its summary stands for: not let go by a shed (setFloor)
+		}
 		if s := a.effOf(e); !e.required() && (!t.has || s > t.score) {
 			t.has, t.score = true, s
 		}

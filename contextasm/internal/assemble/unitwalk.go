@@ -155,7 +155,7 @@ func (a *Assembler) unitsOf(r *run, si int, blocks []*Block, entries []*ixEntry,
 // lanes are made, and notes the items of the members.
 func (a *Assembler) orderMembers(si int) {
 	uw, w := &a.inc.units, &a.inc.w
-	if !slices.Contains(uw.sec, int32(si)) {
+	if !slices.Contains(uw.sec, int32(si)) && !a.inc.replSec[si] {
 		return
 	}
 	if uw.prior == nil {
@@ -164,7 +164,8 @@ func (a *Assembler) orderMembers(si int) {
 	clear(uw.prior)
 	clear(uw.rel)
 	for i := range w.prior {
-		if _, ok := uw.of[w.prior[i].e]; ok {
+		_, unit := uw.of[w.prior[i].e]
+		if _, repl := a.replIndex(w.prior[i].e); unit || repl {
 			uw.prior[w.prior[i].e] = int32(i)
 		}
 	}
@@ -236,6 +237,7 @@ func (a *Assembler) pullUnit(si int, cd *candidate) {
 		applyItem(m, p, rel, k.tier)
 		a.inc.keys[m.Index] = k
 		a.bindMember(si, u, len(a.secs[si].cands)-1)
+		a.bindRepl(si, e, m) // a unit's members are its replacement's, if any
 		uw.ahead = true
 	}
 }
@@ -250,6 +252,9 @@ func (a *Assembler) lateIncumbentUnit(si int) bool {
 			continue
 		}
 		for _, e := range members {
+			if a.summarized(e) {
+				break // its summary stands for it: decided, as a full fill finds it
+			}
 			if p, _ := a.memberItems(e); p != nil && p.inc && !p.prevRecall {
 				return true
 			}
@@ -276,9 +281,21 @@ func (a *Assembler) settleOrder(si int) {
 			a.plan.units[u].cands = a.plan.units[u].cands[:0]
 		}
 	}
+	for ri := range a.deg.repls {
+		if r := &a.deg.repls[ri]; r.si == si {
+			r.mCands = r.mCands[:0]
+		}
+	}
 	for j := range cands {
 		if u := cands[j].unit; u != 0 {
 			a.plan.units[u-1].cands = append(a.plan.units[u-1].cands, j)
+		}
+		if ri := cands[j].repl; ri != 0 {
+			if r := &a.deg.repls[ri-1]; cands[j].summary {
+				r.sCand = j
+			} else {
+				r.mCands = append(r.mCands, j)
+			}
 		}
 	}
 }
