@@ -4,7 +4,8 @@ import "github.com/contextasm/contextasm/declare"
 
 // The current turn. In a chat format the request is the model's next
 // turn, so what it answers must be in it: the newest user message of the
-// request's session, and, when the newest assistant message is newer and
+// request's session (queryTurn: a summary, even one naming no role, is
+// never the question), and, when the newest assistant message is newer and
 // makes tool calls, that message with the results that answer them (the
 // model is to go on from them). currentTurn makes those blocks required,
 // before the planning pass makes their units required whole: they are
@@ -27,10 +28,10 @@ func (a *Assembler) currentTurn(r *run) {
 			if b.Type != declare.History || b.SessionID != r.req.SessionID {
 				continue
 			}
-			switch b.Role {
-			case declare.RoleAssistant:
+			switch {
+			case b.Role == declare.RoleAssistant:
 				newest(&asst, e)
-			case declare.RoleUser, "":
+			case queryTurn(b, r.req):
 				newest(&user, e)
 			}
 		}
@@ -74,12 +75,6 @@ func answers(calls []declare.ToolCall, id string) bool {
 	return false
 }
 
-// userTurn reports whether b is a user turn of req's session, which the
-// current turn is the newest of.
-func userTurn(b *Block, req *Request) bool {
-	return b.Type == declare.History && req.SessionID != "" && b.SessionID == req.SessionID && (b.Role == declare.RoleUser || b.Role == "")
-}
-
 // assistantTurn reports whether b is an assistant turn of req's session.
 func assistantTurn(b *Block, req *Request) bool {
 	return b.Type == declare.History && req.SessionID != "" && b.SessionID == req.SessionID && b.Role == declare.RoleAssistant
@@ -96,7 +91,7 @@ func (a *Assembler) currentTurnIndexed(r *run) {
 		return
 	}
 	x := r.x
-	user, us := x.newestUser(r.req, userTurn)
+	user, us := x.newestUser(r.req, queryTurn)
 	if user != nil {
 		a.require(user, us, true)
 	}

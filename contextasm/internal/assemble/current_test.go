@@ -73,3 +73,24 @@ func TestCurrentTurnRequired(t *testing.T) {
 		t.Errorf("text format: %v", err)
 	}
 }
+
+// TestSummaryIsNotTheCurrentTurn: a summary declared after the question
+// (it names no role, as a host's summaries often do) is not the turn the
+// model answers: the question stays the current turn, in both paths.
+func TestSummaryIsNotTheCurrentTurn(t *testing.T) {
+	tpl := mustParse(t, `{"budget": 2000, "sections": [
+	  {"name": "HISTORY", "priority": 1, "memory_types": ["history"], "max_tokens": 1000, "render": "{content}", "order": "time"}]}`)
+	old := sessionTurn("t0", declare.RoleUser, "USER: an early question about fees", now.Add(-time.Hour))
+	question := sessionTurn("t1", declare.RoleUser, "USER: and the rate?", now.Add(-time.Minute))
+	summary := chatTurn("s0", "SUMMARY: the user asked about fees", now)
+	summary.Scope, summary.SessionID = declare.ScopeSession, "s1"
+	summary.EditRare().Replaces = []string{"t0"}
+	summary = keyed(summary)
+	out := mustAssemble(t, tpl, []assemble.Block{old, question, summary},
+		assemble.Request{Now: now, SessionID: "s1", Chat: assemble.ChatCost{Format: chat.FormatOpenAI, PerMessage: 3, Reply: 3}})
+	for _, b := range out.Sections[0].Blocks {
+		if want := b.RequestID == question.ID; b.Required != want {
+			t.Errorf("%s: required %v, want %v (only the question is the current turn)", b.RequestID, b.Required, want)
+		}
+	}
+}
