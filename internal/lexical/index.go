@@ -198,6 +198,33 @@ func (x *Index) Score(q *Query, dst []Hit) []Hit {
 	return dst
 }
 
+// Relevance returns the relevance of d, a document not in x, under x's
+// statistics: what Score gives a document of x with d's terms and length,
+// were x's statistics the same with it (a summary is scored so: it
+// repeats its turns' words, and counted too it would count them twice).
+func (x *Index) Relevance(q *Query, d *Doc) float64 {
+	if x.docs == 0 || len(q.keys) == 0 {
+		return 0
+	}
+	w := newWeights(q.Params, x.docs, x.length)
+	max, sum := 0.0, 0.0
+	for _, k := range q.keys {
+		li, ok := x.lists[k]
+		if !ok || !scored(x.docs, x.plists[li].df) {
+			continue
+		}
+		v := idf(x.docs, x.plists[li].df)
+		max += w.bound(v)
+		if tf := d.tf(k); tf > 0 {
+			sum += w.term(v, tf, d.length)
+		}
+	}
+	if max == 0 {
+		return 0
+	}
+	return sum / max
+}
+
 // qterm is a term of the query being scored: its list and its idf.
 type qterm struct {
 	list int32

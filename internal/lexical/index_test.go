@@ -103,6 +103,17 @@ func (m *model) check(t *testing.T, q *Query) {
 		}
 	}
 	want := scanAll(q, docs)
+	// A document outside the index is scored under its statistics as a
+	// scan scores one it did not count (a summary, in the assembler).
+	outside := Analyze(randomText(rand.New(rand.NewPCG(uint64(len(docs)), 9))))
+	var s Scan
+	s.Reset(q)
+	for i := range docs {
+		s.Count(&docs[i])
+	}
+	if got, want := m.x.Relevance(q, &outside), s.Relevance(&outside); got != want {
+		t.Fatalf("a document outside: relevance %v from the index, %v from scratch", got, want)
+	}
 	got := m.scoreMap(q)
 	for i, h := range handles {
 		if got[h] != want[i] {

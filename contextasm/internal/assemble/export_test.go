@@ -78,6 +78,12 @@ func (x *Index) verifyLex() error {
 				if e.dead {
 					continue
 				}
+				if !lexable(e.b) {
+					if e.lex != noDoc {
+						return fmt.Errorf("section %d: summary %s has document %d", si, e.b.ID, e.lex)
+					}
+					continue
+				}
 				live++
 				if ref := x.lexOf[e.lex]; ref.b != e.b || ref.si != int32(si) {
 					return fmt.Errorf("section %d: %s's document is %v's, of section %d", si, e.b.ID, ref.b, ref.si)

@@ -497,6 +497,10 @@ func (x *Index) lexRemake(si int, old *ixSection) {
 	x.lexGen++
 	s := &x.secs[si]
 	keep := func(e *ixEntry) {
+		if !lexable(e.b) {
+			e.lex = noDoc
+			return
+		}
 		if h, ok := x.lexBy[e.b]; ok && x.lexOf[h].si == int32(si) {
 			e.lex = h
 		} else {
@@ -514,7 +518,7 @@ func (x *Index) lexRemake(si int, old *ixSection) {
 		keep(&s.extra[i])
 	}
 	gone := func(e *ixEntry) {
-		if int(e.lex) >= len(x.lexKeep) || x.lexKeep[e.lex] != x.lexGen {
+		if e.lex != noDoc && (int(e.lex) >= len(x.lexKeep) || x.lexKeep[e.lex] != x.lexGen) {
 			x.lexRemove(e)
 		}
 	}

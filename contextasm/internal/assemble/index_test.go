@@ -164,7 +164,7 @@ func TestIndexedEqualsFull(t *testing.T) {
 	restore := assemble.SetHitCutoff(256, 32)
 	t.Cleanup(restore)
 	var served, fallback, failed, skippedSome, rebuilt, warm, floors, prefixes, queried, turnQueries, conflicts, keyedServed, chats, withCalls, toolServed int
-	var sumServed, sumKept, sumChats int
+	var sumServed, sumKept, sumChats, sumQueried int
 	for k := range runs + runs/4 {
 		// Runs of their own after the others declare summaries, as a host
 		// would and of any kind, in the workloads of every fourth run.
@@ -300,9 +300,8 @@ func TestIndexedEqualsFull(t *testing.T) {
 					req.Relevance[id] = []float64{0, 0.1, 0.5, 1, 2, -1}[qrng.IntN(6)]
 				}
 			}
-			if summaries {
-				// A query sends a store with summaries to the full
-				// assembly (replindex.go): none, to serve them.
+			if summaries && srng.IntN(2) == 0 {
+				// Half the summaries' steps without a query, half with.
 				req.Query, req.QueryKey, req.Relevance, req.NewestTurnQuery = nil, "", nil, false
 			}
 			if req.Query != nil || req.Relevance != nil || req.NewestTurnQuery {
@@ -366,6 +365,9 @@ func TestIndexedEqualsFull(t *testing.T) {
 				if req.Chat.Format != 0 {
 					sumChats++
 				}
+				if req.Query != nil || req.Relevance != nil || req.NewestTurnQuery {
+					sumQueried++
+				}
 				if keptSummary(full) {
 					sumKept++
 				}
@@ -412,9 +414,9 @@ func TestIndexedEqualsFull(t *testing.T) {
 		served, failed, prefixes, floors, fallback, rebuilt, warm, queried)
 	t.Logf("%d with conflicts (the full assembly), %d served with a conflict_key in the store, %d served in a chat format", conflicts, keyedServed, chats)
 	t.Logf("%d served with tool calls in the store (%d served in the runs with tool exchanges)", withCalls, toolServed)
-	t.Logf("%d served with summaries in the store (%d with one in the text, %d in a chat format)", sumServed, sumKept, sumChats)
-	if sumServed < served/10 || sumKept < sumServed/10 || sumChats < sumServed/5 {
-		t.Errorf("the runs do not cover summaries: %d served with them, %d with one kept, %d in a chat format, of %d served", sumServed, sumKept, sumChats, served)
+	t.Logf("%d served with summaries in the store (%d with one in the text, %d in a chat format, %d with a query)", sumServed, sumKept, sumChats, sumQueried)
+	if sumServed < served/10 || sumKept < sumServed/10 || sumChats < sumServed/5 || sumQueried < sumServed/5 {
+		t.Errorf("the runs do not cover summaries: %d served with them, %d with one kept, %d in a chat format, %d with a query, of %d served", sumServed, sumKept, sumChats, sumQueried, served)
 	}
 	if withCalls == 0 || withCalls < toolServed/2 {
 		t.Errorf("the runs do not cover tool exchanges: %d of the %d served in their runs", withCalls, toolServed)

@@ -1,8 +1,10 @@
 package assemble
 
 import (
+	"math"
 	"slices"
 
+	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/internal/lexical"
 )
 
@@ -44,8 +46,21 @@ func (x *Index) lexAddSection(si int) {
 	}
 }
 
-// lexAdd adds b's document, of section si, and returns its handle.
+// noDoc is the handle of an entry whose block has no document in the
+// index's lexical index: a summary (lexable).
+const noDoc = lexical.Handle(math.MaxUint32)
+
+// lexable reports whether b's document counts in the lexical statistics:
+// not a summary, which repeats the words of the turns it stands for (the
+// relevance pass's rule); a summary is scored apart (findHits).
+func lexable(b *Block) bool { return len(b.Replaces()) == 0 || b.Type != declare.History }
+
+// lexAdd adds b's document, of section si, and returns its handle (noDoc
+// for a block that is not lexable).
 func (x *Index) lexAdd(b *Block, si int) lexical.Handle {
+	if !lexable(b) {
+		return noDoc
+	}
 	var h lexical.Handle
 	if b.Doc != nil {
 		h = x.lex.Add(*b.Doc)
@@ -65,7 +80,7 @@ func (x *Index) lexAdd(b *Block, si int) lexical.Handle {
 
 // lexRemove removes e's document, when the index keeps documents.
 func (x *Index) lexRemove(e *ixEntry) {
-	if x.lexOn {
+	if x.lexOn && e.lex != noDoc {
 		x.lex.Remove(e.lex)
 		if h, ok := x.lexBy[e.b]; ok && h == e.lex {
 			delete(x.lexBy, e.b)
@@ -100,6 +115,7 @@ func (a *Assembler) findHits(x *Index, req *Request, lookup func(string) (*Block
 	}
 	x.ensureLex()
 	a.inc.lex = x.lex.Score(req.Query, a.inc.lex[:0])
+	a.scoreSummaries(x, req.Query)
 	// The hits the relevance pass keeps (its cut-off), in the same way.
 	rs := &a.rel
 	rels := rs.rels[:0]
@@ -107,6 +123,9 @@ func (a *Assembler) findHits(x *Index, req *Request, lookup func(string) (*Block
 		if h.Relevance > 0 {
 			rels = append(rels, h.Relevance)
 		}
+	}
+	for _, s := range a.inc.sumRel {
+		rels = append(rels, s.rel)
 	}
 	t, ties, cut := rs.cutoff(rels, maxHits(x.tpl))
 	rs.rels = rels[:0]
@@ -122,15 +141,64 @@ func (a *Assembler) findHits(x *Index, req *Request, lookup func(string) (*Block
 			add(ref.b, int(ref.si), h.Relevance)
 		}
 	}
+	for k, s := range a.inc.sumRel { // j: -1 - its place in sumRel
+		switch {
+		case cut && s.rel < t:
+		case cut && s.rel == t:
+			tied = append(tied, relCand{id: s.b.ID, si: s.si, j: int32(-1 - k)})
+		default:
+			add(s.b, int(s.si), s.rel)
+		}
+	}
 	if cut {
 		kept, _ := splitTied(tied, ties)
 		for _, c := range kept {
-			add(x.lexOf[c.j].b, int(c.si), t)
+			if c.j < 0 {
+				add(a.inc.sumRel[-1-c.j].b, int(c.si), t)
+			} else {
+				add(x.lexOf[c.j].b, int(c.si), t)
+			}
 		}
 	}
+	clear(a.inc.sumRel)
+	a.inc.sumRel = a.inc.sumRel[:0]
 	clear(tied)
 	rs.tied = tied[:0]
 	a.neighbourHits(x, queryTurn)
+}
+
+// sumRelevance is a summary's relevance to the query (scoreSummaries).
+type sumRelevance struct {
+	b   *Block
+	si  int32
+	rel float64
+}
+
+// scoreSummaries scores the sections' summaries against q under the
+// lexical index's statistics, which leave them out (lexable), into
+// a.inc.sumRel, those of positive relevance in section then request_id
+// order: the relevance pass scores a summary without counting it. An
+// assembly without summaries (degrade.go's plain one) has none to score.
+func (a *Assembler) scoreSummaries(x *Index, q *lexical.Query) {
+	if a.deg.plain {
+		return
+	}
+	for si := range x.secs {
+		if len(x.secs[si].sums) == 0 {
+			continue
+		}
+		sums, _ := x.secs[si].summaries()
+		for _, b := range sums {
+			d := b.Doc
+			if d == nil {
+				own := lexical.Analyze(b.Content)
+				d = &own
+			}
+			if rel := x.lex.Relevance(q, d); rel > 0 {
+				a.inc.sumRel = append(a.inc.sumRel, sumRelevance{b: b, si: int32(si), rel: rel})
+			}
+		}
+	}
 }
 
 // neighbourHits raises the relevance of the time neighbours of the history

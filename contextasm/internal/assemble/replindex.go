@@ -28,8 +28,11 @@ import (
 // left out, and the one that represents more is taken, as AssembleRefs
 // takes it.
 //
-// Served by the full assembly only: a request with a query (relevance
-// leaves summaries out of its statistics), a chat whose current turn is
+// With a query, the index's lexical statistics leave summaries out, as
+// the relevance pass's do, and findHits scores them apart
+// (scoreSummaries), in the assembly with summaries only.
+//
+// Served by the full assembly only: a chat whose current turn is
 // a summary, and a section with summaries that follows a previous
 // decision's floor (the walk passes over what scores under it, a full
 // fill decides a replacement there) or holds a summary in a group or a
@@ -51,7 +54,7 @@ func (a *Assembler) planReplsIndexed(r *run) bool {
 		if len(s.sums) == 0 {
 			continue
 		}
-		if r.req.queried() || r.follow && r.prev.Sections[si].Floor != nil {
+		if r.follow && r.prev.Sections[si].Floor != nil {
 			return false
 		}
 		sums, ok := s.summaries()

@@ -47,8 +47,9 @@ type incremental struct {
 	hits   []relHit
 	raises []relRaise // neighbourHits' scratch
 	xhist  []extraRef
-	xruns  []int32       // neighbourHits' scratch: each section's run of xhist
-	lex    []lexical.Hit // scratch of the lexical index's Score
+	xruns  []int32        // neighbourHits' scratch: each section's run of xhist
+	sumRel []sumRelevance // findHits' scratch: the summaries' relevance
+	lex    []lexical.Hit  // scratch of the lexical index's Score
 	// Summaries (replindex.go): the sections' plans; the sections that
 	// have replacements; the Output events go to.
 	plans   []planRef
