@@ -108,12 +108,14 @@ func (p *priorItem) tier() int8 {
 	return 0
 }
 
-// eff returns the score an entry outside the relevance lane ranks with.
+// eff returns the score an entry outside the relevance lane ranks with:
+// its relevance is 0 unless it is a hit the lane passed over (one marked
+// before the lane was made, as a summary its replacement pulls along).
 func (w *walk) eff(e *ixEntry) float64 {
 	if !w.queried {
 		return e.score
 	}
-	return (1 - w.share) * e.score
+	return withRelevance(e.score, w.share, e.rel)
 }
 
 // priorItem is an entry of a sticky section that prepareSticky takes out
