@@ -407,9 +407,7 @@ func (e *Engine) assembleOne(ctx context.Context, req Request, choice *TemplateC
 		// costs the next call its stickiness, not this call its result.
 		_ = e.recordDecision(conv, req.Now, memo.out.Decision, memo.decision)
 	}
-	if !counted && (memo.heat == nil || !memo.heat.again()) {
-		recordHeat(memo.explained().Sections, snap.blocks())
-	}
+	e.countHeat(memo, counted, snap)
 	e.rep.MarkHeat()
 	res := newResult(tpl, req, memo, withToolEvents(memo.out, e.stateEvents(e.sources.current())))
 	withTools(res, memo.out)

@@ -4,11 +4,34 @@ import (
 	"cmp"
 	"slices"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/contextasm/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/learned"
 	"github.com/contextasm/contextasm/outcome"
 )
+
+// Heat is sent to a store in proportion to what happened. An assembly
+// counts into the cells of the blocks it rendered and, with a store,
+// notes those cells as moved; the heat taken each HeatEvery is the moved
+// cells', not every block's. The drops of an incremental assembly are
+// counted lazily in its index (every eligible block not in its text);
+// they reach the cells in a settle, which visits every block and so is
+// made rarely: when the indexes have served heatSettleShare assemblies
+// per block (the settle's cost spread over them), when heatSettleEvery
+// has passed since the last one, and on Flush, State and Close. A process
+// killed between settles loses the drops counted since the last one (as
+// it loses the heat of the last HeatEvery): counters for reports, never
+// trust.
+
+// heatSettleShare is the cells a settle may visit per assembly it
+// follows: a settle is due once the indexes have served cells/share
+// assemblies since the last one.
+const heatSettleShare = 64
+
+// heatSettleEvery bounds the time between settles while assemblies come.
+const heatSettleEvery = time.Minute
 
 // heatCell counts one block's renders (the cell every version of the
 // block points at). Assemblies add to it without a lock; State reads it
@@ -21,6 +44,17 @@ type heatCell = assemble.Heat
 type heatCells struct {
 	mu sync.Mutex
 	m  map[string]*heatCell
+	// moved, kept only with a store (track), holds the cells counted into
+	// since the last take, with their ids: what the next take reads,
+	// unless all is set (a settle moved cells it did not note), when it
+	// reads every cell.
+	track bool
+	moved map[*heatCell]string
+	all   bool
+
+	lazy      atomic.Int64 // assemblies served from an index since the last settle
+	settledAt time.Time    // the last settle (wall clock); guarded by mu
+	visited   int64        // cells take has looked at, for the tests; guarded by mu
 }
 
 // cellOf returns the heat cell of id, made on first use.
@@ -43,7 +77,10 @@ func (h *heatCells) cellOf(id string) *heatCell {
 func (h *heatCells) forget(ids []string) {
 	h.mu.Lock()
 	for _, id := range ids {
-		delete(h.m, id)
+		if c, ok := h.m[id]; ok {
+			delete(h.moved, c)
+			delete(h.m, id)
+		}
 	}
 	h.mu.Unlock()
 }
@@ -57,19 +94,93 @@ func (e *Engine) dropHeat(ids []string) {
 }
 
 // take returns the heat counted since the last take, sorted by request_id,
-// and zeroes the counters.
+// and zeroes the counters: the moved cells', or every cell's after a
+// settle.
 func (h *heatCells) take() []learned.HeatDelta {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var heat []learned.HeatDelta
-	for id, c := range h.m {
+	add := func(id string, c *heatCell) {
+		h.visited++
 		d := learned.Heat{Included: c.Included.Swap(0), Dropped: c.Dropped.Swap(0), Cut: c.Cut.Swap(0)}
 		if d != (learned.Heat{}) {
 			heat = append(heat, learned.HeatDelta{ID: id, Heat: d})
 		}
 	}
+	if h.all || !h.track {
+		for id, c := range h.m {
+			add(id, c)
+		}
+	} else {
+		for c, id := range h.moved {
+			if h.m[id] == c { // not a cell forgotten since
+				add(id, c)
+			}
+		}
+	}
+	clear(h.moved)
+	h.all = false
 	slices.SortFunc(heat, func(a, b learned.HeatDelta) int { return cmp.Compare(a.ID, b.ID) })
 	return heat
+}
+
+// note records that the cells of blocks moved (a render counted into
+// them); nothing without a store, whose takes read the moved cells.
+func (h *heatCells) note(n int, block func(i int) *assemble.Block) {
+	if !h.track || n == 0 {
+		return
+	}
+	h.mu.Lock()
+	if h.moved == nil {
+		h.moved = make(map[*heatCell]string)
+	}
+	for i := range n {
+		if b := block(i); b.Heat != nil {
+			h.moved[b.Heat] = b.ID
+		}
+	}
+	h.mu.Unlock()
+}
+
+// settleDue reports whether a settle is due at now (see heatSettleShare),
+// and, when it is, counts it as made.
+func (h *heatCells) settleDue(now time.Time) bool {
+	lazy := h.lazy.Load()
+	if lazy == 0 {
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.settledAt.IsZero() {
+		h.settledAt = now
+	}
+	if lazy*heatSettleShare < int64(len(h.m)) && now.Sub(h.settledAt) < heatSettleEvery {
+		return false
+	}
+	h.lazy.Add(-lazy)
+	h.settledAt, h.all = now, true
+	return true
+}
+
+// settled notes a settle made on demand (State, Flush): the next take
+// reads every cell.
+func (h *heatCells) settled(now time.Time) {
+	h.lazy.Store(0)
+	h.mu.Lock()
+	h.settledAt, h.all = now, true
+	h.mu.Unlock()
+}
+
+// settleFor is the replica's hook: before a take, the indexes' lazy drops
+// are moved into the cells when force says so (Flush) or a settle is due.
+func (e *Engine) settleFor(force bool) {
+	now := time.Now()
+	if force {
+		e.heat.settled(now)
+	} else if !e.heat.settleDue(now) {
+		return
+	}
+	e.settleHeat()
 }
 
 // addTo adds the heat counted and not yet taken to st.
@@ -82,6 +193,25 @@ func (h *heatCells) addTo(st *learned.State) {
 		if seen || v != (learned.Heat{}) {
 			st.Heat[id] = v
 		}
+	}
+}
+
+// countHeat counts memo's render into its blocks' heat (in snap), unless it was counted already (counted: an incremental
+// assembly counts its own), and notes the cells it moved. An incremental
+// assembly, or its repeat, moves the cells of its text; its drops wait in
+// its index until a settle.
+func (e *Engine) countHeat(memo *assembled, counted bool, snap *snapshot) {
+	if counted || (memo.heat != nil && memo.heat.again()) {
+		e.heat.lazy.Add(1)
+		rec := memo.heat.rec
+		e.heat.note(rec.InText(), func(i int) *assemble.Block { b, _ := rec.At(i); return b })
+		return
+	}
+	sections, blocks := memo.explained().Sections, snap.blocks()
+	recordHeat(sections, blocks)
+	for si := range sections {
+		rows := sections[si].Blocks
+		e.heat.note(len(rows), func(i int) *assemble.Block { return blocks[rows[i].Index] })
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/contextasm/contextasm/bench"
 	"github.com/contextasm/contextasm/contextasm"
@@ -152,4 +153,56 @@ func TestSessionChurnReturnsMemory(t *testing.T) {
 		t.Errorf("heap grew from %d B to %d B over 3,000 sessions started and ended: more than 10%%", start, end)
 	}
 	runtime.KeepAlive(eng)
+}
+
+// The heat sent every HeatEvery costs what the assemblies since rendered,
+// not the store: a take looks at the cells the renders moved (their
+// texts), and the drops counted lazily in the index reach the store in a
+// settle made rarely, or on Flush. The heat is the same in the end as an
+// in-memory Engine's, which counts everything at once.
+func TestHeatTakeCostsWhatWasRendered(t *testing.T) {
+	tpl, err := template.Parse(bench.TemplateJSON(8192), "bench.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const blocks = 4000
+	opts := fastSync
+	opts.HeatEvery = time.Hour // the takes are the test's
+	path := filepath.Join(t.TempDir(), "state.json")
+	eng := newEngine(t, contextasm.Config{State: learned.NewFileStore(path), StateOptions: opts}, bench.Generate(blocks, 1)...)
+	mem := newEngine(t, contextasm.Config{}, bench.Generate(blocks, 1)...)
+	req := contextasm.Request{Template: tpl, Now: bench.Epoch, SessionID: bench.Session, UserID: bench.User}
+	turn := func(i int) {
+		for _, e := range []*contextasm.Engine{eng, mem} {
+			if err := e.Declare(bench.Turn(i)); err != nil {
+				t.Fatal(err)
+			}
+			assemble(t, e, req)
+		}
+	}
+	turn(1) // the index built
+	contextasm.HeatTake(eng)
+	for i := 2; i <= 11; i++ {
+		turn(i)
+		deltas, visited := contextasm.HeatTake(eng)
+		if deltas == 0 || visited > blocks/8 {
+			t.Fatalf("turn %d: a take of %d deltas looked at %d cells of %d blocks: want some, and what one assembly rendered", i, deltas, visited, blocks)
+		}
+	}
+	if err := eng.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	st, err := learned.NewFileStore(path).Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := mem.State().Heat
+	for id, h := range want {
+		if st.Heat[id] != h {
+			t.Fatalf("heat of %s: the store holds %+v, the in-memory Engine %+v", id, st.Heat[id], h)
+		}
+	}
+	if len(st.Heat) != len(want) {
+		t.Fatalf("the store holds the heat of %d blocks; the in-memory Engine %d", len(st.Heat), len(want))
+	}
 }

@@ -33,8 +33,9 @@ type Options struct {
 // while the Engine may be waiting for it, except TakeHeat.
 type Hooks struct {
 	// SettleHeat brings the heat counted lazily into the counters
-	// TakeHeat reads; it is called without the Replica's lock.
-	SettleHeat func()
+	// TakeHeat reads, when force says so (Flush) or the Engine finds it
+	// due; it is called without the Replica's lock.
+	SettleHeat func(force bool)
 	// TakeHeat returns the heat counted since its last call, sorted by
 	// ID, and zeroes the counters. It is called with the Replica's lock
 	// held, so that Copy never sees heat twice or not at all: it must
@@ -424,7 +425,7 @@ func (r *Replica) queueHeat(force bool) {
 	if !r.heatDirty.Swap(false) && !force {
 		return
 	}
-	r.opts.Hooks.SettleHeat()
+	r.opts.Hooks.SettleHeat(force)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.local.heatN >= r.opts.MaxQueued {
