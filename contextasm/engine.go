@@ -147,6 +147,7 @@ type Engine struct {
 	// declTrust keeps the declared trust of blocks whose trust the learned
 	// state overrides; guarded by mu.
 	declTrust map[string]float64
+	bySession sessionBlocks // the session-scoped blocks by session; guarded by mu
 
 	// The parts.
 	tokens  *tokens.Counts   // token counting, its caches, the usage learned
