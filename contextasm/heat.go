@@ -27,8 +27,9 @@ import (
 
 // heatSettleShare is the cells a settle may visit per assembly it
 // follows: a settle is due once the indexes have served cells/share
-// assemblies since the last one.
-const heatSettleShare = 64
+// assemblies since the last one. 16 is less than an assembly's text
+// moves on the bench workload.
+const heatSettleShare = 16
 
 // heatSettleEvery bounds the time between settles while assemblies come.
 const heatSettleEvery = time.Minute

@@ -88,6 +88,7 @@ type Replica struct {
 	globalRefused atomic.Uint64
 
 	wakeCh    chan struct{}
+	flushCh   chan struct{} // a Flush waits: no coalescing
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 	closeOnce sync.Once
@@ -103,7 +104,7 @@ type announcement struct {
 // New returns a Replica with an empty state. With a store, Start loads
 // the state and starts the goroutines.
 func New(opts Options) *Replica {
-	r := &Replica{opts: opts, progress: make(chan struct{}), wakeCh: make(chan struct{}, 1)}
+	r := &Replica{opts: opts, progress: make(chan struct{}), wakeCh: make(chan struct{}, 1), flushCh: make(chan struct{}, 1)}
 	if opts.Store == nil {
 		r.local = newLocal("local", false)
 	} else {
@@ -206,6 +207,28 @@ func (r *Replica) wake() {
 // maxBackoff bounds the pause between rounds while the store fails.
 const maxBackoff = 2 * time.Second
 
+// sendGap is the least time between two rounds woken by new deltas (a
+// quarter of Poll when that is less): the deltas of calls in quick
+// succession go to the store as one batch, one append and one fsync for
+// a file store, rather than one each. A Flush does not wait for it.
+const sendGap = 10 * time.Millisecond
+
+// coalesce waits out what is left of the gap since the round that ended
+// at last, unless a Flush asks for a round or ctx is done.
+func (r *Replica) coalesce(ctx context.Context, last time.Time) {
+	d := min(sendGap, r.opts.Poll/4) - time.Since(last)
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-r.flushCh:
+	case <-t.C:
+	}
+}
+
 func (r *Replica) run(ctx context.Context) {
 	defer r.wg.Done()
 	timer := time.NewTimer(r.opts.Poll)
@@ -222,6 +245,7 @@ func (r *Replica) run(ctx context.Context) {
 		} else {
 			fails++
 		}
+		last := time.Now()
 		wait := r.opts.Poll
 		if fails > 0 {
 			wait = max(wait, min(r.opts.Poll<<min(fails, 8), maxBackoff))
@@ -231,6 +255,11 @@ func (r *Replica) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-r.wakeCh:
+			if !timer.Stop() {
+				<-timer.C
+			}
+			r.coalesce(ctx, last)
+		case <-r.flushCh:
 			if !timer.Stop() {
 				<-timer.C
 			}
@@ -561,7 +590,10 @@ func (r *Replica) Flush(ctx context.Context) error {
 	r.mu.Lock()
 	target, annTarget, errs := r.local.Serial(), r.annSerial, r.errSerial
 	r.mu.Unlock()
-	r.wake()
+	select {
+	case r.flushCh <- struct{}{}:
+	default:
+	}
 	for {
 		r.mu.Lock()
 		done := r.local.Stored(target) && r.annDone >= annTarget
