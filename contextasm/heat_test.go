@@ -2,8 +2,10 @@ package contextasm_test
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -205,4 +207,88 @@ func TestHeatTakeCostsWhatWasRendered(t *testing.T) {
 	if len(st.Heat) != len(want) {
 		t.Fatalf("the store holds the heat of %d blocks; the in-memory Engine %d", len(st.Heat), len(want))
 	}
+}
+
+// Over a 1,000-call conversation in sessions of 10 calls that end, the
+// state holds what the live sessions hold: after the last call, the
+// state file compacted is within 10% of its size after the first 200
+// calls, and the files it is kept in (snapshot and log) within what the
+// log's compaction allows, not growing with the calls.
+func TestStateFileBoundedByLiveSessions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("1,000 calls")
+	}
+	tpl, err := template.Parse(bench.TemplateJSON(8192), "bench.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "state.json")
+	eng := newEngine(t, contextasm.Config{State: learned.NewFileStore(path), StateOptions: fastSync}, bench.Generate(500, 1)...)
+	size := func(p string) int64 {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return 0
+		}
+		return fi.Size()
+	}
+	// files returns the size of the files as they are, and of the state
+	// file compacted.
+	files := func() (kept, compacted int64) {
+		t.Helper()
+		if err := eng.Flush(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		kept = size(path) + size(path+".log")
+		if err := learned.NewFileStore(path).Compact(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		return kept, size(path)
+	}
+	var at200 int64
+	for call := 1; call <= 1000; call++ {
+		s := fmt.Sprintf("conv-%03d", (call-1)/10)
+		d := bench.Turn(call)
+		d.SessionID = s
+		if err := eng.Declare(d); err != nil {
+			t.Fatal(err)
+		}
+		res := assemble(t, eng, contextasm.Request{Template: tpl, Now: bench.Epoch.Add(time.Duration(call) * time.Second), SessionID: s, UserID: bench.User})
+		if _, err := eng.Feedback(t.Context(), res, citing(res)); err != nil {
+			t.Fatal(err)
+		}
+		if call%10 == 0 {
+			if _, err := eng.EndSession(s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if call == 200 {
+			_, at200 = files()
+		}
+	}
+	kept, end := files()
+	st, err := learned.NewFileStore(path).Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("state file compacted: %d B after 200 calls, %d B after 1,000 (%d B in the files before compacting); %d sessions, %d trust and %d heat entries",
+		at200, end, kept, len(st.Sessions), len(st.Trust), len(st.Heat))
+	if len(st.Sessions) != 0 || len(st.Heat) > 500 {
+		t.Errorf("the state holds %d sessions and the heat of %d blocks after every session ended: want none, and at most the 500 shared blocks'", len(st.Sessions), len(st.Heat))
+	}
+	if float64(end) > 1.1*float64(at200) {
+		t.Errorf("the state file compacted grew from %d B after 200 calls to %d B after 1,000", at200, end)
+	}
+	if bound := end + max(learned.LogFactor*end, 64<<10) + 64<<10; kept > bound {
+		t.Errorf("the state files held %d B before compacting: more than the snapshot (%d B) and the log it compacts (%d B)", kept, end, bound-end)
+	}
+}
+
+// citing returns a response citing the first block res kept.
+func citing(res *contextasm.Result) string {
+	id := ""
+	if i := strings.Index(res.Text, `id="`); i >= 0 {
+		rest := res.Text[i+len(`id="`):]
+		id = rest[:strings.IndexByte(rest, '"')]
+	}
+	return fmt.Sprintf(`As the context says <memory_ref id=%q/>.`, id)
 }
