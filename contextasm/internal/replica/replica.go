@@ -539,12 +539,11 @@ func (r *Replica) Session(key string) *learned.SessionState {
 func (r *Replica) SessionKeys(session string) (keys []string, last time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for k, ss := range r.local.View().Sessions {
-		if s, ok := sessionOfKey(k); ok && s == session {
-			keys = append(keys, k)
-			if ss.Updated.After(last) {
-				last = ss.Updated
-			}
+	view := r.local.View()
+	for k := range r.local.SessionKeys(session) {
+		keys = append(keys, k)
+		if ss := view.Sessions[k]; ss.Updated.After(last) {
+			last = ss.Updated
 		}
 	}
 	return keys, last
