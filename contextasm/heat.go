@@ -119,7 +119,11 @@ func (h *heatCells) take() []learned.HeatDelta {
 			}
 		}
 	}
-	clear(h.moved)
+	if len(h.moved) > 4096 {
+		h.moved = nil // a full assembly's rows: not kept for the next take
+	} else {
+		clear(h.moved)
+	}
 	h.all = false
 	slices.SortFunc(heat, func(a, b learned.HeatDelta) int { return cmp.Compare(a.ID, b.ID) })
 	return heat
@@ -210,10 +214,31 @@ func (e *Engine) countHeat(memo *assembled, counted bool, snap *snapshot) {
 	}
 	sections, blocks := memo.explained().Sections, snap.blocks()
 	recordHeat(sections, blocks)
+	rows := 0
+	for si := range sections {
+		rows += len(sections[si].Blocks)
+	}
+	if e.heat.noteAll(rows) {
+		return
+	}
 	for si := range sections {
 		rows := sections[si].Blocks
 		e.heat.note(len(rows), func(i int) *assemble.Block { return blocks[rows[i].Index] })
 	}
+}
+
+// noteAll makes the next take read every cell, rather than note rows
+// cells one by one, when they are a quarter of the cells or more (a full
+// assembly of a store lists every eligible block), and reports whether it
+// did.
+func (h *heatCells) noteAll(rows int) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.track || 4*rows < len(h.m) {
+		return false
+	}
+	h.all = true
+	return true
 }
 
 // recordHeat counts, per block, the renders that kept, cut or dropped it:

@@ -191,6 +191,16 @@ func TestHeatTakeCostsWhatWasRendered(t *testing.T) {
 			t.Fatalf("turn %d: a take of %d deltas looked at %d cells of %d blocks: want some, and what one assembly rendered", i, deltas, visited, blocks)
 		}
 	}
+	// A full assembly (ListHidden lists every block) counts every row at
+	// once: the next take has them all, without a settle.
+	full := req
+	full.ListHidden = true
+	for _, e := range []*contextasm.Engine{eng, mem} {
+		assemble(t, e, full)
+	}
+	if deltas, _ := contextasm.HeatTake(eng); deltas < blocks/2 {
+		t.Errorf("the take after a full assembly of %d blocks has %d deltas: want its rows'", blocks, deltas)
+	}
 	if err := eng.Flush(t.Context()); err != nil {
 		t.Fatal(err)
 	}
