@@ -88,7 +88,7 @@ type Replica struct {
 	globalRefused atomic.Uint64
 
 	wakeCh    chan struct{}
-	flushCh   chan struct{} // a Flush waits: no coalescing
+	nowCh     chan struct{} // a round now, not coalesced: a Flush waits, or the store changed
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 	closeOnce sync.Once
@@ -104,7 +104,7 @@ type announcement struct {
 // New returns a Replica with an empty state. With a store, Start loads
 // the state and starts the goroutines.
 func New(opts Options) *Replica {
-	r := &Replica{opts: opts, progress: make(chan struct{}), wakeCh: make(chan struct{}, 1), flushCh: make(chan struct{}, 1)}
+	r := &Replica{opts: opts, progress: make(chan struct{}), wakeCh: make(chan struct{}, 1), nowCh: make(chan struct{}, 1)}
 	if opts.Store == nil {
 		r.local = newLocal("local", false)
 	} else {
@@ -153,7 +153,7 @@ func (r *Replica) Start() error {
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
-			r.retry(ctx, func() error { return w.WatchState(ctx, r.wake) })
+			r.retry(ctx, func() error { return w.WatchState(ctx, r.wakeNow) })
 		}()
 	}
 	if r.opts.Announcer != nil {
@@ -204,17 +204,29 @@ func (r *Replica) wake() {
 	}
 }
 
+// wakeNow asks the goroutine for a round at once, not waiting out the
+// gap between rounds (see sendGap); it never blocks.
+func (r *Replica) wakeNow() {
+	select {
+	case r.nowCh <- struct{}{}:
+	default:
+	}
+}
+
 // maxBackoff bounds the pause between rounds while the store fails.
 const maxBackoff = 2 * time.Second
 
-// sendGap is the least time between two rounds woken by new deltas (a
-// quarter of Poll when that is less): the deltas of calls in quick
-// succession go to the store as one batch, one append and one fsync for
-// a file store, rather than one each. A Flush does not wait for it.
+// sendGap is the least time between two rounds woken by new deltas one
+// after the other (a quarter of Poll when that is less): the deltas of
+// calls in quick succession go to the store as one batch, one append and
+// one fsync for a file store, rather than one each, while a call after a
+// pause is sent at once. A Flush does not wait for it, nor
+// a store's notice that it changed (another writer's deltas come in at
+// once).
 const sendGap = 10 * time.Millisecond
 
 // coalesce waits out what is left of the gap since the round that ended
-// at last, unless a Flush asks for a round or ctx is done.
+// at last, unless a round is asked for now (wakeNow) or ctx is done.
 func (r *Replica) coalesce(ctx context.Context, last time.Time) {
 	d := min(sendGap, r.opts.Poll/4) - time.Since(last)
 	if d <= 0 {
@@ -224,7 +236,7 @@ func (r *Replica) coalesce(ctx context.Context, last time.Time) {
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
-	case <-r.flushCh:
+	case <-r.nowCh:
 	case <-t.C:
 	}
 }
@@ -235,6 +247,7 @@ func (r *Replica) run(ctx context.Context) {
 	defer timer.Stop()
 	nextHeat := time.Now().Add(r.opts.HeatEvery)
 	fails := 0
+	woken := false // the last round was woken by new deltas
 	for {
 		if now := time.Now(); !now.Before(nextHeat) {
 			r.queueHeat(false)
@@ -258,13 +271,18 @@ func (r *Replica) run(ctx context.Context) {
 			if !timer.Stop() {
 				<-timer.C
 			}
-			r.coalesce(ctx, last)
-		case <-r.flushCh:
+			if woken {
+				r.coalesce(ctx, last) // a stream of calls: batch them
+			}
+			woken = true
+			continue
+		case <-r.nowCh:
 			if !timer.Stop() {
 				<-timer.C
 			}
 		case <-timer.C:
 		}
+		woken = false
 	}
 }
 
@@ -589,10 +607,7 @@ func (r *Replica) Flush(ctx context.Context) error {
 	r.mu.Lock()
 	target, annTarget, errs := r.local.Serial(), r.annSerial, r.errSerial
 	r.mu.Unlock()
-	select {
-	case r.flushCh <- struct{}{}:
-	default:
-	}
+	r.wakeNow()
 	for {
 		r.mu.Lock()
 		done := r.local.Stored(target) && r.annDone >= annTarget
