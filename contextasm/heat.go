@@ -147,8 +147,8 @@ func (h *heatCells) note(n int, block func(i int) *assemble.Block) {
 	h.mu.Unlock()
 }
 
-// settleDue reports whether a settle is due at now (see heatSettleShare),
-// and, when it is, counts it as made.
+// settleDue reports whether a settle is due at now (see
+// heatSettleShare).
 func (h *heatCells) settleDue(now time.Time) bool {
 	lazy := h.lazy.Load()
 	if lazy == 0 {
@@ -159,33 +159,23 @@ func (h *heatCells) settleDue(now time.Time) bool {
 	if h.settledAt.IsZero() {
 		h.settledAt = now
 	}
-	if lazy*heatSettleShare < int64(len(h.m)) && now.Sub(h.settledAt) < heatSettleEvery {
-		return false
-	}
-	h.lazy.Add(-lazy)
-	h.settledAt, h.all = now, true
-	return true
-}
-
-// settled notes a settle made on demand (State, Flush): the next take
-// reads every cell.
-func (h *heatCells) settled(now time.Time) {
-	h.lazy.Store(0)
-	h.mu.Lock()
-	h.settledAt, h.all = now, true
-	h.mu.Unlock()
+	return lazy*heatSettleShare >= int64(len(h.m)) || now.Sub(h.settledAt) >= heatSettleEvery
 }
 
 // settleFor is the replica's hook: before a take, the indexes' lazy drops
 // are moved into the cells when force says so (Flush) or a settle is due.
+// The next take then reads every cell: marked after the drops moved, so
+// that a take in between does not clear the mark before them.
 func (e *Engine) settleFor(force bool) {
 	now := time.Now()
-	if force {
-		e.heat.settled(now)
-	} else if !e.heat.settleDue(now) {
+	if !force && !e.heat.settleDue(now) {
 		return
 	}
+	e.heat.lazy.Store(0)
 	e.settleHeat()
+	e.heat.mu.Lock()
+	e.heat.settledAt, e.heat.all = now, true
+	e.heat.mu.Unlock()
 }
 
 // addTo adds the heat counted and not yet taken to st.
@@ -201,8 +191,9 @@ func (h *heatCells) addTo(st *learned.State) {
 	}
 }
 
-// countHeat counts memo's render into its blocks' heat (in snap), unless it was counted already (counted: an incremental
-// assembly counts its own), and notes the cells it moved. An incremental
+// countHeat counts memo's render into its blocks' heat (in snap), unless
+// it was counted already (counted: an incremental assembly counts its
+// own), and notes the cells it moved. An incremental
 // assembly, or its repeat, moves the cells of its text; its drops wait in
 // its index until a settle.
 func (e *Engine) countHeat(memo *assembled, counted bool, snap *snapshot) {
