@@ -92,15 +92,29 @@ func setupWith(b *testing.B, n int, cfg contextasm.Config) (*contextasm.Engine, 
 
 // BenchmarkSessionChurn starts and ends one session per op: two turns
 // declared, one assembly, EndSession. It reports the heap the Engine
-// holds after the run beside the heap after the first session
-// (retained-MB), which stays flat when ending a session releases
-// everything it held.
+// holds after the run (end-MB) beside the heap after the first 100
+// sessions (start-MB), which stays flat when ending a session releases
+// everything it held. The token-count cache keeps the counts of texts
+// (an equal text declared again is not counted again) up to its bound,
+// Config.CacheSize: with the default (65,536 entries) it fills during
+// the run, two texts a session, and the heap grows by its entries (about
+// 190 bytes each) until it is full; /cache=512 is full before the start.
 func BenchmarkSessionChurn(b *testing.B) {
+	for _, size := range []int{0, 512} {
+		name := "cache=default"
+		if size > 0 {
+			name = fmt.Sprintf("cache=%d", size)
+		}
+		b.Run(name, func(b *testing.B) { sessionChurn(b, contextasm.Config{CacheSize: size}) })
+	}
+}
+
+func sessionChurn(b *testing.B, cfg contextasm.Config) {
 	tpl, err := template.Parse(TemplateJSON(8192), "bench")
 	if err != nil {
 		b.Fatal(err)
 	}
-	eng, err := contextasm.New(contextasm.Config{})
+	eng, err := contextasm.New(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}

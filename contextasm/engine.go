@@ -147,6 +147,7 @@ type Engine struct {
 	// declTrust keeps the declared trust of blocks whose trust the learned
 	// state overrides; guarded by mu.
 	declTrust map[string]float64
+	bySession sessionBlocks // the session-scoped blocks by session; guarded by mu
 
 	// The parts.
 	tokens  *tokens.Counts   // token counting, its caches, the usage learned
@@ -407,9 +408,7 @@ func (e *Engine) assembleOne(ctx context.Context, req Request, choice *TemplateC
 		// costs the next call its stickiness, not this call its result.
 		_ = e.recordDecision(conv, req.Now, memo.out.Decision, memo.decision)
 	}
-	if !counted && (memo.heat == nil || !memo.heat.again()) {
-		recordHeat(memo.explained().Sections, snap.blocks())
-	}
+	e.countHeat(memo, counted, snap)
 	e.rep.MarkHeat()
 	res := newResult(tpl, req, memo, withToolEvents(memo.out, e.stateEvents(e.sources.current())))
 	withTools(res, memo.out)

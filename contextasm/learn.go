@@ -209,7 +209,7 @@ func (e *Engine) lookupBlocks() func(id string) (*assemble.Block, bool) {
 // State returns a copy of the learned state: trust, heat and sessions,
 // with the heat of assemblies not yet sent to the store.
 func (e *Engine) State() *learned.State {
-	e.settleHeat()
+	e.settleFor(true)
 	return e.rep.Copy(e.heat.addTo)
 }
 

@@ -2,6 +2,7 @@ package contextasm
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -29,7 +30,10 @@ func (e *Engine) EndSession(session string) (SessionEnd, error) {
 	if session == "" {
 		return SessionEnd{}, fmt.Errorf("%w: EndSession needs a session id", ErrInvalid)
 	}
-	released := e.releaseBlocks(func(b *assemble.Block) bool { return b.SessionID == session })
+	e.mu.Lock()
+	ids := e.bySession.ids(session)
+	e.mu.Unlock()
+	released := e.releaseBlocks(ids)
 	n, err := e.releaseDecisions(session)
 	return SessionEnd{Blocks: len(released), Decisions: n}, err
 }
@@ -71,7 +75,7 @@ func (e *Engine) CollectIdle(now time.Time) (SessionEnd, error) {
 	}
 	e.idleMu.Unlock()
 	if len(due) > 0 {
-		end.Blocks = len(e.releaseBlocks(func(b *assemble.Block) bool { return due[b.ID] }))
+		end.Blocks = len(e.releaseBlocks(slices.Collect(maps.Keys(due))))
 	}
 	slices.Sort(over)
 	for _, s := range over {
@@ -147,20 +151,23 @@ func (e *Engine) lastUseOf(session string) time.Time {
 	return last
 }
 
-// releaseBlocks forgets the session-scoped blocks release picks, and the
+// releaseBlocks forgets the session-scoped blocks of ids, and the
 // engine's cached counts of their renderings. It returns them.
-func (e *Engine) releaseBlocks(release func(*assemble.Block) bool) []*assemble.Block {
+func (e *Engine) releaseBlocks(ids []string) []*assemble.Block {
+	slices.Sort(ids)
 	e.mu.Lock()
+	set := e.current().set
 	var gone []*assemble.Block
-	var ids []string
-	for _, b := range e.blocks() {
-		if b.Scope == declare.ScopeSession && release(b) {
+	ids = slices.DeleteFunc(ids, func(id string) bool {
+		b, ok := set.get(id)
+		if ok && b.Scope == declare.ScopeSession {
 			gone = append(gone, b)
-			ids = append(ids, b.ID)
+			return false
 		}
-	}
+		return true
+	})
 	if len(gone) > 0 {
-		set, changes := e.current().set.remove(ids)
+		set, changes := set.remove(ids)
 		e.publish(set, changes)
 		e.dropHeat(ids)
 	}
@@ -178,6 +185,42 @@ func (e *Engine) releaseBlocks(release func(*assemble.Block) bool) []*assemble.B
 	// A partial block's cut plan and cuts are cached by its content's hash.
 	e.tokens.ForgetCuts(contents)
 	return gone
+}
+
+// sessionBlocks indexes the session-scoped blocks of the current snapshot
+// by session (request_ids as a set), kept in step by publish, so that
+// ending a session finds its blocks without a walk of the store. The
+// Engine's is guarded by its mu.
+type sessionBlocks map[string]map[string]struct{}
+
+// update applies the changes of a publish.
+func (s *sessionBlocks) update(changes []change) {
+	for _, c := range changes {
+		if b := c.old; b != nil && b.Scope == declare.ScopeSession {
+			if ids := (*s)[b.SessionID]; ids != nil {
+				delete(ids, b.ID)
+				if len(ids) == 0 {
+					delete(*s, b.SessionID)
+				}
+			}
+		}
+		if b := c.new; b != nil && b.Scope == declare.ScopeSession {
+			if *s == nil {
+				*s = make(sessionBlocks)
+			}
+			ids := (*s)[b.SessionID]
+			if ids == nil {
+				ids = make(map[string]struct{})
+				(*s)[b.SessionID] = ids
+			}
+			ids[b.ID] = struct{}{}
+		}
+	}
+}
+
+// ids returns the request_ids of session's blocks.
+func (s sessionBlocks) ids(session string) []string {
+	return slices.Collect(maps.Keys(s[session]))
 }
 
 // releaseDecisions deletes the decisions of every conversation of session

@@ -2,6 +2,7 @@ package contextasm
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -79,5 +80,51 @@ func TestEndSessionReleasesCaches(t *testing.T) {
 	}
 	if memoized(k1) || !memoized(k2) || e.tokens.CutPlans() != plans-1 || e.last.val != nil {
 		t.Errorf("after the end: s1 memoized %v, s2 %v, plans %d (was %d), output cached %v", memoized(k1), memoized(k2), e.tokens.CutPlans(), plans, e.last.val != nil)
+	}
+}
+
+// EndSession finds the session's blocks in the index by session, never in
+// a walk of the store: ending a session of a store just changed does not
+// make the snapshot's flat list of every block; and the index follows
+// the blocks declared again into another session, or forgotten.
+func TestEndSessionDoesNotWalkTheStore(t *testing.T) {
+	e, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var decls []declare.Declaration
+	for i := range 2000 {
+		decls = append(decls, declare.Declaration{RequestID: fmt.Sprintf("g-%04d", i), MemoryType: declare.Context, Scope: declare.ScopeGlobal, Content: fmt.Sprintf("fact %d", i)})
+	}
+	session := func(s, id string) declare.Declaration {
+		return declare.Declaration{RequestID: id, MemoryType: declare.History, Scope: declare.ScopeSession, SessionID: s, Content: "USER: hi " + id}
+	}
+	decls = append(decls, session("s1", "a"), session("s1", "b"), session("s2", "c"), session("s1", "moved"), session("s1", "gone"))
+	if err := e.Declare(decls...); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Declare(session("s2", "moved")); err != nil { // now s2's
+		t.Fatal(err)
+	}
+	e.Forget("gone")
+	before := e.current()
+	end, err := e.EndSession("s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end.Blocks != 2 {
+		t.Errorf("EndSession released %d blocks; want s1's two (a, b)", end.Blocks)
+	}
+	if before.flat != nil {
+		t.Error("EndSession made the list of every block of the store")
+	}
+	snap := e.current()
+	for id, want := range map[string]bool{"a": false, "b": false, "c": true, "moved": true, "g-0001": true} {
+		if _, ok := snap.set.get(id); ok != want {
+			t.Errorf("block %s held: %v, want %v", id, ok, want)
+		}
+	}
+	if got := e.bySession.ids("s1"); len(got) != 0 {
+		t.Errorf("the index still lists %v for the ended session", got)
 	}
 }

@@ -53,6 +53,7 @@ func (e *Engine) publish(set blockSet, changes []change) {
 			c.new.Heat = e.heat.cellOf(c.new.ID)
 		}
 	}
+	e.bySession.update(changes)
 	snap := &snapshot{set: set, version: old.version + 1, state: e.rep.StoreVersion(), idle: nextIdle(old, set, changes)}
 	e.log.add(snap.version, changes, set.len())
 	e.snap.Store(snap)

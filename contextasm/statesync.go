@@ -20,10 +20,11 @@ import (
 // newReplica returns the Engine's replica of its learned state, not
 // started.
 func (e *Engine) newReplica(o StateOptions) *replica.Replica {
+	e.heat.track = e.cfg.State != nil // takes read the cells moved, not all
 	ro := replica.Options{
 		Store: e.cfg.State, Poll: o.Poll, Timeout: o.Timeout, HeatEvery: o.HeatEvery,
 		MaxQueued: o.MaxQueued, MaxBatchDeltas: o.MaxBatchDeltas,
-		Hooks: replica.Hooks{SettleHeat: e.settleHeat, TakeHeat: e.heat.take, TrustChanged: e.refreshTrust, ApplyGlobal: e.applyGlobal},
+		Hooks: replica.Hooks{SettleHeat: e.settleFor, TakeHeat: e.heat.take, TrustChanged: e.refreshTrust, ApplyGlobal: e.applyGlobal},
 	}
 	if a, ok := e.cfg.State.(learned.GlobalAnnouncer); ok && !o.LocalGlobal {
 		ro.Announcer = a

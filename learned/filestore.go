@@ -65,8 +65,8 @@ func (f *stateFile) version() Version { return Version{Epoch: f.Epoch, N: f.Revi
 // new one, renamed over the old one, the directory fsynced), then the log
 // is removed. Records carry the revision they make, so a crash between the
 // two replays nothing twice. Temporary files a killed process left behind
-// are removed by the next Apply, which holds the lock and so knows that no
-// writer is using them.
+// are removed by the next compaction and by a store's first Apply, which
+// hold the lock and so know that no writer is using them.
 //
 // Readers do not lock: Changes reads what was appended to the log since it
 // last read (the batches, as changes), and the whole state only when the
@@ -82,6 +82,9 @@ type FileStore struct {
 	compactAlways bool
 
 	mu sync.Mutex
+	// swept is set once this store's first Apply removed the temporary
+	// files killed writers left; compact removes those of later ones.
+	swept bool
 	// cache is the state as of the files this store last read, with the
 	// changes its log's records made (for Changes), nil before the first
 	// read.
@@ -175,9 +178,12 @@ func (s *FileStore) Apply(ctx context.Context, b *Batch) (Version, error) {
 		return Version{}, err
 	}
 	defer unlock()
-	removeStaleTemps(path)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !s.swept {
+		removeStaleTemps(path)
+		s.swept = true
+	}
 	c, err := s.refresh(true)
 	if err != nil {
 		return Version{}, err
@@ -265,6 +271,7 @@ func (s *FileStore) Compact(ctx context.Context) error {
 // compact writes c's state as the snapshot and removes the log, whose
 // records it holds; c's identities follow.
 func (s *FileStore) compact(path string, c *fileCache) error {
+	removeStaleTemps(path)
 	if err := s.write(path, c.f); err != nil {
 		return err
 	}

@@ -210,8 +210,9 @@ func TestApplyRefusesLinksAndOthers(t *testing.T) {
 	}
 }
 
-// Temporary files a killed writer left behind are removed by the next
-// Apply; other files are not touched.
+// Temporary files a killed writer left behind are removed by a store's
+// first Apply, and those left later by its next compaction; other files
+// are not touched.
 func TestApplyRemovesStaleTemps(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "state.json")
@@ -230,6 +231,19 @@ func TestApplyRemovesStaleTemps(t *testing.T) {
 	}
 	if _, err := os.Stat(other); err != nil {
 		t.Errorf("another file's temporary file was removed: %v", err)
+	}
+	s := NewFileStore(path)
+	if _, err := s.Apply(context.Background(), citeBatch("w", 2, "a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(stale, nil, 0o600); err != nil { // a writer killed since
+		t.Fatal(err)
+	}
+	if err := s.Compact(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("stale temporary file still there after a compaction: %v", err)
 	}
 }
 

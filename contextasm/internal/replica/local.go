@@ -25,6 +25,11 @@ type local struct {
 	trust map[string]*trustKey
 	heat  map[string]learned.Heat // pending increments: view = base + these
 	sess  map[string]*sessKey
+
+	// bySession holds the view's session keys by session (the key's
+	// first part), so that a session's conversations are found without
+	// a walk of every conversation's.
+	bySession map[string]map[string]struct{}
 }
 
 type entry struct {
@@ -107,6 +112,7 @@ func (r *local) Add(b learned.Batch) []string {
 	r.serial++
 	if !r.shared {
 		r.view.Apply(&b)
+		r.indexSessions(b.Sessions)
 		return ids(b.Trust)
 	}
 	for _, d := range b.Trust {
@@ -132,6 +138,7 @@ func (r *local) Add(b learned.Batch) []string {
 		k.deltas = append(k.deltas, d)
 	}
 	r.view.Apply(&b)
+	r.indexSessions(b.Sessions)
 	r.pending = append(r.pending, &entry{b: b, first: r.serial, serial: r.serial})
 	r.deltas += b.Len()
 	r.heatN += len(b.Heat)
@@ -208,6 +215,7 @@ func (r *local) Update(u *learned.Update) []string {
 				s = k.replay()
 			}
 			setSession(r.view, key, s)
+			r.indexKey(key)
 		}
 	}
 	r.version = u.Version
@@ -271,6 +279,10 @@ func (r *local) reset(u *learned.Update) []string {
 	r.Renumber(u.Acked)
 	base := u.Full.Clone()
 	r.view.Trust, r.view.Heat, r.view.Sessions = base.Trust, base.Heat, base.Sessions
+	r.bySession = nil
+	for key := range r.view.Sessions {
+		r.indexKey(key)
+	}
 	r.trust, r.heat, r.sess = map[string]*trustKey{}, map[string]learned.Heat{}, map[string]*sessKey{}
 	pending, serial := r.pending, r.serial
 	r.pending, r.deltas, r.heatN = nil, 0, 0
@@ -352,6 +364,41 @@ func setSession(st *learned.State, key string, s *learned.SessionState) {
 	}
 	st.Sessions[key] = s
 }
+
+// indexSessions brings bySession in step with the view for the keys of
+// ds.
+func (r *local) indexSessions(ds []learned.SessionDelta) {
+	for _, d := range ds {
+		r.indexKey(d.Key)
+	}
+}
+
+// indexKey brings bySession in step with the view for key.
+func (r *local) indexKey(key string) {
+	session, ok := sessionOfKey(key)
+	if !ok {
+		return
+	}
+	keys := r.bySession[session]
+	if _, live := r.view.Sessions[key]; live {
+		if keys == nil {
+			if r.bySession == nil {
+				r.bySession = make(map[string]map[string]struct{})
+			}
+			keys = make(map[string]struct{})
+			r.bySession[session] = keys
+		}
+		keys[key] = struct{}{}
+		return
+	}
+	delete(keys, key)
+	if len(keys) == 0 {
+		delete(r.bySession, session)
+	}
+}
+
+// SessionKeys returns the view's keys of session's conversations.
+func (r *local) SessionKeys(session string) map[string]struct{} { return r.bySession[session] }
 
 func negate(h learned.Heat) learned.Heat {
 	return learned.Heat{Included: -h.Included, Dropped: -h.Dropped, Cut: -h.Cut, Refs: -h.Refs, StartRefs: -h.StartRefs}

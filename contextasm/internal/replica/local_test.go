@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -84,6 +85,29 @@ func (s *store) wipe(epoch string) {
 	s.st, s.seqs, s.log, s.epoch = learned.NewState(), map[string]uint64{}, nil, epoch
 }
 
+// sessionKeys are the conversations random batches write: two of one
+// session, one of another.
+var sessionKeys = []string{learned.SessionKey("s1", "u", "t1"), learned.SessionKey("s1", "u", "t2"), learned.SessionKey("s2", "u", "t1")}
+
+// sameSessionIndex fails unless r's index of session keys lists what a
+// walk of its view's sessions finds.
+func sameSessionIndex(t *testing.T, what string, r *local) {
+	t.Helper()
+	want := map[string]map[string]struct{}{}
+	for k := range r.View().Sessions {
+		s, _ := sessionOfKey(k)
+		if want[s] == nil {
+			want[s] = map[string]struct{}{}
+		}
+		want[s][k] = struct{}{}
+	}
+	for _, s := range []string{"s1", "s2"} {
+		if got := r.SessionKeys(s); !maps.Equal(got, want[s]) {
+			t.Fatalf("%s: session %s's keys indexed %v, in the view %v", what, s, got, want[s])
+		}
+	}
+}
+
 func randomBatch(rng *rand.Rand, view *learned.State, now time.Time) learned.Batch {
 	var b learned.Batch
 	keys := []string{"a", "b", "c", "d"}
@@ -95,7 +119,7 @@ func randomBatch(rng *rand.Rand, view *learned.State, now time.Time) learned.Bat
 		b.Heat = append(b.Heat, learned.HeatDelta{ID: keys[rng.IntN(len(keys))], Heat: learned.Heat{Included: int64(rng.IntN(3)), Refs: int64(rng.IntN(2))}})
 	}
 	for range rng.IntN(2) {
-		key := []string{"s1", "s2"}[rng.IntN(2)]
+		key := sessionKeys[rng.IntN(len(sessionKeys))]
 		if rng.IntN(5) == 0 {
 			b.Sessions = append(b.Sessions, learned.SessionDelta{Key: key, Delete: true})
 			continue
@@ -178,6 +202,7 @@ func TestReplicasConverge(t *testing.T) {
 					}
 				}
 				sameState(t, fmt.Sprintf("step %d, %s's view", step, r.Writer()), r.View(), replayed(r), true)
+				sameSessionIndex(t, fmt.Sprintf("step %d, %s", step, r.Writer()), r)
 				if v := r.Version(); v.Epoch == s.epoch {
 					sameState(t, fmt.Sprintf("step %d, %s's base", step, r.Writer()), r.Base(), s.at(v.N), false)
 				}
@@ -203,6 +228,7 @@ func TestReplicasConverge(t *testing.T) {
 				sameState(t, r.Writer()+" at the end", r.View(), s.st, false)
 				r.Update(s.changes(learned.Version{}, r.Writer(), true))
 				sameState(t, r.Writer()+" after a full load", r.View(), s.st, true)
+				sameSessionIndex(t, r.Writer()+" after a full load", r)
 			}
 			// Every batch of every writer is in the store once: the
 			// writers' own records of what they added say so.

@@ -33,8 +33,9 @@ type Options struct {
 // while the Engine may be waiting for it, except TakeHeat.
 type Hooks struct {
 	// SettleHeat brings the heat counted lazily into the counters
-	// TakeHeat reads; it is called without the Replica's lock.
-	SettleHeat func()
+	// TakeHeat reads, when force says so (Flush) or the Engine finds it
+	// due; it is called without the Replica's lock.
+	SettleHeat func(force bool)
 	// TakeHeat returns the heat counted since its last call, sorted by
 	// ID, and zeroes the counters. It is called with the Replica's lock
 	// held, so that Copy never sees heat twice or not at all: it must
@@ -87,6 +88,7 @@ type Replica struct {
 	globalRefused atomic.Uint64
 
 	wakeCh    chan struct{}
+	nowCh     chan struct{} // a round now, not coalesced: a Flush waits, or the store changed
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 	closeOnce sync.Once
@@ -102,7 +104,7 @@ type announcement struct {
 // New returns a Replica with an empty state. With a store, Start loads
 // the state and starts the goroutines.
 func New(opts Options) *Replica {
-	r := &Replica{opts: opts, progress: make(chan struct{}), wakeCh: make(chan struct{}, 1)}
+	r := &Replica{opts: opts, progress: make(chan struct{}), wakeCh: make(chan struct{}, 1), nowCh: make(chan struct{}, 1)}
 	if opts.Store == nil {
 		r.local = newLocal("local", false)
 	} else {
@@ -151,7 +153,7 @@ func (r *Replica) Start() error {
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
-			r.retry(ctx, func() error { return w.WatchState(ctx, r.wake) })
+			r.retry(ctx, func() error { return w.WatchState(ctx, r.wakeNow) })
 		}()
 	}
 	if r.opts.Announcer != nil {
@@ -202,8 +204,42 @@ func (r *Replica) wake() {
 	}
 }
 
+// wakeNow asks the goroutine for a round at once, not waiting out the
+// gap between rounds (see sendGap); it never blocks.
+func (r *Replica) wakeNow() {
+	select {
+	case r.nowCh <- struct{}{}:
+	default:
+	}
+}
+
 // maxBackoff bounds the pause between rounds while the store fails.
 const maxBackoff = 2 * time.Second
+
+// sendGap is the least time between two rounds woken by new deltas one
+// after the other (a quarter of Poll when that is less): the deltas of
+// calls in quick succession go to the store as one batch, one append and
+// one fsync for a file store, rather than one each, while a call after a
+// pause is sent at once. A Flush does not wait for it, nor
+// a store's notice that it changed (another writer's deltas come in at
+// once).
+const sendGap = 10 * time.Millisecond
+
+// coalesce waits out what is left of the gap since the round that ended
+// at last, unless a round is asked for now (wakeNow) or ctx is done.
+func (r *Replica) coalesce(ctx context.Context, last time.Time) {
+	d := min(sendGap, r.opts.Poll/4) - time.Since(last)
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-r.nowCh:
+	case <-t.C:
+	}
+}
 
 func (r *Replica) run(ctx context.Context) {
 	defer r.wg.Done()
@@ -211,6 +247,7 @@ func (r *Replica) run(ctx context.Context) {
 	defer timer.Stop()
 	nextHeat := time.Now().Add(r.opts.HeatEvery)
 	fails := 0
+	woken := false // the last round was woken by new deltas
 	for {
 		if now := time.Now(); !now.Before(nextHeat) {
 			r.queueHeat(false)
@@ -221,6 +258,7 @@ func (r *Replica) run(ctx context.Context) {
 		} else {
 			fails++
 		}
+		last := time.Now()
 		wait := r.opts.Poll
 		if fails > 0 {
 			wait = max(wait, min(r.opts.Poll<<min(fails, 8), maxBackoff))
@@ -233,8 +271,18 @@ func (r *Replica) run(ctx context.Context) {
 			if !timer.Stop() {
 				<-timer.C
 			}
+			if woken {
+				r.coalesce(ctx, last) // a stream of calls: batch them
+			}
+			woken = true
+			continue
+		case <-r.nowCh:
+			if !timer.Stop() {
+				<-timer.C
+			}
 		case <-timer.C:
 		}
+		woken = false
 	}
 }
 
@@ -424,7 +472,7 @@ func (r *Replica) queueHeat(force bool) {
 	if !r.heatDirty.Swap(false) && !force {
 		return
 	}
-	r.opts.Hooks.SettleHeat()
+	r.opts.Hooks.SettleHeat(force)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.local.heatN >= r.opts.MaxQueued {
@@ -509,12 +557,11 @@ func (r *Replica) Session(key string) *learned.SessionState {
 func (r *Replica) SessionKeys(session string) (keys []string, last time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for k, ss := range r.local.View().Sessions {
-		if s, ok := sessionOfKey(k); ok && s == session {
-			keys = append(keys, k)
-			if ss.Updated.After(last) {
-				last = ss.Updated
-			}
+	view := r.local.View()
+	for k := range r.local.SessionKeys(session) {
+		keys = append(keys, k)
+		if ss := view.Sessions[k]; ss.Updated.After(last) {
+			last = ss.Updated
 		}
 	}
 	return keys, last
@@ -560,7 +607,7 @@ func (r *Replica) Flush(ctx context.Context) error {
 	r.mu.Lock()
 	target, annTarget, errs := r.local.Serial(), r.annSerial, r.errSerial
 	r.mu.Unlock()
-	r.wake()
+	r.wakeNow()
 	for {
 		r.mu.Lock()
 		done := r.local.Stored(target) && r.annDone >= annTarget
