@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -152,11 +153,26 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, route string, err 
 	s.metrics.request(route, err.status, 0)
 }
 
+// responseBuffers holds the buffers responses are encoded into: grown
+// afresh for every response, a body was garbage twice its size, and the
+// collections it caused are the round trip's tail.
+var responseBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledResponse is the largest buffer kept for the next response: a
+// rare huge one is left to the collector.
+const maxPooledResponse = 4 << 20
+
 // writeJSON writes v as the response, without HTML escapes (a context
 // holds '<' and '>' aplenty).
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+	buf := responseBuffers.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= maxPooledResponse {
+			buf.Reset()
+			responseBuffers.Put(buf)
+		}
+	}()
+	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		status = http.StatusInternalServerError

@@ -47,9 +47,10 @@ type incremental struct {
 	hits   []relHit
 	raises []relRaise // neighbourHits' scratch
 	xhist  []extraRef
-	xruns  []int32        // neighbourHits' scratch: each section's run of xhist
-	sumRel []sumRelevance // findHits' scratch: the summaries' relevance
-	lex    []lexical.Hit  // scratch of the lexical index's Score
+	xruns  []int32         // neighbourHits' scratch: each section's run of xhist
+	events []outcome.Event // the walk's events, reused (assembleIndexed)
+	sumRel []sumRelevance  // findHits' scratch: the summaries' relevance
+	lex    []lexical.Hit   // scratch of the lexical index's Score
 	// Summaries (replindex.go): the sections' plans; the sections that
 	// have replacements; the Output events go to.
 	plans   []planRef
@@ -249,6 +250,9 @@ func (a *Assembler) AssembleIndexed(x *Index, req Request, c truncate.Counter, l
 // not; its heat is not counted yet.
 func (a *Assembler) assembleIndexed(x *Index, req Request, c truncate.Counter, lookup func(id string) (*Block, bool), plain bool) (*Output, *HeatRecord, bool, error) {
 	r := a.begin(x.tpl, nil, &req, c, plain)
+	// The events are the walk's scratch (the assembly lists none): their
+	// buffer is kept from one assembly to the next.
+	r.out.Events = a.inc.events[:0]
 	r.x, r.lookup, a.inc.x, a.inc.out = x, lookup, x, r.out
 	a.inc.on, a.inc.pulled, a.inc.pulledE, a.inc.keys, a.inc.looked = true, a.inc.pulled[:0], a.inc.pulledE[:0], a.inc.keys[:0], 0
 	a.inc.priorAll = a.inc.priorAll[:0]
@@ -275,7 +279,8 @@ func (a *Assembler) assembleIndexed(x *Index, req Request, c truncate.Counter, l
 	}
 	out := r.out
 	out.ExcludedCounts = x.excludedCounts()
-	out.Events = nil // a few: not the assembly's list
+	clear(out.Events)                              // what they name is not held
+	a.inc.events, out.Events = out.Events[:0], nil // a few: not the assembly's list
 	heat := &HeatRecord{x: x, epoch: x.epoch}
 	for si := range a.secs {
 		for i := range a.secs[si].cands {
