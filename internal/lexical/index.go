@@ -162,18 +162,7 @@ func (x *Index) Score(q *Query, dst []Hit) []Hit {
 	if x.docs == 0 || len(q.keys) == 0 {
 		return dst
 	}
-	w := newWeights(q.Params, x.docs, x.length)
-	x.qs = x.qs[:0]
-	max := 0.0
-	for _, k := range q.keys {
-		li, ok := x.lists[k]
-		if !ok || !scored(x.docs, x.plists[li].df) {
-			continue
-		}
-		v := idf(x.docs, x.plists[li].df)
-		max += w.bound(v)
-		x.qs = append(x.qs, qterm{list: li, idf: v})
-	}
+	w, max := x.terms(q)
 	if len(x.qs) == 0 {
 		return dst
 	}
@@ -206,17 +195,11 @@ func (x *Index) Relevance(q *Query, d *Doc) float64 {
 	if x.docs == 0 || len(q.keys) == 0 {
 		return 0
 	}
-	w := newWeights(q.Params, x.docs, x.length)
-	max, sum := 0.0, 0.0
-	for _, k := range q.keys {
-		li, ok := x.lists[k]
-		if !ok || !scored(x.docs, x.plists[li].df) {
-			continue
-		}
-		v := idf(x.docs, x.plists[li].df)
-		max += w.bound(v)
-		if tf := d.tf(k); tf > 0 {
-			sum += w.term(v, tf, d.length)
+	w, max := x.terms(q)
+	sum := 0.0
+	for _, qt := range x.qs {
+		if tf := d.tf(qt.key); tf > 0 {
+			sum += w.term(qt.idf, tf, d.length)
 		}
 	}
 	if max == 0 {
@@ -225,8 +208,28 @@ func (x *Index) Relevance(q *Query, d *Doc) float64 {
 	return sum / max
 }
 
-// qterm is a term of the query being scored: its list and its idf.
+// terms makes x.qs the scored terms of q, in q's order, and returns the
+// weights under x's statistics and the most a document could score.
+func (x *Index) terms(q *Query) (weights, float64) {
+	w := newWeights(q.Params, x.docs, x.length)
+	x.qs = x.qs[:0]
+	max := 0.0
+	for _, k := range q.keys {
+		li, ok := x.lists[k]
+		if !ok || !scored(x.docs, x.plists[li].df) {
+			continue
+		}
+		v := idf(x.docs, x.plists[li].df)
+		max += w.bound(v)
+		x.qs = append(x.qs, qterm{key: k, list: li, idf: v})
+	}
+	return w, max
+}
+
+// qterm is a term of the query being scored: its key, its list and its
+// idf.
 type qterm struct {
+	key  uint64
 	list int32
 	idf  float64
 }

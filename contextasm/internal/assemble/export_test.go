@@ -78,7 +78,7 @@ func (x *Index) verifyLex() error {
 				if e.dead {
 					continue
 				}
-				if !lexable(e.b) {
+				if isSummary(e.b) {
 					if e.lex != noDoc {
 						return fmt.Errorf("section %d: summary %s has document %d", si, e.b.ID, e.lex)
 					}

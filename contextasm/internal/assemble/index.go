@@ -497,7 +497,7 @@ func (x *Index) lexRemake(si int, old *ixSection) {
 	x.lexGen++
 	s := &x.secs[si]
 	keep := func(e *ixEntry) {
-		if !lexable(e.b) {
+		if isSummary(e.b) {
 			e.lex = noDoc
 			return
 		}

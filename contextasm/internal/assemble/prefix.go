@@ -312,11 +312,10 @@ func (a *Assembler) markRecalled(r *run) {
 // block it keeps is late, as what the query recalled is: written after
 // the stable part, and recorded as recalled (WrittenBlock.Recalled), so
 // that the next question weighs it as what this one recalled. Without
-// the bound, a block kept only because
-// room was left over (old, and not relevant) would be an incumbent of the
-// stable part for every question that follows, and the room a later
-// question's recalls compete for would be what the first question's
-// recalls happened to take.
+// the bound, a block kept only because room was left over (old, and not
+// relevant) would be an incumbent of the stable part for every question
+// that follows, and the room a later question's recalls compete for
+// would be what the first question's recalls happened to take.
 func (a *Assembler) boundStable(si int, share float64, blocks []*Block, queryTurn *Block) {
 	cands := a.secs[si].cands
 	room := int((1 - share) * float64(a.secs[si].used))

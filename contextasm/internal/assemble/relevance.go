@@ -57,7 +57,7 @@ func (a *Assembler) relevance(r *run) {
 			// A summary repeats the words of the turns it stands for:
 			// counted too, it would count them twice, and the assembly
 			// without it (degrade.go) would rank them otherwise.
-			if b := r.blocks[e.Index]; len(b.Replaces()) == 0 || b.Type != declare.History {
+			if !isSummary(r.blocks[e.Index]) {
 				rs.scan.Count(rs.docs[i])
 			}
 			i++

@@ -4,7 +4,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/internal/lexical"
 )
 
@@ -47,18 +46,15 @@ func (x *Index) lexAddSection(si int) {
 }
 
 // noDoc is the handle of an entry whose block has no document in the
-// index's lexical index: a summary (lexable).
+// index's lexical index: a summary, which repeats the words of the turns
+// it stands for and so counts in no statistics (the relevance pass's
+// rule); it is scored apart (scoreSummaries).
 const noDoc = lexical.Handle(math.MaxUint32)
 
-// lexable reports whether b's document counts in the lexical statistics:
-// not a summary, which repeats the words of the turns it stands for (the
-// relevance pass's rule); a summary is scored apart (findHits).
-func lexable(b *Block) bool { return len(b.Replaces()) == 0 || b.Type != declare.History }
-
 // lexAdd adds b's document, of section si, and returns its handle (noDoc
-// for a block that is not lexable).
+// for a summary).
 func (x *Index) lexAdd(b *Block, si int) lexical.Handle {
-	if !lexable(b) {
+	if isSummary(b) {
 		return noDoc
 	}
 	var h lexical.Handle
@@ -175,7 +171,7 @@ type sumRelevance struct {
 }
 
 // scoreSummaries scores the sections' summaries against q under the
-// lexical index's statistics, which leave them out (lexable), into
+// lexical index's statistics, which leave them out (noDoc), into
 // a.inc.sumRel, those of positive relevance in section then request_id
 // order: the relevance pass scores a summary without counting it. An
 // assembly without summaries (degrade.go's plain one) has none to score.
