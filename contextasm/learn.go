@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"slices"
-	"strings"
 	"sync"
 
 	"github.com/contextasm/contextasm/chat"
@@ -196,14 +194,9 @@ func (e *Engine) feedbackCited(ctx context.Context, res *Result, response string
 
 // lookupBlocks returns a lookup of the blocks held now by request_id.
 func (e *Engine) lookupBlocks() func(id string) (*assemble.Block, bool) {
-	blocks := e.blocks()
-	return func(id string) (*assemble.Block, bool) {
-		i, ok := slices.BinarySearchFunc(blocks, id, func(b *assemble.Block, id string) int { return strings.Compare(b.ID, id) })
-		if !ok {
-			return nil, false
-		}
-		return blocks[i], true
-	}
+	// The current snapshot's set, searched in place: its flat slice would
+	// copy the store for a few lookups.
+	return e.current().set.get
 }
 
 // State returns a copy of the learned state: trust, heat and sessions,

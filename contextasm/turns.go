@@ -141,7 +141,11 @@ func (e *Engine) catchUp(si *shapeIndex, snap *snapshot, now time.Time) bool {
 	case build:
 		x.Build(snap.blocks(), now)
 	case !x.Serves(now):
-		x.Refresh(snap.blocks(), now)
+		var blocks []*assemble.Block // the store, only when a section is made again
+		if x.Remakes(now) {
+			blocks = snap.blocks()
+		}
+		x.Refresh(blocks, now)
 	}
 	return true
 }

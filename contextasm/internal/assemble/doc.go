@@ -82,7 +82,10 @@
 // eligible blocks in rank order at one now, and counts the hidden ones; a
 // change of the store moves only the blocks it changes ([Index.Update]), a
 // new now re-ranks only the sections whose scores or eligibility move with
-// time ([Index.Refresh]). [Assembler.AssembleIndexed] runs the same
+// time ([Index.Refresh]): history scored by recency alone is kept in
+// lanes whose order holds at every now (lanes.go), so that re-ranking
+// sorts only the few entries whose order may move.
+// [Assembler.AssembleIndexed] runs the same
 // passes as AssembleRefs from the ranking on, the ranking being a walk
 // that pulls candidates from the index in the same order, passing over
 // the blocks the fill would drop without counting them (turn.go), so a

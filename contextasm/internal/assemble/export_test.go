@@ -2,9 +2,19 @@ package assemble
 
 import (
 	"fmt"
+	"github.com/contextasm/contextasm/declare"
 	"maps"
 	"slices"
 )
+
+// SetEntriesPerLane sets how many recency entries a lane must hold on
+// average for a section to be laid out in lanes (lanes.go): 1 lays out
+// every section with two or more. It returns what restores the default.
+func SetEntriesPerLane(n int) (restore func()) {
+	was := entriesPerLane
+	entriesPerLane = n
+	return func() { entriesPerLane = was }
+}
 
 // Descending exposes descending to the external tests.
 var Descending = descending
@@ -56,12 +66,80 @@ func (x *Index) Verify(blocks []*Block) error {
 		merged = slices.DeleteFunc(merged, func(e ixEntry) bool { return e.dead })
 		slices.SortStableFunc(merged, compareEntries)
 		live(merged, &got)
-		live(y.secs[si].base, &want)
+		built := slices.Clone(y.secs[si].base)
+		slices.SortStableFunc(built, compareEntries)
+		live(built, &want)
+		if err := x.secs[si].verifyTimes(); err != nil {
+			return fmt.Errorf("section %d: %v", si, err)
+		}
+		if err := x.secs[si].verifyLanes(); err != nil {
+			return fmt.Errorf("section %d: %v", si, err)
+		}
 		if !slices.Equal(got, want) {
 			return fmt.Errorf("section %d: entries\n%v\nbuilt\n%v", si, got, want)
 		}
 	}
 	return x.verifyLex()
+}
+
+// verifyTimes reports how s's time orders differ from its base's.
+func (s *ixSection) verifyTimes() error {
+	var all, hist []int32
+	for i := range s.base {
+		if !s.base[i].dead {
+			all = append(all, int32(i))
+			if s.base[i].b.Type == declare.History {
+				hist = append(hist, int32(i))
+			}
+		}
+	}
+	byNewest := func(p, q int32) int { return compareNewest(s.base[p].b, s.base[q].b) }
+	slices.SortFunc(all, byNewest)
+	slices.SortFunc(hist, byNewest)
+	live := func(pos []int32) []int32 {
+		return slices.DeleteFunc(slices.Clone(pos), func(p int32) bool { return s.base[p].dead })
+	}
+	if got := live(s.byTime); !slices.Equal(got, all) {
+		return fmt.Errorf("time order %v, base's %v", got, all)
+	}
+	if got := live(s.history); !slices.Equal(got, hist) {
+		return fmt.Errorf("history order %v, base's %v", got, hist)
+	}
+	return nil
+}
+
+// verifyLanes reports how s's lanes break their rules (lanes.go): they
+// cover the base in a row, lane 0 in rank order, each other of recency
+// entries of its key, in compareTie order, the keys ascending.
+func (s *ixSection) verifyLanes() error {
+	if len(s.lanes) == 0 || s.lanes[0].lo != 0 || s.lanes[len(s.lanes)-1].hi != int32(len(s.base)) {
+		return fmt.Errorf("lanes %v do not cover a base of %d", s.lanes, len(s.base))
+	}
+	for li, l := range s.lanes {
+		if li > 0 {
+			p := s.lanes[li-1]
+			if p.hi != l.lo || li > 1 && (p.req > l.req || p.req == l.req && p.fixed >= l.fixed) {
+				return fmt.Errorf("lane %d %+v after %+v", li, l, p)
+			}
+		}
+		var prev *ixEntry
+		for i := l.lo; i < l.hi; i++ {
+			e := &s.base[i]
+			if l.recency {
+				if req, fixed := laneKey(e); e.moves != recencyScore || req != l.req || fixed != l.fixed {
+					return fmt.Errorf("lane %d %+v holds %s (moves %d, key %d %d)", li, l, e.b.ID, e.moves, req, fixed)
+				}
+			}
+			if e.dead {
+				continue
+			}
+			if prev != nil && (l.recency && compareTie(prev.b, e.b) >= 0 || !l.recency && compareEntries(*prev, *e) > 0) {
+				return fmt.Errorf("lane %d: %s before %s", li, prev.b.ID, e.b.ID)
+			}
+			prev = e
+		}
+	}
+	return nil
 }
 
 // verifyLex reports how x's documents differ from its live entries': each

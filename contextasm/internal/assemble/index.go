@@ -81,6 +81,7 @@ type lexRef struct {
 // added since, sorted apart, merged into the base when they grow.
 type ixSection struct {
 	base    []ixEntry
+	lanes   []ixLane // base's lanes (lanes.go)
 	dead    int
 	tree    minTree // the least MinTokens below each node of base
 	byTime  []int32 // base positions, newest first (compareNewest)
@@ -302,10 +303,21 @@ func (x *Index) Serves(now time.Time) bool {
 	return true
 }
 
+// Remakes reports whether Refresh to now makes a section again from the
+// blocks, which it then needs: it only scores again otherwise.
+func (x *Index) Remakes(now time.Time) bool {
+	for si := range x.secs {
+		if w := &x.secs[si].win; !w.holds(now, x.shape.Now) && !w.within(now) {
+			return true
+		}
+	}
+	return false
+}
+
 // Refresh moves the index to now: a section whose window does not hold
 // now is scored again in place when only its scores move (rescore), and
 // made again from blocks (the store the index is at) when a block may
-// enter or leave it.
+// enter or leave it (blocks may be nil when Remakes reports false).
 func (x *Index) Refresh(blocks []*Block, now time.Time) {
 	redo := make([]bool, len(x.secs))
 	any := false
@@ -335,10 +347,9 @@ func (x *Index) Refresh(blocks []*Block, now time.Time) {
 // rescore moves section si to the index's now without making it again:
 // its window holds but for the point its scores move at (recency, a
 // stale penalty growing), so no block enters or leaves it. Every entry
-// is scored at now and the entries put in rank order again: an almost
-// sorted list, since two history blocks' order flips at most once as
-// time moves and blocks of equal fixed parts never reorder; the time
-// orders (byTime, history) keep their order and are mapped to the new
+// is scored at now, and only lane 0 put in rank order again (lanes.go):
+// the recency lanes keep their order at every now. The time orders
+// (byTime, history) keep their order and are mapped to lane 0's new
 // places. The cost is a pass over the section, not its making: no block
 // is admitted, ranked from scratch, or given its document again.
 func (x *Index) rescore(si int) {
@@ -349,40 +360,14 @@ func (x *Index) rescore(si int) {
 	s.win.point, s.win.hasScoreHi = false, false
 	fast := now.Year() >= 1700 && now.Year() <= 2250 // in Unix nanoseconds
 	nowN := now.UnixNano()
-	sorted := true
 	for i := range s.base {
-		e := &s.base[i]
-		x.rescoreEntry(e, s, now, nowN, fast)
-		sorted = sorted && (i == 0 || inOrder(&s.base[i-1], e))
+		x.rescoreEntry(&s.base[i], s, now, nowN, fast)
 	}
 	for i := range s.extra {
 		x.rescoreEntry(&s.extra[i], s, now, nowN, fast)
 	}
 	slices.SortFunc(s.extra, compareEntries)
-	if sorted {
-		return
-	}
-	perm := x.perm[:0]
-	for i := range s.base {
-		perm = append(perm, int32(i))
-	}
-	slices.SortFunc(perm, func(p, q int32) int { return rankOrder(&s.base[p], &s.base[q]) })
-	base := x.permBase[:0]
-	place := slices.Grow(x.place[:0], len(perm))[:len(perm)]
-	for i, p := range perm {
-		base = append(base, s.base[p])
-		place[p] = int32(i)
-	}
-	// The sorted copy becomes the base; the old array is the next one's.
-	x.permBase, s.base = s.base[:0], base
-	for i, p := range s.byTime {
-		s.byTime[i] = place[p]
-	}
-	for i, p := range s.history {
-		s.history[i] = place[p]
-	}
-	s.tree.build(s.base)
-	x.perm, x.place = perm[:0], place[:0]
+	s.resortRest(&x.perm, &x.place, &x.permBase)
 }
 
 // rescoreEntry scores e, of section s, at now (nowN in Unix nanoseconds,
@@ -477,7 +462,8 @@ func (x *Index) fill(blocks []*Block, redo []bool) {
 		}
 		s := &x.secs[si]
 		old := *s
-		*s = ixSection{base: x.rank(lists[si]), win: s.win, links: s.links, sums: s.sums, tree: s.tree, byTime: s.byTime[:0], history: s.history[:0], sc: s.sc, share: s.share, hostShare: s.hostShare}
+		base, lanes := x.layout(lists[si], s.lanes)
+		*s = ixSection{base: base, lanes: lanes, win: s.win, links: s.links, sums: s.sums, tree: s.tree, byTime: s.byTime[:0], history: s.history[:0], sc: s.sc, share: s.share, hostShare: s.hostShare}
 		s.index(&x.keys, &x.keysTmp)
 		switch {
 		case x.lexOn && all:
@@ -617,8 +603,22 @@ func (x *Index) rank(list []ixEntry) []ixEntry {
 // entry returns b's entry in section si at the index's now.
 func (x *Index) entry(b *Block, si int) ixEntry {
 	e := x.key(b, si)
-	sc := &x.secs[si].sc
 	e.min = b.MinTokens
+	if linked(b) {
+		// A unit is decided whole, and its tool results may be clipped
+		// or cleared: no walk passes a member over by its own bound.
+		e.min = 0
+	}
+	return e
+}
+
+// key returns what finds b's entry in section si (find, entryOf): its
+// block, score and required flag, the fields rank order reads, and how
+// its score moves, which gives its lane.
+func (x *Index) key(b *Block, si int) ixEntry {
+	sc := &x.secs[si].sc
+	frac, stale := b.staleness(x.shape.Now)
+	e := ixEntry{b: b, score: score(*sc, b, x.shape.Now, frac, stale), req: b.Required}
 	switch {
 	case !b.StaleFrom.IsZero():
 		e.moves = otherScore
@@ -629,19 +629,7 @@ func (x *Index) entry(b *Block, si int) ixEntry {
 			e.moves, e.fixed, e.lmN = recencyScore, fixedPart(*sc, b), b.LastModified.UnixNano()
 		}
 	}
-	if linked(b) {
-		// A unit is decided whole, and its tool results may be clipped
-		// or cleared: no walk passes a member over by its own bound.
-		e.min = 0
-	}
 	return e
-}
-
-// key returns what finds b's entry in section si (find, entryOf): its
-// block, score and required flag, the fields rank order reads.
-func (x *Index) key(b *Block, si int) ixEntry {
-	frac, stale := b.staleness(x.shape.Now)
-	return ixEntry{b: b, score: score(x.secs[si].sc, b, x.shape.Now, frac, stale), req: b.Required}
 }
 
 // compareEntries is rank order: required first, then score descending,
@@ -775,14 +763,14 @@ func (x *Index) remove(b *Block) {
 		s.extra = slices.Delete(s.extra, i, i+1)
 		return
 	}
-	if i, ok := find(s.base, e); ok {
+	if i, ok := s.findBase(&e); ok {
 		x.settle(&s.base[i])
 		x.lexRemove(&s.base[i])
 		s.base[i].dead = true
 		s.dead++
 		s.tree.set(i, math.MaxInt32)
 		if s.dead > len(s.base)/4+64 {
-			s.merge(&x.keys, &x.keysTmp)
+			x.merge(si)
 		}
 	}
 }
@@ -831,30 +819,63 @@ func (x *Index) insert(b *Block) {
 	i, _ := slices.BinarySearchFunc(s.extra, e, compareEntries)
 	s.extra = slices.Insert(s.extra, i, e)
 	if len(s.extra) > 64+2*int(math.Sqrt(float64(len(s.base)))) {
-		s.merge(&x.keys, &x.keysTmp)
+		x.merge(si)
 	}
 }
 
-// merge makes the base again from the live entries of base and extra;
-// keys and scratch are index's buffers.
-func (s *ixSection) merge(keys, scratch *[]rankKey) {
-	base := make([]ixEntry, 0, len(s.base)-s.dead+len(s.extra))
+// merge makes section si's base again from the live entries of base and
+// extra: lane 0's entries and the extra ones scored likewise merged in
+// rank order, and the recency entries laid out in lanes again, or, when
+// they do not fall into few, ranked with the rest.
+func (x *Index) merge(si int) {
+	s := &x.secs[si]
+	var rest, recs, add []ixEntry
+	for i := range s.base {
+		switch e := &s.base[i]; {
+		case e.dead:
+		case e.moves == recencyScore:
+			recs = append(recs, *e)
+		default:
+			rest = append(rest, *e) // of lane 0: in rank order
+		}
+	}
+	for i := range s.extra {
+		if e := &s.extra[i]; e.moves == recencyScore {
+			recs = append(recs, *e)
+		} else {
+			add = append(add, *e) // in rank order
+		}
+	}
+	if !fewLanes(recs, len(recs)) {
+		slices.SortFunc(recs, compareEntries)
+		rest = mergeRanked(rest, recs)
+		recs = nil
+	}
+	rest = mergeRanked(rest, add)
+	if recs == nil {
+		s.base, s.lanes = rest, append(s.lanes[:0], ixLane{hi: int32(len(rest))})
+	} else {
+		s.base, s.lanes = x.lanesOf(rest, recs, s.lanes)
+	}
+	s.extra, s.dead = s.extra[:0], 0
+	s.index(&x.keys, &x.keysTmp)
+}
+
+// mergeRanked returns the entries of a and b, each in rank order, in rank
+// order.
+func mergeRanked(a, b []ixEntry) []ixEntry {
+	if len(b) == 0 {
+		return a
+	}
+	out := make([]ixEntry, 0, len(a)+len(b))
 	i := 0
-	for _, e := range s.extra {
-		for ; i < len(s.base) && compareEntries(s.base[i], e) < 0; i++ {
-			if !s.base[i].dead {
-				base = append(base, s.base[i])
-			}
+	for j := range b {
+		for ; i < len(a) && compareEntries(a[i], b[j]) < 0; i++ {
+			out = append(out, a[i])
 		}
-		base = append(base, e)
+		out = append(out, b[j])
 	}
-	for ; i < len(s.base); i++ {
-		if !s.base[i].dead {
-			base = append(base, s.base[i])
-		}
-	}
-	s.base, s.extra, s.dead = base, s.extra[:0], 0
-	s.index(keys, scratch)
+	return append(out, a[i:]...)
 }
 
 // excludedCounts returns the count of blocks hidden from the shape per

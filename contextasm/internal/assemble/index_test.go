@@ -165,12 +165,20 @@ func TestIndexedEqualsFull(t *testing.T) {
 	t.Cleanup(restore)
 	var served, fallback, failed, skippedSome, rebuilt, warm, floors, prefixes, queried, turnQueries, conflicts, keyedServed, chats, withCalls, toolServed int
 	var sumServed, sumKept, sumChats, sumQueried int
+	defer assemble.SetEntriesPerLane(8)()
 	for k := range runs + runs/4 {
 		// Runs of their own after the others declare summaries, as a host
 		// would and of any kind, in the workloads of every fourth run.
 		run, summaries := k, k >= runs
 		if summaries {
 			run = 4*(k-runs) + 1
+		}
+		// Every other run lays out each section with two recency entries
+		// or more in lanes (lanes.go); the others only the large ones.
+		if k%2 == 1 {
+			assemble.SetEntriesPerLane(1)
+		} else {
+			assemble.SetEntriesPerLane(8)
 		}
 		rng := rand.New(rand.NewPCG(uint64(run), 77))
 		tpl := randomWorkload(t, rng).tpl

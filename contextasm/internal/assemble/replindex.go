@@ -456,7 +456,7 @@ func (f *filler) unpulledNeed(r *repl, need, texts int) (int, int) {
 // decided yet), without making candidates.
 func (f *filler) fitsUntilIndexed(r *repl) bool {
 	a := f.a
-	w := a.inc.w // a copy: the walk itself does not move
+	w := a.inc.w.fork() // the walk itself does not move
 	w.hasFloor = false
 	room := f.sec.MaxTokens() - f.st.used - f.st.msgs
 	u := untilNeed{texts: f.st.kept, sep: f.st.sep}

@@ -63,15 +63,19 @@ type incremental struct {
 // sticky section (incumbents and news, taken out of rank order by the
 // margin) as prepareSticky orders them.
 type walk struct {
-	looked     *int // entries looked at, for the tests
-	s          *ixSection
-	bi, xi     int         // the next base and extra positions
-	gapB, gapX int         // the first positions passed over, else len
-	prior      []priorItem // in fill order
-	pi         int
-	hasFloor   bool
-	floor      float64
-	done       bool
+	looked *int // entries looked at, for the tests
+	s      *ixSection
+	// lc are the base's lanes' cursors, heap the lanes not done, by
+	// their heads' rank order (lanes.go); xi is the next extra
+	// position, gapX the first passed over, else len.
+	lc       []laneCursor
+	heap     []int32
+	xi, gapX int
+	prior    []priorItem // in fill order
+	pi       int
+	hasFloor bool
+	floor    float64
+	done     bool
 	// With a query (queried), entries score (1 − share)·score + share·
 	// relevance: the ones it touches come in their own lane, rel, in that
 	// order; every other entry's score is scaled alike, so the base and
@@ -303,9 +307,10 @@ func (a *Assembler) startWalk(r *run, si int) {
 	if r.req.hostRelevance() {
 		share = x.secs[si].hostShare
 	}
-	a.inc.w = walk{looked: &a.inc.looked, s: &x.secs[si], gapB: len(x.secs[si].base), gapX: len(x.secs[si].extra), prior: a.inc.w.prior[:0],
+	a.inc.w = walk{looked: &a.inc.looked, s: &x.secs[si], lc: a.inc.w.lc, heap: a.inc.w.heap, gapX: len(x.secs[si].extra), prior: a.inc.w.prior[:0],
 		queried: r.req.queried(), share: share, rel: a.inc.w.rel[:0], relGap: a.inc.w.relGap[:0],
 		tiered: r.follow && r.req.queried() && share > 0, queryTurn: r.out.QueryTurn}
+	a.inc.w.startLanes()
 	if r.follow {
 		a.priorItems(r, si)
 	}
@@ -448,7 +453,7 @@ func (a *Assembler) endWalk() {
 	a.inc.hits = a.inc.hits[:0]
 	clear(a.inc.w.rel)
 	clear(a.inc.w.relGap)
-	a.inc.w = walk{prior: a.inc.w.prior[:0], rel: a.inc.w.rel[:0], relGap: a.inc.w.relGap[:0]}
+	a.inc.w = walk{prior: a.inc.w.prior[:0], rel: a.inc.w.rel[:0], relGap: a.inc.w.relGap[:0], lc: a.inc.w.lc[:0], heap: a.inc.w.heap[:0]}
 }
 
 // more reports whether section si has a candidate at i: made up front by
@@ -553,7 +558,7 @@ func (s *ixSection) entryOf(e ixEntry) *ixEntry {
 	if i, ok := find(s.extra, e); ok {
 		return &s.extra[i]
 	}
-	if i, ok := find(s.base, e); ok {
+	if i, ok := s.findBase(&e); ok {
 		return &s.base[i]
 	}
 	return nil
@@ -680,8 +685,8 @@ func applyItem(cd *candidate, p *priorItem, rel *relItem, tier int8) {
 // room allow (see pull), and its prior item when it is one.
 func (w *walk) next(skip bool, room int) (*ixEntry, *priorItem, *relItem) {
 	m := int32(max(min(room, math.MaxInt32-1), math.MinInt32))
-	be := w.head(w.s.base, &w.bi, &w.gapB, &w.s.tree, skip, m)
-	xe := w.head(w.s.extra, &w.xi, &w.gapX, nil, skip, m)
+	be := w.baseHead(skip, m)
+	xe := w.head(w.s.extra, &w.xi, &w.gapX, skip, m)
 	// The least of the three heads.
 	for w.pi < len(w.prior) && w.prior[w.pi].e.mark&markVisited != 0 {
 		w.pi++ // pulled with its unit (pullUnit)
@@ -690,7 +695,7 @@ func (w *walk) next(skip bool, room int) (*ixEntry, *priorItem, *relItem) {
 	if w.pi < len(w.prior) {
 		p = &w.prior[w.pi]
 	}
-	best, bestTier, from := be, w.tierOf(be), &w.bi
+	best, bestTier, from := be, w.tierOf(be), (*int)(nil) // nil: the base
 	if xt := w.tierOf(xe); xe != nil && (best == nil || xt < bestTier || xt == bestTier && compareEntries(*xe, *best) < 0) {
 		best, bestTier, from = xe, xt, &w.xi
 	}
@@ -707,7 +712,11 @@ func (w *walk) next(skip bool, room int) (*ixEntry, *priorItem, *relItem) {
 		w.took = p.tier()
 		return p.e, p, nil
 	}
-	if best != nil {
+	switch {
+	case best == nil:
+	case from == nil:
+		w.pullBase()
+	default:
 		*from++
 	}
 	w.took = bestTier
@@ -747,11 +756,11 @@ func (w *walk) relHead(skip bool, m int32) *relItem {
 	return nil
 }
 
-// head returns the entry of list (the base, with its tree, or the extra
-// entries) at *at that the walk may pull, moving *at past the ones it
-// passes over (see pull) and *gap back to the first of those; nil when
-// none is left.
-func (w *walk) head(list []ixEntry, at, gap *int, tree *minTree, skip bool, m int32) *ixEntry {
+// head returns the entry of list (the extra entries) at *at that the walk
+// may pull, moving *at past the ones it passes over (see pull) and *gap
+// back to the first of those; nil when none is left. baseHead is its
+// counterpart for the base's lanes.
+func (w *walk) head(list []ixEntry, at, gap *int, skip bool, m int32) *ixEntry {
 	for *at < len(list) {
 		*w.looked++
 		e := &list[*at]
@@ -763,11 +772,7 @@ func (w *walk) head(list []ixEntry, at, gap *int, tree *minTree, skip bool, m in
 			*at = len(list) // rank order: every entry after it scores no higher
 		case skip && !e.req && e.min > m:
 			*gap = min(*gap, *at)
-			if tree != nil {
-				*at = tree.first(*at+1, m)
-			} else {
-				*at++
-			}
+			*at++
 		default:
 			return e
 		}
@@ -791,11 +796,8 @@ func (a *Assembler) finishWalk(si int) {
 			t.has, t.score = true, s
 		}
 	}
-	for i := min(w.gapB, w.bi); i < len(w.s.base); i++ {
-		if e := &w.s.base[i]; !e.dead && e.mark == 0 && !e.req {
-			note(e)
-			break // rank order: the first is the best
-		}
+	if e := w.baseTail(); e != nil {
+		note(e)
 	}
 	for i := min(w.gapX, w.xi); i < len(w.s.extra); i++ {
 		if e := &w.s.extra[i]; e.mark == 0 && !e.req {

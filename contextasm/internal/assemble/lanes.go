@@ -1,0 +1,407 @@
+package assemble
+
+import "slices"
+
+// Lanes: a section's base is a row of lanes, each a run of entries in an
+// order that is their rank order at every now. A history block's score
+// is (fixed + R·H/(H+age))/sum, so of two blocks with the same fixed part
+// the newer never ranks lower, whatever the now: the blocks scored by
+// recency alone fall into lanes by fixed part (and required), each in
+// compareTie order (newest first), and keep their order as the clock
+// moves. Lane 0 holds every other entry (scores that do not move, or
+// stale ones), in rank order at the index's now, sorted again when a new
+// now unorders it. A new now then scores each entry again but sorts
+// nothing but lane 0; the walk merges the lanes' heads (a heap) only
+// until the section stops filling.
+//
+// A section whose recency entries hold too many distinct fixed parts for
+// lanes to pay (a host scoring each turn apart) keeps one lane in rank
+// order, sorted again at every new now, as before lanes.
+
+// ixLane is one lane of a section's base: positions [lo, hi).
+type ixLane struct {
+	lo, hi int32
+	// recency: of recencyScore entries of fixed part fixed
+	// (descending's key) and required as req says (rankKey's: 0 for
+	// required), in compareTie order. Lane 0 is not.
+	recency bool
+	req     uint32
+	fixed   uint64
+}
+
+// Lanes pay when there are few of them for many entries: a walk starts
+// with a heap over all of them. (A variable, for the differential tests
+// to lay out every section in lanes.)
+const maxLanes = 1024
+
+var entriesPerLane = 8
+
+// laneKey returns entry e's lane key (ixLane.req, ixLane.fixed).
+func laneKey(e *ixEntry) (uint32, uint64) {
+	req := uint32(1)
+	if e.req {
+		req = 0
+	}
+	return req, descending(e.fixed)
+}
+
+// layout returns list's entries, in request_id order, as a base in lanes
+// and the lanes (reusing lanes' array).
+func (x *Index) layout(list []ixEntry, lanes []ixLane) ([]ixEntry, []ixLane) {
+	nrec := 0
+	for i := range list {
+		if list[i].moves == recencyScore {
+			nrec++
+		}
+	}
+	if !fewLanes(list, nrec) {
+		base := x.rank(list)
+		return base, append(lanes[:0], ixLane{hi: int32(len(base))})
+	}
+	rest, recs := make([]ixEntry, 0, len(list)-nrec), make([]ixEntry, 0, nrec)
+	for i := range list {
+		if list[i].moves == recencyScore {
+			recs = append(recs, list[i])
+		} else {
+			rest = append(rest, list[i])
+		}
+	}
+	return x.lanesOf(x.rank(rest), recs, lanes)
+}
+
+// lanesOf returns the base of lane 0's entries rest, in rank order, and
+// the recency entries recs, in any order, put in their lanes after it
+// (reusing rest's and lanes' arrays), and the lanes.
+func (x *Index) lanesOf(rest, recs []ixEntry, lanes []ixLane) ([]ixEntry, []ixLane) {
+	keys := slices.Grow(x.keys[:0], len(recs))
+	for i := range recs {
+		keys = append(keys, rankKey{score: newestKey(recs[i].b.LastModified), index: uint32(i), req: 1})
+	}
+	keys = sortRankKeys(keys, &x.keysTmp) // newest first
+	byTime := make([]ixEntry, len(keys))
+	for i, k := range keys {
+		byTime[i] = recs[k.index]
+	}
+	// Then by lane, stably: lanes in key order, each newest first.
+	keys = keys[:0]
+	for i := range byTime {
+		req, fixed := laneKey(&byTime[i])
+		keys = append(keys, rankKey{score: fixed, index: uint32(i), req: req})
+	}
+	keys = sortRankKeys(keys, &x.keysTmp)
+	x.keys = keys[:0]
+	base := slices.Grow(rest, len(recs))
+	lanes = append(lanes[:0], ixLane{hi: int32(len(base))})
+	for i, k := range keys {
+		if i == 0 || k.req != keys[i-1].req || k.score != keys[i-1].score {
+			lanes = append(lanes, ixLane{lo: int32(len(base)), recency: true, req: k.req, fixed: k.score})
+		}
+		base = append(base, byTime[k.index])
+		lanes[len(lanes)-1].hi = int32(len(base))
+	}
+	for _, l := range lanes[1:] {
+		sortTies(base[l.lo:l.hi])
+	}
+	return base, lanes
+}
+
+// fewLanes reports whether list's nrec recency entries are many and fall
+// into few enough lanes for lanes to pay.
+func fewLanes(list []ixEntry, nrec int) bool {
+	if nrec < 2*entriesPerLane {
+		return false
+	}
+	limit := min(maxLanes, nrec/entriesPerLane)
+	seen := make(map[[2]uint64]struct{}, min(limit, 64))
+	for i := range list {
+		if e := &list[i]; e.moves == recencyScore {
+			req, fixed := laneKey(e)
+			seen[[2]uint64{uint64(req), fixed}] = struct{}{}
+			if len(seen) > limit {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// sortTies puts the runs of a recency lane's entries of one last_modified
+// in compareTie order (the radix sort left them in request_id order).
+func sortTies(lane []ixEntry) {
+	for i := 0; i < len(lane); {
+		j := i + 1
+		for j < len(lane) && lane[j].lmN == lane[i].lmN {
+			j++
+		}
+		if j-i > 1 {
+			slices.SortFunc(lane[i:j], func(a, b ixEntry) int { return compareTie(a.b, b.b) })
+		}
+		i = j
+	}
+}
+
+// laneOf returns the lane of section s that holds entry e (as entry makes
+// it), or false when none does.
+func (s *ixSection) laneOf(e *ixEntry) (int, bool) {
+	if len(s.lanes) == 1 || e.moves != recencyScore {
+		return 0, true
+	}
+	req, fixed := laneKey(e)
+	lanes := s.lanes[1:]
+	i, ok := slices.BinarySearchFunc(lanes, [2]uint64{uint64(req), fixed}, func(l ixLane, k [2]uint64) int {
+		if c := int(l.req) - int(k[0]); c != 0 {
+			return c
+		}
+		switch {
+		case l.fixed < k[1]:
+			return -1
+		case l.fixed > k[1]:
+			return 1
+		}
+		return 0
+	})
+	return i + 1, ok
+}
+
+// findBase returns the position of e's live entry in s's base.
+func (s *ixSection) findBase(e *ixEntry) (int, bool) {
+	li, ok := s.laneOf(e)
+	if !ok {
+		return 0, false
+	}
+	l := s.lanes[li]
+	lane := s.base[l.lo:l.hi]
+	if !l.recency {
+		i, ok := find(lane, *e)
+		return int(l.lo) + i, ok
+	}
+	i, n := 0, len(lane)
+	for i < n {
+		m := int(uint(i+n) >> 1)
+		if compareTie(lane[m].b, e.b) < 0 {
+			i = m + 1
+		} else {
+			n = m
+		}
+	}
+	for j := i; j < len(lane) && compareTie(lane[j].b, e.b) == 0; j++ {
+		if lane[j].b == e.b && !lane[j].dead {
+			return int(l.lo) + j, true
+		}
+	}
+	return 0, false
+}
+
+// laneCursor is where a walk is in one lane: the next position, and the
+// first it passed over (hi when none).
+type laneCursor struct{ at, gap int32 }
+
+// startLanes starts the walk's cursors at each lane's start, and its heap
+// of the lanes not empty.
+func (w *walk) startLanes() {
+	w.lc, w.heap = w.lc[:0], w.heap[:0]
+	for li, l := range w.s.lanes {
+		w.lc = append(w.lc, laneCursor{at: l.lo, gap: l.hi})
+		if l.lo < l.hi {
+			w.heap = append(w.heap, int32(li))
+		}
+	}
+	for i := len(w.heap)/2 - 1; i >= 0; i-- {
+		w.down(i)
+	}
+}
+
+// fork returns a copy of w that walks on without moving w.
+func (w *walk) fork() walk {
+	c := *w
+	c.lc, c.heap = slices.Clone(w.lc), slices.Clone(w.heap)
+	return c
+}
+
+// laneLess reports whether lane p's head ranks before lane q's.
+func (w *walk) laneLess(p, q int32) bool {
+	a, b := &w.s.base[w.lc[p].at], &w.s.base[w.lc[q].at]
+	if c := compareRank(a, b, a.req, b.req); c != 0 {
+		return c < 0
+	}
+	return p < q
+}
+
+func (w *walk) down(i int) {
+	h := w.heap
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		if r := l + 1; r < len(h) && w.laneLess(h[r], h[l]) {
+			l = r
+		}
+		if !w.laneLess(h[l], h[i]) {
+			return
+		}
+		h[i], h[l] = h[l], h[i]
+		i = l
+	}
+}
+
+// pop takes the heap's top lane out: it is done.
+func (w *walk) pop() {
+	n := len(w.heap) - 1
+	w.heap[0] = w.heap[n]
+	w.heap = w.heap[:n]
+	if n > 0 {
+		w.down(0)
+	}
+}
+
+// baseHead returns the base's next entry in rank order that the walk may
+// pull (head's rules, over the lanes' heads), nil when none is left.
+func (w *walk) baseHead(skip bool, m int32) *ixEntry {
+	for len(w.heap) > 0 {
+		li := w.heap[0]
+		c, l := &w.lc[li], &w.s.lanes[li]
+		at := c.at
+		e := w.laneHead(c, l.hi, skip, m)
+		switch {
+		case e == nil:
+			w.pop()
+			continue
+		case c.at != at:
+			w.down(0) // its head moved down: another lane's may lead
+			if w.heap[0] != li {
+				continue
+			}
+		}
+		if !e.req && w.hasFloor && w.eff(e) <= w.floor {
+			// Rank order: every entry after it scores no higher.
+			for _, lj := range w.heap {
+				c := &w.lc[lj]
+				c.gap = min(c.gap, c.at)
+				c.at = w.s.lanes[lj].hi
+			}
+			w.heap = w.heap[:0]
+			return nil
+		}
+		return e
+	}
+	return nil
+}
+
+// laneHead is head for one lane, ending at hi.
+func (w *walk) laneHead(c *laneCursor, hi int32, skip bool, m int32) *ixEntry {
+	for c.at < hi {
+		*w.looked++
+		e := &w.s.base[c.at]
+		switch {
+		case e.dead || e.mark != 0:
+			c.at++
+		case skip && !e.req && e.min > m:
+			c.gap = min(c.gap, c.at)
+			c.at = int32(min(w.s.tree.first(int(c.at)+1, m), int(hi)))
+		default:
+			return e
+		}
+	}
+	return nil
+}
+
+// pullBase moves past the base's head, which the walk took.
+func (w *walk) pullBase() {
+	li := w.heap[0]
+	c := &w.lc[li]
+	c.at++
+	if c.at >= w.s.lanes[li].hi {
+		w.pop()
+		return
+	}
+	w.down(0)
+}
+
+// baseTail returns the first entry in rank order the walk never pulled,
+// of those finishWalk notes, or nil: each lane's first, the best of them.
+func (w *walk) baseTail() *ixEntry {
+	var best *ixEntry
+	for li, l := range w.s.lanes {
+		c := w.lc[li]
+		for i := min(c.gap, c.at); i < l.hi; i++ {
+			if e := &w.s.base[i]; !e.dead && e.mark == 0 && !e.req {
+				if best == nil || compareRank(e, best, false, false) < 0 {
+					best = e
+				}
+				break // rank order: the first is the lane's best
+			}
+		}
+	}
+	return best
+}
+
+// resortRest puts lane 0 of section s in rank order again after its
+// entries were scored again, mapping the time orders to the new places,
+// unless it is in order. The entries whose scores do not move keep their
+// order: when the others are few, they alone are sorted and merged in,
+// so that a few stale blocks do not sort a large section. perm, place
+// and permBase are scratch.
+func (s *ixSection) resortRest(perm, place *[]int32, permBase *[]ixEntry) {
+	l := s.lanes[0]
+	lane := s.base[l.lo:l.hi]
+	sorted, moving := true, 0
+	for i := range lane {
+		if lane[i].moves != stillScore {
+			moving++
+		}
+		if i > 0 && sorted {
+			sorted = inOrder(&lane[i-1], &lane[i])
+		}
+	}
+	if sorted {
+		return
+	}
+	p := (*perm)[:0]
+	if moving*8 > len(lane) {
+		for i := range lane {
+			p = append(p, int32(i))
+		}
+		slices.SortFunc(p, func(a, b int32) int { return rankOrder(&lane[a], &lane[b]) })
+	} else {
+		for i := range lane {
+			if lane[i].moves != stillScore {
+				p = append(p, int32(i))
+			}
+		}
+		slices.SortFunc(p, func(a, b int32) int { return rankOrder(&lane[a], &lane[b]) })
+		// Merge the still entries, in order already, with the sorted
+		// moving ones.
+		n := len(p)
+		p = slices.Grow(p, len(lane))
+		mv, out := p[:n], p[n:n]
+		j := 0
+		for i := range lane {
+			if lane[i].moves != stillScore {
+				continue
+			}
+			for ; j < len(mv) && rankOrder(&lane[mv[j]], &lane[i]) < 0; j++ {
+				out = append(out, mv[j])
+			}
+			out = append(out, int32(i))
+		}
+		out = append(out, mv[j:]...)
+		p = append(p[:0], out...) // copy moves the overlap right
+	}
+	tmp := slices.Grow((*permBase)[:0], len(lane))
+	pl := slices.Grow((*place)[:0], len(lane))[:len(lane)]
+	for i, q := range p {
+		tmp = append(tmp, lane[q])
+		pl[q] = int32(i)
+	}
+	copy(lane, tmp)
+	for _, pos := range [2][]int32{s.byTime, s.history} {
+		for i, q := range pos {
+			if q >= l.lo && q < l.hi {
+				pos[i] = l.lo + pl[q-l.lo]
+			}
+		}
+	}
+	s.tree.build(s.base)
+	*perm, *place, *permBase = p[:0], pl[:0], tmp[:0]
+}
