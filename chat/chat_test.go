@@ -250,6 +250,7 @@ func TestCheck(t *testing.T) {
 		{name: "white space text", c: chat.Conversation{Messages: []chat.Message{user(" \n")}}, anthrop: "only white space"},
 		{name: "empty system part", c: chat.Conversation{System: []chat.SystemPart{{Text: "a"}, {}}}, openai: "system[1]: empty text", anthrop: "empty text"},
 		{name: "white space system", c: chat.Conversation{System: []chat.SystemPart{{Text: "\n"}, {Text: " "}}}, anthrop: "system: text is only white space"},
+		{name: "white space system cut in a character", c: chat.Conversation{System: []chat.SystemPart{{Text: "\xe3"}, {Text: "\x80\x80"}}}, anthrop: "system: text is only white space"}, // U+3000 joined
 		{name: "white space system part", c: chat.Conversation{System: []chat.SystemPart{{Text: " ", CacheBreakpoint: true}, {Text: "a"}, {Text: "\n \n", CacheBreakpoint: true}, {Text: "b"}}}},
 		{name: "a Kimi call id", c: chat.Conversation{Messages: []chat.Message{user("q"), asst("", "functions.get_weather:0"), tool("functions.get_weather:0")}}},
 		{name: "a call id with a space", c: chat.Conversation{Messages: []chat.Message{user("q"), asst("", "call 1"), tool("call 1")}},
@@ -479,15 +480,22 @@ func TestWireCheckerRefuses(t *testing.T) {
 }
 
 // FuzzEncode builds conversations from fuzzed strings: the encoders never
-// panic, and what they accept the wire checker accepts.
+// panic, what they accept the wire checker accepts, and they write what
+// encoding/json wrote (chat.ReferenceEncode), byte for byte, valid JSON.
 func FuzzEncode(f *testing.F) {
-	f.Add("q", "a", "call_1", "f", "{}", "call_1", "r", uint8(0))
-	f.Add(" ", "", "c 1", "", "[", "x", "", uint8(255))
-	f.Add("q", "a", "functions.f:0", "f", "{}", "functions.f:0", "r", uint8(0x40))
-	f.Fuzz(func(t *testing.T, user, answer, id, name, args, answers, result string, shape uint8) {
+	f.Add("q", "a", "call_1", "f", "{}", "call_1", "r", uint8(0), uint8(0))
+	f.Add(" ", "", "c 1", "", "[", "x", "", uint8(255), uint8(255))
+	f.Add("q", "a", "functions.f:0", "f", "{}", "functions.f:0", "r", uint8(0x40), uint8(1))
+	f.Add("<q> & \"\\ \u2028\u2029 \x00\b\f\x1f\x7f", "é\xff\xe2\x80", "c", "f", `{ "a" : "\u2028 <&>" }`, "c", "\xa8\x80 \t", uint8(0x21), uint8(0x87))
+	f.Fuzz(func(t *testing.T, user, answer, id, name, args, answers, result string, shape, more uint8) {
 		var thought []chat.Reasoning
 		if shape&0x40 != 0 {
 			thought = []chat.Reasoning{thinking, redacted, rs}
+		}
+		// more's low bit makes the call one Check takes, whatever the
+		// strings, so that the texts reach the encoders.
+		if more&1 != 0 {
+			id, name, args, answers = "call_1", "f", "{}", "call_1"
 		}
 		msgs := []chat.Message{
 			{Role: chat.RoleUser, Content: user},
@@ -498,6 +506,14 @@ func FuzzEncode(f *testing.F) {
 		// shape's bits drop messages and set breakpoints.
 		var c chat.Conversation
 		c.System = []chat.SystemPart{{Text: user, CacheBreakpoint: shape&1 != 0}}
+		// more's next bits cut the system prompt in two at a byte (in a
+		// UTF-8 sequence, maybe) and add a part of the result's text.
+		if cut := int(more>>2) & 0x1f; more&2 != 0 && cut > 0 && cut < len(user) {
+			c.System = []chat.SystemPart{{Text: user[:cut]}, {Text: user[cut:], CacheBreakpoint: shape&1 != 0}}
+		}
+		if more&0x80 != 0 {
+			c.System = append(c.System, chat.SystemPart{Text: result})
+		}
 		for i, m := range msgs {
 			if shape&(2<<i) == 0 {
 				m.CacheBreakpoint = shape&0x20 != 0
@@ -508,9 +524,9 @@ func FuzzEncode(f *testing.F) {
 			c.CacheTTL = chat.TTL1h
 		}
 		for _, f := range formats {
-			body, err := chat.Encode(f, c)
-			if err != nil {
-				if !errors.Is(err, chat.ErrInvalid) {
+			body := same(t, f, c)
+			if body == nil {
+				if _, err := chat.Encode(f, c); !errors.Is(err, chat.ErrInvalid) {
 					t.Fatalf("%v: %v does not wrap ErrInvalid", f, err)
 				}
 				continue

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -63,7 +64,11 @@ const (
 // documentation), or nil. With f zero it checks the rules both formats
 // share.
 func (c *Conversation) Check(f Format) error {
-	k := &checker{conv: c, f: f, made: make(map[string]bool), wire: make(map[string]string)}
+	calls := 0
+	for i := range c.Messages {
+		calls += len(c.Messages[i].ToolCalls)
+	}
+	k := &checker{conv: c, f: f, made: make(map[string]bool, calls), wire: make(map[string]string, calls), open: make(map[string]bool)}
 	if c.CacheTTL != "" && c.CacheTTL != TTL5m && c.CacheTTL != TTL1h {
 		return k.fail("cache_ttl", "must be %q or %q (got %q)", TTL5m, TTL1h, c.CacheTTL)
 	}
@@ -88,7 +93,15 @@ type checker struct {
 	breakpoints int
 	made        map[string]bool   // every call id, once in a conversation
 	wire        map[string]string // every call's WireID, and the id it maps
+	open        map[string]bool   // one message's calls, true till answered
 }
+
+// messagePath is the Path of an error about message i. The paths are made
+// only for an error: a conversation that breaks no rule costs no strings.
+func messagePath(i int) string { return "messages[" + strconv.Itoa(i) + "]" }
+
+// callPath is the Path of an error about call j of message i.
+func callPath(i, j int) string { return messagePath(i) + ".tool_calls[" + strconv.Itoa(j) + "]" }
 
 func (k *checker) fail(path, format string, args ...any) error {
 	return &Error{Format: k.f, Path: path, Message: fmt.Sprintf(format, args...)}
@@ -106,7 +119,7 @@ func (k *checker) system() error {
 			k.breakpoints++
 		}
 	}
-	if k.f == FormatAnthropic && len(k.conv.System) > 0 && blank(k.conv.SystemText()) {
+	if k.f == FormatAnthropic && len(k.conv.System) > 0 && !asciiText(k.conv.System) && blank(k.conv.SystemText()) {
 		return k.fail("system", "text is only white space")
 	}
 	return nil
@@ -116,38 +129,36 @@ func (k *checker) system() error {
 // after it, and returns the index of the message after those.
 func (k *checker) message(i int) (int, error) {
 	m := &k.conv.Messages[i]
-	at := fmt.Sprintf("messages[%d]", i)
 	if m.CacheBreakpoint {
 		k.breakpoints++
 	}
-	if err := k.roleAndContent(m, at); err != nil {
+	if err := k.roleAndContent(m, i); err != nil {
 		return 0, err
 	}
 	if len(m.ToolCalls) == 0 {
 		return i + 1, nil
 	}
-	calls, err := k.calls(m, at)
-	if err != nil {
+	if err := k.calls(m, i); err != nil {
 		return 0, err
 	}
-	return k.results(i, calls)
+	return k.results(i)
 }
 
-// roleAndContent checks what a message's role allows and needs.
-func (k *checker) roleAndContent(m *Message, at string) error {
+// roleAndContent checks what the role of message i, m, allows and needs.
+func (k *checker) roleAndContent(m *Message, i int) error {
 	if len(m.ToolCalls) > 0 && m.Role != RoleAssistant {
-		return k.fail(at+".tool_calls", "only an assistant message makes tool calls (role is %q)", m.Role)
+		return k.fail(messagePath(i)+".tool_calls", "only an assistant message makes tool calls (role is %q)", m.Role)
 	}
 	if m.ToolCallID != "" && m.Role != RoleTool {
-		return k.fail(at+".tool_call_id", "only a tool message answers a call (role is %q)", m.Role)
+		return k.fail(messagePath(i)+".tool_call_id", "only a tool message answers a call (role is %q)", m.Role)
 	}
 	if len(m.Reasoning) > 0 && m.Role != RoleAssistant {
-		return k.fail(at+".reasoning", "only an assistant message carries reasoning (role is %q)", m.Role)
+		return k.fail(messagePath(i)+".reasoning", "only an assistant message carries reasoning (role is %q)", m.Role)
 	}
 	openai := 0
 	for j, r := range m.Reasoning {
-		path := fmt.Sprintf("%s.reasoning[%d]", at, j)
 		if key, err := ValidReasoning(r); err != nil {
+			path := fmt.Sprintf("%s.reasoning[%d]", messagePath(i), j)
 			if key != "" {
 				path += "." + key
 			}
@@ -158,65 +169,63 @@ func (k *checker) roleAndContent(m *Message, at string) error {
 				// The Responses API wants each reasoning item followed by
 				// the item it produced: one a turn, before its message or
 				// calls.
-				return k.fail(path, "a second reasoning item of type %q (a turn has one; declare a turn for each)", ReasoningOpenAI)
+				return k.fail(fmt.Sprintf("%s.reasoning[%d]", messagePath(i), j), "a second reasoning item of type %q (a turn has one; declare a turn for each)", ReasoningOpenAI)
 			}
 		}
 	}
 	switch m.Role {
 	case RoleUser:
 		if m.Content == "" {
-			return k.fail(at+".content", "a user message needs content")
+			return k.fail(messagePath(i)+".content", "a user message needs content")
 		}
 	case RoleAssistant:
 		if m.Content == "" && len(m.ToolCalls) == 0 {
-			return k.fail(at+".content", "an assistant message needs content or tool calls")
+			return k.fail(messagePath(i)+".content", "an assistant message needs content or tool calls")
 		}
 	case RoleTool:
 		// A result must directly follow the calls it answers: results
 		// skips over every one that does.
-		return k.fail(at, "tool result for call %q does not follow the assistant message that makes it", m.ToolCallID)
+		return k.fail(messagePath(i), "tool result for call %q does not follow the assistant message that makes it", m.ToolCallID)
 	default:
-		return k.fail(at+".role", "must be user, assistant or tool (got %q)", m.Role)
+		return k.fail(messagePath(i)+".role", "must be user, assistant or tool (got %q)", m.Role)
 	}
 	if k.f == FormatAnthropic && m.Content != "" && blank(m.Content) {
-		return k.fail(at+".content", "text is only white space")
+		return k.fail(messagePath(i)+".content", "text is only white space")
 	}
 	return nil
 }
 
-// calls checks an assistant message's tool calls and returns them, each
-// unanswered (true).
-func (k *checker) calls(m *Message, at string) (map[string]bool, error) {
-	calls := make(map[string]bool, len(m.ToolCalls))
+// calls checks the tool calls of message i, m, and holds them in k.open,
+// each unanswered (true).
+func (k *checker) calls(m *Message, i int) error {
+	clear(k.open)
 	for j, tc := range m.ToolCalls {
-		cat := fmt.Sprintf("%s.tool_calls[%d]", at, j)
 		if !ValidID(tc.ID) {
-			return nil, k.fail(cat+".id", "must be 1 to %d characters of printable ASCII but the space (got %q)", MaxToolCallIDLen, tc.ID)
+			return k.fail(callPath(i, j)+".id", "must be 1 to %d characters of printable ASCII but the space (got %q)", MaxToolCallIDLen, tc.ID)
 		}
 		if !ValidToolName(tc.Name) {
-			return nil, k.fail(cat+".name", "must be 1 to %d characters of A-Z, a-z, 0-9, '_' and '-' (got %q)", MaxToolNameLen, tc.Name)
+			return k.fail(callPath(i, j)+".name", "must be 1 to %d characters of A-Z, a-z, 0-9, '_' and '-' (got %q)", MaxToolNameLen, tc.Name)
 		}
 		if !ValidArguments(tc.Arguments) {
-			return nil, k.fail(cat+".arguments", "must be a JSON object")
+			return k.fail(callPath(i, j)+".arguments", "must be a JSON object")
 		}
 		if k.made[tc.ID] {
-			return nil, k.fail(cat+".id", "call %q is made twice", tc.ID)
+			return k.fail(callPath(i, j)+".id", "call %q is made twice", tc.ID)
 		}
 		w := WireID(tc.ID)
 		if other, ok := k.wire[w]; ok {
-			return nil, k.fail(cat+".id", "call %q is written as %q, as call %q is", tc.ID, w, other)
+			return k.fail(callPath(i, j)+".id", "call %q is written as %q, as call %q is", tc.ID, w, other)
 		}
-		calls[tc.ID], k.made[tc.ID], k.wire[w] = true, true, tc.ID
+		k.open[tc.ID], k.made[tc.ID], k.wire[w] = true, true, tc.ID
 	}
-	return calls, nil
+	return nil
 }
 
 // results checks the tool messages after message ai, which make the calls:
 // they follow at once, one per call, and returns the index after them.
-func (k *checker) results(ai int, calls map[string]bool) (int, error) {
-	msgs := k.conv.Messages
+func (k *checker) results(ai int) (int, error) {
+	msgs, calls := k.conv.Messages, k.open
 	m := &msgs[ai]
-	at := fmt.Sprintf("messages[%d]", ai)
 	i := ai
 	for range m.ToolCalls {
 		i++
@@ -227,22 +236,21 @@ func (k *checker) results(ai int, calls map[string]bool) (int, error) {
 					missing = append(missing, tc.ID)
 				}
 			}
-			return 0, k.fail(at, "calls %q are not answered by the tool messages that follow", missing)
+			return 0, k.fail(messagePath(ai), "calls %q are not answered by the tool messages that follow", missing)
 		}
 		r := &msgs[i]
 		if r.CacheBreakpoint {
 			k.breakpoints++
 		}
-		rat := fmt.Sprintf("messages[%d]", i)
 		if !calls[r.ToolCallID] {
-			return 0, k.fail(rat+".tool_call_id", "answers %q, not a call of messages[%d] still unanswered", r.ToolCallID, ai)
+			return 0, k.fail(messagePath(i)+".tool_call_id", "answers %q, not a call of messages[%d] still unanswered", r.ToolCallID, ai)
 		}
 		calls[r.ToolCallID] = false
 		if r.Content == "" {
-			return 0, k.fail(rat+".content", "a tool message needs content")
+			return 0, k.fail(messagePath(i)+".content", "a tool message needs content")
 		}
 		if len(r.ToolCalls) > 0 {
-			return 0, k.fail(rat+".tool_calls", "only an assistant message makes tool calls (role is %q)", r.Role)
+			return 0, k.fail(messagePath(i)+".tool_calls", "only an assistant message makes tool calls (role is %q)", r.Role)
 		}
 	}
 	return i + 1, nil
@@ -261,6 +269,26 @@ func (k *checker) anthropicLimits() error {
 		return k.fail("messages[0].role", "the first message must be a user turn (got %q)", msgs[0].Role)
 	}
 	return nil
+}
+
+// asciiText reports whether a part has an ASCII character that is not
+// white space, so the joined text is not blank: an ASCII byte is a
+// character of its own wherever the parts join (where one ends inside a
+// UTF-8 sequence the join may make a character that no part has, so
+// blank asks the joined text).
+func asciiText(parts []SystemPart) bool {
+	for _, p := range parts {
+		for i := 0; i < len(p.Text); i++ {
+			switch c := p.Text[i]; c {
+			case '\t', '\n', '\v', '\f', '\r', ' ':
+			default:
+				if c < utf8.RuneSelf {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // blank reports whether s has no character but white space.

@@ -73,4 +73,15 @@
 //
 // The encoders are deterministic: the same Conversation gives the same
 // bytes, with no HTML escaping.
+//
+// # Performance
+//
+// The encoders write a body without reflection, into one buffer sized
+// from the conversation: a body costs a constant few allocations however
+// many messages it has (the buffer, and Check's maps of call ids), plus
+// one for a system prompt in parts that join inside a UTF-8 sequence, one
+// per use of each call id that [WireID] maps, and the validation of each
+// reasoning item. The bytes are the ones encoding/json wrote for the same
+// bodies (with SetEscapeHTML(false)), which the tests hold them to; the
+// tool definitions still go through encoding/json.
 package chat

@@ -13,60 +13,59 @@ func Responses(c Conversation) ([]byte, error) {
 	if err := c.Check(FormatResponses); err != nil {
 		return nil, err
 	}
-	tools, err := ResponsesTools(c.Tools)
+	rt, err := ResponsesTools(c.Tools)
 	if err != nil {
 		return nil, err
 	}
-	body := responsesBody{Input: make([]any, 0, len(c.Messages)+1), Tools: tools}
-	if len(c.System) > 0 {
-		body.Instructions = c.SystemText()
+	tools, err := marshalTools(rt)
+	if err != nil {
+		return nil, err
 	}
-	for _, m := range c.Messages {
+	b := make([]byte, 0, c.sizeHint(true)+len(tools))
+	b = append(b, '{')
+	if systemLen(c.System) > 0 {
+		b = append(b, `"instructions":`...)
+		b = appendParts(b, c.System)
+		b = append(b, ',')
+	}
+	b = append(b, `"input":[`...)
+	items := 0
+	for i := range c.Messages {
+		m := &c.Messages[i]
 		switch m.Role {
 		case RoleTool:
-			body.Input = append(body.Input, responsesOutput{Type: "function_call_output", CallID: WireID(m.ToolCallID), Output: m.Content})
+			b = appendComma(b, items)
+			b = appendField(b, `{"type":"function_call_output","call_id":`, WireID(m.ToolCallID))
+			b = appendField(b, `,"output":`, m.Content)
+			b = append(b, '}')
+			items++
 			continue
 		case RoleAssistant:
 			for _, r := range m.Reasoning {
 				if r.For(FormatResponses) {
-					body.Input = append(body.Input, r.JSON)
+					b = appendComma(b, items)
+					b = appendCompact(b, r.JSON)
+					items++
 				}
 			}
 		}
 		if m.Content != "" {
-			body.Input = append(body.Input, responsesMessage{Type: "message", Role: string(m.Role), Content: m.Content})
+			b = appendComma(b, items)
+			b = appendField(b, `{"type":"message","role":`, string(m.Role))
+			b = appendField(b, `,"content":`, m.Content)
+			b = append(b, '}')
+			items++
 		}
 		for _, tc := range m.ToolCalls {
-			body.Input = append(body.Input, responsesCall{Type: "function_call", CallID: WireID(tc.ID), Name: tc.Name, Arguments: tc.Arguments})
+			b = appendComma(b, items)
+			b = appendField(b, `{"type":"function_call","call_id":`, WireID(tc.ID))
+			b = appendField(b, `,"name":`, tc.Name)
+			b = appendField(b, `,"arguments":`, tc.Arguments)
+			b = append(b, '}')
+			items++
 		}
 	}
-	return marshal(body)
-}
-
-type responsesBody struct {
-	Instructions string `json:"instructions,omitempty"`
-	// Input holds responsesMessage, responsesCall, responsesOutput and
-	// reasoning items (json.RawMessage).
-	Input []any `json:"input"`
-	// Tools are the tool definitions offered the model (chat/tools.go).
-	Tools []ResponsesTool `json:"tools,omitempty"`
-}
-
-type responsesMessage struct {
-	Type    string `json:"type"`
-	Role    string `json:"role"`
-	Content string `json:"content"`
-}
-
-type responsesCall struct {
-	Type      string `json:"type"`
-	CallID    string `json:"call_id"`
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
-}
-
-type responsesOutput struct {
-	Type   string `json:"type"`
-	CallID string `json:"call_id"`
-	Output string `json:"output"`
+	b = append(b, ']')
+	b = appendTools(b, tools)
+	return append(b, '}'), nil
 }

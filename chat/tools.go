@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 )
 
 // Tool is one tool definition a request offers the model.
@@ -31,14 +32,13 @@ func (c *Conversation) checkTools(f Format) error {
 	marks := 0
 	for i := range c.Tools {
 		t := &c.Tools[i]
-		at := fmt.Sprintf("tools[%d]", i)
 		switch {
 		case !ValidToolName(t.Name):
-			return &Error{Format: f, Path: at + ".name", Message: fmt.Sprintf("%q is not 1 to %d characters of A-Z a-z 0-9 _ -", t.Name, MaxToolNameLen)}
+			return &Error{Format: f, Path: toolPath(i) + ".name", Message: fmt.Sprintf("%q is not 1 to %d characters of A-Z a-z 0-9 _ -", t.Name, MaxToolNameLen)}
 		case seen[t.Name]:
-			return &Error{Format: f, Path: at + ".name", Message: fmt.Sprintf("%q is offered twice", t.Name)}
+			return &Error{Format: f, Path: toolPath(i) + ".name", Message: fmt.Sprintf("%q is offered twice", t.Name)}
 		case !objectSchema(t.InputSchema):
-			return &Error{Format: f, Path: at + ".input_schema", Message: `must be a JSON object with "type":"object"`}
+			return &Error{Format: f, Path: toolPath(i) + ".input_schema", Message: `must be a JSON object with "type":"object"`}
 		}
 		seen[t.Name] = true
 		if t.CacheBreakpoint {
@@ -63,6 +63,9 @@ func (c *Conversation) checkTools(f Format) error {
 	}
 	return nil
 }
+
+// toolPath is the Path of an error about tool i, made only for an error.
+func toolPath(i int) string { return "tools[" + strconv.Itoa(i) + "]" }
 
 // objectSchema reports whether s is a JSON object whose "type" is
 // "object".
