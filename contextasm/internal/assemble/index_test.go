@@ -164,7 +164,7 @@ func TestIndexedEqualsFull(t *testing.T) {
 	restore := assemble.SetHitCutoff(256, 32)
 	t.Cleanup(restore)
 	var served, fallback, failed, skippedSome, rebuilt, warm, floors, prefixes, queried, turnQueries, conflicts, keyedServed, chats, withCalls, toolServed int
-	var sumServed, sumKept, sumChats, sumQueried int
+	var sumServed, sumKept, sumChats, sumQueried, sumFloors int
 	defer assemble.SetEntriesPerLane(8)()
 	for k := range runs + runs/4 {
 		// Runs of their own after the others declare summaries, as a host
@@ -379,6 +379,9 @@ func TestIndexedEqualsFull(t *testing.T) {
 				if keptSummary(full) {
 					sumKept++
 				}
+				if !req.Fresh && req.Previous != nil && slices.ContainsFunc(req.Previous.Sections, func(d assemble.SectionDecision) bool { return d.Floor != nil }) {
+					sumFloors++ // following a floor (a section that shed)
+				}
 			}
 			if (full.QueryTurn == nil) != (fast.QueryTurn == nil) || full.QueryTurn != nil && full.QueryTurn.ID != fast.QueryTurn.ID {
 				t.Fatalf("%s: the query turns differ: full %v, incremental %v", describe, full.QueryTurn, fast.QueryTurn)
@@ -422,9 +425,9 @@ func TestIndexedEqualsFull(t *testing.T) {
 		served, failed, prefixes, floors, fallback, rebuilt, warm, queried)
 	t.Logf("%d with conflicts (the full assembly), %d served with a conflict_key in the store, %d served in a chat format", conflicts, keyedServed, chats)
 	t.Logf("%d served with tool calls in the store (%d served in the runs with tool exchanges)", withCalls, toolServed)
-	t.Logf("%d served with summaries in the store (%d with one in the text, %d in a chat format, %d with a query)", sumServed, sumKept, sumChats, sumQueried)
-	if sumServed < served/10 || sumKept < sumServed/10 || sumChats < sumServed/5 || sumQueried < sumServed/5 {
-		t.Errorf("the runs do not cover summaries: %d served with them, %d with one kept, %d in a chat format, %d with a query, of %d served", sumServed, sumKept, sumChats, sumQueried, served)
+	t.Logf("%d served with summaries in the store (%d with one in the text, %d in a chat format, %d with a query, %d following a floor)", sumServed, sumKept, sumChats, sumQueried, sumFloors)
+	if sumServed < served/10 || sumKept < sumServed/10 || sumChats < sumServed/5 || sumQueried < sumServed/5 || sumFloors == 0 {
+		t.Errorf("the runs do not cover summaries: %d served with them, %d with one kept, %d in a chat format, %d with a query, %d following a floor, of %d served", sumServed, sumKept, sumChats, sumQueried, sumFloors, served)
 	}
 	if withCalls == 0 || withCalls < toolServed/2 {
 		t.Errorf("the runs do not cover tool exchanges: %d of the %d served in their runs", withCalls, toolServed)

@@ -211,10 +211,25 @@ func (w *walk) startLanes() {
 	}
 }
 
-// fork returns a copy of w that walks on without moving w.
-func (w *walk) fork() walk {
+// forkUnfloored returns a copy of w that walks on without moving w, and
+// without the floor: the lanes the floor ended go on from where it ended
+// them (what the walk took since is marked, and passed over).
+func (w *walk) forkUnfloored() walk {
 	c := *w
-	c.lc, c.heap = slices.Clone(w.lc), slices.Clone(w.heap)
+	c.lc, c.hasFloor = slices.Clone(w.lc), false
+	c.heap = make([]int32, 0, len(w.lc))
+	for li, l := range w.s.lanes {
+		if lc := &c.lc[li]; lc.gap < lc.at {
+			lc.at = lc.gap
+		}
+		if c.lc[li].at < l.hi {
+			c.heap = append(c.heap, int32(li))
+		}
+	}
+	for i := len(c.heap)/2 - 1; i >= 0; i-- {
+		c.down(i)
+	}
+	c.xi = min(c.xi, c.gapX)
 	return c
 }
 
@@ -258,6 +273,9 @@ func (w *walk) pop() {
 // baseHead returns the base's next entry in rank order that the walk may
 // pull (head's rules, over the lanes' heads), nil when none is left.
 func (w *walk) baseHead(skip bool, m int32) *ixEntry {
+	if len(w.heap) == 0 {
+		return w.floorHead()
+	}
 	for len(w.heap) > 0 {
 		li := w.heap[0]
 		c, l := &w.lc[li], &w.s.lanes[li]
@@ -281,11 +299,47 @@ func (w *walk) baseHead(skip bool, m int32) *ixEntry {
 				c.at = w.s.lanes[lj].hi
 			}
 			w.heap = w.heap[:0]
-			return nil
+			return w.floorHead()
 		}
 		return e
 	}
+	return w.floorHead()
+}
+
+// floorHead returns the floor lane's next entry under the floor that the
+// walk has not taken, nil when none is left (or there is no floor).
+func (w *walk) floorHead() *ixEntry {
+	for w.hasFloor && w.fi < len(w.floorLane) {
+		*w.looked++
+		if e := w.floorLane[w.fi]; !e.dead && e.mark == 0 && w.eff(e) <= w.floor {
+			return e
+		}
+		w.fi++
+	}
 	return nil
+}
+
+// floorLane makes the walk's floor lane of section si: its replacements'
+// summaries and turns, in rank order.
+func (a *Assembler) floorLane(si int) {
+	w := &a.inc.w
+	for i := range a.deg.repls {
+		r := &a.deg.repls[i]
+		if r.si != si {
+			continue
+		}
+		for j := -1; j < len(r.mBlocks); j++ {
+			b := r.sBlock
+			if j >= 0 {
+				b = r.mBlocks[j]
+			}
+			if e := a.entryOfBlock(si, b); e != nil {
+				w.floorLane = append(w.floorLane, e)
+			}
+		}
+	}
+	slices.SortFunc(w.floorLane, func(p, q *ixEntry) int { return compareRank(p, q, p.req, q.req) })
+	w.floorLane = slices.Compact(w.floorLane) // a summary another names
 }
 
 // laneHead is head for one lane, ending at hi.
@@ -308,6 +362,10 @@ func (w *walk) laneHead(c *laneCursor, hi int32, skip bool, m int32) *ixEntry {
 
 // pullBase moves past the base's head, which the walk took.
 func (w *walk) pullBase() {
+	if len(w.heap) == 0 {
+		w.fi++ // the floor lane's
+		return
+	}
 	li := w.heap[0]
 	c := &w.lc[li]
 	c.at++

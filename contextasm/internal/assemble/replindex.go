@@ -54,9 +54,6 @@ func (a *Assembler) planReplsIndexed(r *run) bool {
 		if len(s.sums) == 0 {
 			continue
 		}
-		if r.follow && r.prev.Sections[si].Floor != nil {
-			return false
-		}
 		sums, ok := s.summaries()
 		if !ok {
 			return false
@@ -456,8 +453,7 @@ func (f *filler) unpulledNeed(r *repl, need, texts int) (int, int) {
 // decided yet), without making candidates.
 func (f *filler) fitsUntilIndexed(r *repl) bool {
 	a := f.a
-	w := a.inc.w.fork() // the walk itself does not move
-	w.hasFloor = false
+	w := a.inc.w.forkUnfloored() // the walk itself does not move
 	room := f.sec.MaxTokens() - f.st.used - f.st.msgs
 	u := untilNeed{texts: f.st.kept, sep: f.st.sep}
 	left := len(r.mBlocks)

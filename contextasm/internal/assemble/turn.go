@@ -71,11 +71,17 @@ type walk struct {
 	lc       []laneCursor
 	heap     []int32
 	xi, gapX int
-	prior    []priorItem // in fill order
-	pi       int
-	hasFloor bool
-	floor    float64
-	done     bool
+	// floorLane, in a section with summaries that follows a floor, is
+	// its replacements' entries in rank order: once the base and extra
+	// lanes end at the floor, the walk goes on with the ones under it
+	// (from fi), which a full fill still decides (lanes.go).
+	floorLane []*ixEntry
+	fi        int
+	prior     []priorItem // in fill order
+	pi        int
+	hasFloor  bool
+	floor     float64
+	done      bool
 	// With a query (queried), entries score (1 − share)·score + share·
 	// relevance: the ones it touches come in their own lane, rel, in that
 	// order; every other entry's score is scaled alike, so the base and
@@ -307,7 +313,7 @@ func (a *Assembler) startWalk(r *run, si int) {
 	if r.req.hostRelevance() {
 		share = x.secs[si].hostShare
 	}
-	a.inc.w = walk{looked: &a.inc.looked, s: &x.secs[si], lc: a.inc.w.lc, heap: a.inc.w.heap, gapX: len(x.secs[si].extra), prior: a.inc.w.prior[:0],
+	a.inc.w = walk{looked: &a.inc.looked, s: &x.secs[si], lc: a.inc.w.lc, heap: a.inc.w.heap, floorLane: a.inc.w.floorLane[:0], gapX: len(x.secs[si].extra), prior: a.inc.w.prior[:0],
 		queried: r.req.queried(), share: share, rel: a.inc.w.rel[:0], relGap: a.inc.w.relGap[:0],
 		tiered: r.follow && r.req.queried() && share > 0, queryTurn: r.out.QueryTurn}
 	a.inc.w.startLanes()
@@ -329,6 +335,9 @@ func (a *Assembler) startWalk(r *run, si int) {
 	})
 	if a.inc.w.queried {
 		a.relevanceLane(r, si)
+	}
+	if a.inc.w.hasFloor && a.inc.replSec[si] {
+		a.floorLane(si)
 	}
 	a.orderMembers(si)
 }
