@@ -96,6 +96,7 @@ type ixSection struct {
 	// links are the entries in a group or a tool call, which the
 	// planning of an assembly makes units of (unitwalk.go).
 	links map[*Block]struct{}
+	units *ixUnits // how they make units (unitwalk.go); nil: to make
 	// sums are the summaries among its entries (history with replaces),
 	// which the planning of an assembly makes replacements of
 	// (replindex.go), and what they stand for, made by an assembly and

@@ -119,8 +119,11 @@ type planRepl struct {
 	members []*Block // the turns that are candidates
 }
 
-// touch drops s's plan when a change of b may move it.
+// touch drops s's plan, and its units, when a change of b may move them.
 func (s *ixSection) touch(b *Block) {
+	if linked(b) {
+		s.units = nil
+	}
 	if p := s.plan; p != nil {
 		if _, named := p.named[b.ID]; named || isSummary(b) || linked(b) {
 			s.plan = nil

@@ -35,7 +35,6 @@ type unitWalk struct {
 	goneE   []*ixEntry         // their entries
 	// scratch of planUnitsIndexed
 	ids     map[int]int32 // a set's unit, by its root
-	blocks  []*Block
 	entries []*ixEntry
 	ranked  []Ranked
 	// the walk's items by entry, for the members pulled after the first
@@ -51,9 +50,8 @@ func (u *unitWalk) reset() {
 	clear(u.goneE)
 	u.goneE = u.goneE[:0]
 	u.members, u.sec, u.bound, u.ahead = u.members[:0], u.sec[:0], u.bound[:0], false
-	clear(u.blocks)
 	clear(u.entries)
-	u.blocks, u.entries, u.ranked = u.blocks[:0], u.entries[:0], u.ranked[:0]
+	u.entries, u.ranked = u.entries[:0], u.ranked[:0]
 }
 
 // planUnitsIndexed is planUnits for an incremental assembly: it finds the
@@ -69,13 +67,9 @@ func (a *Assembler) planUnitsIndexed(r *run) bool {
 		if len(s.links) == 0 {
 			continue
 		}
-		blocks := uw.blocks[:0]
-		for b := range s.links {
-			blocks = append(blocks, b)
-		}
-		slices.SortFunc(blocks, func(p, q *Block) int { return strings.Compare(p.ID, q.ID) })
+		p := s.unitPlan()
 		entries, ranked := uw.entries[:0], uw.ranked[:0]
-		for i, b := range blocks {
+		for i, b := range p.blocks {
 			e := s.entryOf(x.key(b, si))
 			if e == nil {
 				return false // a link without its entry: never so, but the full assembly is right anyway
@@ -83,34 +77,67 @@ func (a *Assembler) planUnitsIndexed(r *run) bool {
 			entries = append(entries, e)
 			ranked = append(ranked, Ranked{Index: int32(i), Required: e.required(), ID: b.ID})
 		}
-		uw.blocks, uw.entries, uw.ranked = blocks, entries, ranked
-		if !a.unitsOf(r, si, blocks, entries, ranked) {
+		uw.entries, uw.ranked = entries, ranked
+		if !a.unitsOf(r, si, p, entries, ranked) {
 			return false
 		}
 	}
 	return true
 }
 
-// unitsOf plans section si's units from its links (blocks, by
-// request_id, with their entries and their Ranked), as groupSection does.
-func (a *Assembler) unitsOf(r *run, si int, blocks []*Block, entries []*ixEntry, ranked []Ranked) bool {
-	uw := &a.inc.units
-	g := newGrouper(ranked, blocks)
-	g.link()
-	if on, _, _ := r.tpl.Section(si).ClearToolResults(); on {
-		a.nameCalls(ranked, blocks)
+// ixUnits is how a section's links (groups, tool calls and results) make
+// units, as groupSection finds them: it moves only with the links, so an
+// index keeps it until one changes (ixSection.units).
+type ixUnits struct {
+	blocks []*Block // the links, by request_id
+	root   []int32  // each one's set, by its first member
+	broken []bool   // by root: the set cannot be sent whole
+	size   []int32  // by root
+	names  map[int]string
+}
+
+// unitPlan returns s's units, made when a change of its links dropped
+// them.
+func (s *ixSection) unitPlan() *ixUnits {
+	if s.units != nil {
+		return s.units
 	}
+	p := &ixUnits{blocks: make([]*Block, 0, len(s.links))}
+	for b := range s.links {
+		p.blocks = append(p.blocks, b)
+	}
+	slices.SortFunc(p.blocks, func(p, q *Block) int { return strings.Compare(p.ID, q.ID) })
+	ranked := make([]Ranked, len(p.blocks))
+	for i, b := range p.blocks {
+		ranked[i] = Ranked{Index: int32(i), ID: b.ID}
+	}
+	g := newGrouper(ranked, p.blocks)
+	g.link()
 	broken, size := g.sets()
-	names := g.names()
+	p.root, p.broken, p.size, p.names = make([]int32, len(ranked)), broken, make([]int32, len(size)), g.names()
+	for i := range ranked {
+		p.root[i], p.size[i] = int32(g.find(i)), int32(size[i])
+	}
+	s.units = p
+	return p
+}
+
+// unitsOf plans section si's units from its links' units p (with their
+// entries and their Ranked, by request_id), as groupSection does.
+func (a *Assembler) unitsOf(r *run, si int, p *ixUnits, entries []*ixEntry, ranked []Ranked) bool {
+	uw := &a.inc.units
+	if on, _, _ := r.tpl.Section(si).ClearToolResults(); on {
+		a.nameCalls(ranked, p.blocks)
+	}
 	if uw.ids == nil {
 		uw.ids = make(map[int]int32)
 	}
 	ids := uw.ids
 	clear(ids)
 	for i := range ranked {
-		root, e := g.find(i), entries[i]
+		root, e := int(p.root[i]), entries[i]
 		switch {
-		case broken[root]:
+		case p.broken[root]:
 			if ranked[i].Required {
 				return false
 			}
@@ -119,14 +146,14 @@ func (a *Assembler) unitsOf(r *run, si int, blocks []*Block, entries []*ixEntry,
 			if uw.gone == nil {
 				uw.gone = make(map[*Block]bool)
 			}
-			uw.gone[blocks[i]] = true
+			uw.gone[p.blocks[i]] = true
 			uw.goneE = append(uw.goneE, e)
-		case size[root] > 1:
+		case p.size[root] > 1:
 			u, ok := ids[root]
 			if !ok {
 				u = int32(len(a.plan.units))
 				ids[root] = u
-				a.plan.units = append(a.plan.units, unit{name: names[root]})
+				a.plan.units = append(a.plan.units, unit{name: p.names[root]})
 				uw.members = append(uw.members, nil)
 				uw.sec = append(uw.sec, int32(si))
 				uw.bound = append(uw.bound, false)
