@@ -62,6 +62,9 @@ func (x *Index) Verify(blocks []*Block) error {
 				}
 			}
 		}
+		for i := range x.secs[si].base {
+			x.secs[si].entryAt(int32(i)) // the recency lanes' scores, as read
+		}
 		merged := append(slices.Clone(x.secs[si].base), x.secs[si].extra...)
 		merged = slices.DeleteFunc(merged, func(e ixEntry) bool { return e.dead })
 		slices.SortStableFunc(merged, compareEntries)
@@ -109,8 +112,8 @@ func (s *ixSection) verifyTimes() error {
 }
 
 // verifyLanes reports how s's lanes break their rules (lanes.go): they
-// cover the base in a row, lane 0 in rank order, each other of recency
-// entries of its key, in compareTie order, the keys ascending.
+// cover the base in a row, lane 0 in rank order, each other of entries
+// of its key, in its order, the keys ascending.
 func (s *ixSection) verifyLanes() error {
 	if len(s.lanes) == 0 || s.lanes[0].lo != 0 || s.lanes[len(s.lanes)-1].hi != int32(len(s.base)) {
 		return fmt.Errorf("lanes %v do not cover a base of %d", s.lanes, len(s.base))
@@ -118,22 +121,20 @@ func (s *ixSection) verifyLanes() error {
 	for li, l := range s.lanes {
 		if li > 0 {
 			p := s.lanes[li-1]
-			if p.hi != l.lo || li > 1 && (p.req > l.req || p.req == l.req && p.fixed >= l.fixed) {
+			if p.hi != l.lo || li > 1 && compareLaneKeys(p.key, l.key) >= 0 || l.key.kind == laneNone {
 				return fmt.Errorf("lane %d %+v after %+v", li, l, p)
 			}
 		}
 		var prev *ixEntry
 		for i := l.lo; i < l.hi; i++ {
-			e := &s.base[i]
-			if l.recency {
-				if req, fixed := laneKey(e); e.moves != recencyScore || req != l.req || fixed != l.fixed {
-					return fmt.Errorf("lane %d %+v holds %s (moves %d, key %d %d)", li, l, e.b.ID, e.moves, req, fixed)
-				}
+			e := s.entryAt(i)
+			if k := laneKeyOf(e, &s.sc); li > 0 && k != l.key || li == 0 && len(s.lanes) > 1 && k.kind != laneNone {
+				return fmt.Errorf("lane %d %+v holds %s (key %+v)", li, l, e.b.ID, k)
 			}
 			if e.dead {
 				continue
 			}
-			if prev != nil && (l.recency && compareTie(prev.b, e.b) >= 0 || !l.recency && compareEntries(*prev, *e) > 0) {
+			if prev != nil && (l.key.newestFirst() && l.key.kind != laneNone && compareTie(prev.b, e.b) >= 0 || compareEntries(*prev, *e) > 0) {
 				return fmt.Errorf("lane %d: %s before %s", li, prev.b.ID, e.b.ID)
 			}
 			prev = e

@@ -80,8 +80,13 @@ type lexRef struct {
 // (entries removed since it was made are marked dead) and the few entries
 // added since, sorted apart, merged into the base when they grow.
 type ixSection struct {
-	base    []ixEntry
-	lanes   []ixLane // base's lanes (lanes.go)
+	base  []ixEntry
+	lanes []ixLane // base's lanes (lanes.go)
+	// now is the index's now (nowN in Unix nanoseconds, fast when in
+	// their range), which entryAt scores the recency lanes' entries at.
+	now     time.Time
+	nowN    int64
+	fast    bool
 	dead    int
 	tree    minTree // the least MinTokens below each node of base
 	byTime  []int32 // base positions, newest first (compareNewest)
@@ -120,9 +125,11 @@ type ixEntry struct {
 	// query touches it (a hit, Assembler.inc.hits), and 0 otherwise.
 	rel float64
 	// For recencyScore: its score's fixed part (scoreParts) and its
-	// last_modified in Unix nanoseconds.
+	// last_modified in Unix nanoseconds, and the now its score is of (a
+	// recency lane's entries are scored when read: ixSection.entryAt).
 	fixed float64
 	lmN   int64
+	at    int64
 }
 
 // How an entry's score moves with now.
@@ -325,6 +332,7 @@ func (x *Index) Refresh(blocks []*Block, now time.Time) {
 	was := x.shape.Now
 	x.shape.Now = now // rescore's now
 	for si := range x.secs {
+		x.secs[si].setNow(now)
 		switch w := &x.secs[si].win; {
 		case w.holds(now, was):
 		case w.within(now): // only scores moved
@@ -359,10 +367,24 @@ func (x *Index) rescore(si int) {
 	// The window's bounds of eligibility stay; what it says of the
 	// scores is made again at now.
 	s.win.point, s.win.hasScoreHi = false, false
-	fast := now.Year() >= 1700 && now.Year() <= 2250 // in Unix nanoseconds
-	nowN := now.UnixNano()
-	for i := range s.base {
+	fast, nowN := s.fast, s.nowN
+	for i := s.lanes[0].lo; i < s.lanes[0].hi; i++ {
 		x.rescoreEntry(&s.base[i], s, now, nowN, fast)
+	}
+	for _, l := range s.lanes[1:] {
+		// Scored when read (entryAt). What its window says comes from
+		// its oldest entry: the stale window is the lane's, and once a
+		// turn is past, its score moves at every instant (before, it
+		// stays until the oldest is).
+		if s.win.point {
+			break
+		}
+		e := &s.base[l.hi-1]
+		if l.key.kind == laneRecency {
+			s.win.narrowRecency(nowN > e.lmN, e.b.LastModified)
+		} else {
+			s.win.narrowScore(e.b, now, &s.sc)
+		}
 	}
 	for i := range s.extra {
 		x.rescoreEntry(&s.extra[i], s, now, nowN, fast)
@@ -379,17 +401,39 @@ func (x *Index) rescoreEntry(e *ixEntry, s *ixSection, now time.Time, nowN int64
 	case e.moves == stillScore:
 		return // its score, and what it says of the window, stay
 	case e.moves == recencyScore && fast:
-		e.score = recencyAt(s.sc, e.fixed, e.lmN, nowN)
+		e.score, e.at = recencyAt(s.sc, e.fixed, e.lmN, nowN), nowN
 		if !e.dead && !s.win.point { // once point, the window says all it can
 			s.win.narrowRecency(nowN > e.lmN, e.b.LastModified)
 		}
 		return
 	}
 	frac, stale := e.b.staleness(now)
-	e.score = score(s.sc, e.b, now, frac, stale)
+	e.score, e.at = score(s.sc, e.b, now, frac, stale), nowN
 	if !e.dead {
 		s.win.narrowScore(e.b, now, &s.sc)
 	}
+}
+
+// setNow makes now s's now, which its recency lanes' entries are scored
+// at when read.
+func (s *ixSection) setNow(now time.Time) {
+	s.now, s.nowN, s.fast = now, now.UnixNano(), now.Year() >= 1700 && now.Year() <= 2250
+}
+
+// entryAt returns the entry at position i of s's base, scored at s's now:
+// a recency lane's entries are scored when read, not at every new now.
+func (s *ixSection) entryAt(i int32) *ixEntry {
+	e := &s.base[i]
+	if e.moves != stillScore && e.at != s.nowN {
+		if e.moves == recencyScore && s.fast {
+			e.score = recencyAt(s.sc, e.fixed, e.lmN, s.nowN)
+		} else {
+			frac, stale := e.b.staleness(s.now)
+			e.score = score(s.sc, e.b, s.now, frac, stale)
+		}
+		e.at = s.nowN
+	}
+	return e
 }
 
 // inOrder reports whether entry a, just before b in a base that was in
@@ -434,6 +478,7 @@ func (x *Index) fill(blocks []*Block, redo []bool) {
 	lists := make([][]ixEntry, len(x.secs))
 	for si := range x.secs {
 		if all || redo[si] {
+			x.secs[si].setNow(x.shape.Now)
 			x.secs[si].win, x.secs[si].links, x.secs[si].sums = window{}, nil, nil
 			if !all { // a section is made again at about the size it had
 				lists[si] = make([]ixEntry, 0, len(x.secs[si].base)-x.secs[si].dead+len(x.secs[si].extra)+1)
@@ -463,8 +508,8 @@ func (x *Index) fill(blocks []*Block, redo []bool) {
 		}
 		s := &x.secs[si]
 		old := *s
-		base, lanes := x.layout(lists[si], s.lanes)
-		*s = ixSection{base: base, lanes: lanes, win: s.win, links: s.links, sums: s.sums, tree: s.tree, byTime: s.byTime[:0], history: s.history[:0], sc: s.sc, share: s.share, hostShare: s.hostShare}
+		base, lanes := x.layout(lists[si], &s.sc, s.lanes)
+		*s = ixSection{base: base, lanes: lanes, now: s.now, nowN: s.nowN, fast: s.fast, win: s.win, links: s.links, sums: s.sums, tree: s.tree, byTime: s.byTime[:0], history: s.history[:0], sc: s.sc, share: s.share, hostShare: s.hostShare}
 		s.index(&x.keys, &x.keysTmp)
 		switch {
 		case x.lexOn && all:
@@ -627,7 +672,7 @@ func (x *Index) key(b *Block, si int) ixEntry {
 		if y := b.LastModified.Year(); y < 1700 || y > 2250 {
 			e.moves = otherScore // beyond what Unix nanoseconds hold
 		} else {
-			e.moves, e.fixed, e.lmN = recencyScore, fixedPart(*sc, b), b.LastModified.UnixNano()
+			e.moves, e.fixed, e.lmN, e.at = recencyScore, fixedPart(*sc, b), b.LastModified.UnixNano(), x.secs[si].nowN
 		}
 	}
 	return e
@@ -830,33 +875,44 @@ func (x *Index) insert(b *Block) {
 // they do not fall into few, ranked with the rest.
 func (x *Index) merge(si int) {
 	s := &x.secs[si]
-	var rest, recs, add []ixEntry
+	var rest, recs, stales, add []ixEntry
 	for i := range s.base {
-		switch e := &s.base[i]; {
+		e := s.entryAt(int32(i)) // scored at now: the stale lanes sort by it
+		switch k := laneKeyOf(e, &s.sc); {
 		case e.dead:
-		case e.moves == recencyScore:
+		case k.kind == laneRecency:
 			recs = append(recs, *e)
+		case k.kind != laneNone:
+			stales = append(stales, *e)
 		default:
-			rest = append(rest, *e) // of lane 0: in rank order
+			rest = append(rest, *e) // of lane 0 (or laned, but in rank order)
 		}
 	}
 	for i := range s.extra {
-		if e := &s.extra[i]; e.moves == recencyScore {
+		switch e := &s.extra[i]; laneKeyOf(e, &s.sc).kind {
+		case laneRecency:
 			recs = append(recs, *e)
-		} else {
+		case laneNone:
 			add = append(add, *e) // in rank order
+		default:
+			stales = append(stales, *e)
 		}
 	}
-	if !fewLanes(recs, len(recs)) {
-		slices.SortFunc(recs, compareEntries)
-		rest = mergeRanked(rest, recs)
-		recs = nil
+	if len(s.lanes) == 1 {
+		// One lane: lane 0's entries were in rank order with the others.
+		slices.SortFunc(rest, compareEntries)
+	}
+	laned := fewLanes(recs, stales, &s.sc)
+	if !laned {
+		more := append(recs, stales...)
+		slices.SortFunc(more, compareEntries)
+		rest, recs, stales = mergeRanked(rest, more), nil, nil
 	}
 	rest = mergeRanked(rest, add)
-	if recs == nil {
+	if !laned {
 		s.base, s.lanes = rest, append(s.lanes[:0], ixLane{hi: int32(len(rest))})
 	} else {
-		s.base, s.lanes = x.lanesOf(rest, recs, s.lanes)
+		s.base, s.lanes = x.lanesOf(rest, recs, stales, &s.sc, s.lanes)
 	}
 	s.extra, s.dead = s.extra[:0], 0
 	s.index(&x.keys, &x.keysTmp)

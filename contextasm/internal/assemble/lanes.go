@@ -1,6 +1,13 @@
 package assemble
 
-import "slices"
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/truncate"
+)
 
 // Lanes: a section's base is a row of lanes, each a run of entries in an
 // order that is their rank order at every now. A history block's score
@@ -18,15 +25,52 @@ import "slices"
 // lanes to pay (a host scoring each turn apart) keeps one lane in rank
 // order, sorted again at every new now, as before lanes.
 
-// ixLane is one lane of a section's base: positions [lo, hi).
+// ixLane is one lane of a section's base: positions [lo, hi), of the
+// entries whose laneKey is key (lane 0: of none).
 type ixLane struct {
 	lo, hi int32
-	// recency: of recencyScore entries of fixed part fixed
-	// (descending's key) and required as req says (rankKey's: 0 for
-	// required), in compareTie order. Lane 0 is not.
-	recency bool
-	req     uint32
-	fixed   uint64
+	key    laneKey
+}
+
+// laneKey is what the entries of one lane share, so that their order is
+// their rank order at every now:
+//   - laneRecency: history scored by recency alone, of one fixed part, in
+//     compareTie order (newest first);
+//   - laneStale: stale blocks whose score has no recency, of one stale
+//     window (from, after): each score is its unstale score times the
+//     window's penalty at now, the same for all, so they keep the order
+//     of their unstale scores;
+//   - laneStaleRecency: stale history of one fixed part and one stale
+//     window, newest first.
+type laneKey struct {
+	kind        uint8
+	req         uint32 // rankKey's: 0 for required
+	fixed       uint64 // descending(fixed part), of history
+	from, after int64  // the stale window, in Unix nanoseconds
+}
+
+// The kinds of lanes (laneKey.kind); lane 0 is of none.
+const (
+	laneNone = iota
+	laneRecency
+	laneStale
+	laneStaleRecency
+)
+
+func compareLaneKeys(a, b laneKey) int {
+	if c := cmp.Compare(a.kind, b.kind); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.req, b.req); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.fixed, b.fixed); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.from, b.from); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.after, b.after)
 }
 
 // Lanes pay when there are few of them for many entries: a walk starts
@@ -36,43 +80,59 @@ const maxLanes = 1024
 
 var entriesPerLane = 8
 
-// laneKey returns entry e's lane key (ixLane.req, ixLane.fixed).
-func laneKey(e *ixEntry) (uint32, uint64) {
-	req := uint32(1)
+// laneKeyOf returns entry e's lane key in a section scored by sc, kind
+// laneNone when it goes in lane 0.
+func laneKeyOf(e *ixEntry, sc *truncate.Scoring) laneKey {
+	k := laneKey{req: 1}
 	if e.req {
-		req = 0
+		k.req = 0
 	}
-	return req, descending(e.fixed)
+	b := e.b
+	switch {
+	case e.moves == recencyScore:
+		k.kind, k.fixed = laneRecency, descending(e.fixed)
+	case e.moves != otherScore || b.StaleFrom.IsZero() || !inNanos(b.StaleFrom):
+	case b.Type != declare.History || sc.Recency == 0 || b.LastModified.IsZero():
+		k.kind, k.from, k.after = laneStale, b.StaleFrom.UnixNano(), int64(b.StaleAfter)
+	case inNanos(b.LastModified):
+		k.kind, k.fixed = laneStaleRecency, descending(fixedPart(*sc, b))
+		k.from, k.after = b.StaleFrom.UnixNano(), int64(b.StaleAfter)
+	}
+	return k
 }
+
+// inNanos reports whether t is in the years Unix nanoseconds hold.
+func inNanos(t time.Time) bool { y := t.Year(); return y >= 1700 && y <= 2250 }
+
+// newestFirst reports whether lane key k's entries are in compareTie order
+// (else in rank order).
+func (k laneKey) newestFirst() bool { return k.kind != laneStale }
 
 // layout returns list's entries, in request_id order, as a base in lanes
 // and the lanes (reusing lanes' array).
-func (x *Index) layout(list []ixEntry, lanes []ixLane) ([]ixEntry, []ixLane) {
-	nrec := 0
+func (x *Index) layout(list []ixEntry, sc *truncate.Scoring, lanes []ixLane) ([]ixEntry, []ixLane) {
+	var rest, recs, stales []ixEntry
 	for i := range list {
-		if list[i].moves == recencyScore {
-			nrec++
+		switch laneKeyOf(&list[i], sc).kind {
+		case laneNone:
+			rest = append(rest, list[i])
+		case laneRecency:
+			recs = append(recs, list[i])
+		default:
+			stales = append(stales, list[i])
 		}
 	}
-	if !fewLanes(list, nrec) {
+	if !fewLanes(recs, stales, sc) {
 		base := x.rank(list)
 		return base, append(lanes[:0], ixLane{hi: int32(len(base))})
 	}
-	rest, recs := make([]ixEntry, 0, len(list)-nrec), make([]ixEntry, 0, nrec)
-	for i := range list {
-		if list[i].moves == recencyScore {
-			recs = append(recs, list[i])
-		} else {
-			rest = append(rest, list[i])
-		}
-	}
-	return x.lanesOf(x.rank(rest), recs, lanes)
+	return x.lanesOf(x.rank(rest), recs, stales, sc, lanes)
 }
 
-// lanesOf returns the base of lane 0's entries rest, in rank order, and
-// the recency entries recs, in any order, put in their lanes after it
-// (reusing rest's and lanes' arrays), and the lanes.
-func (x *Index) lanesOf(rest, recs []ixEntry, lanes []ixLane) ([]ixEntry, []ixLane) {
+// lanesOf returns the base of lane 0's entries rest, in rank order, then
+// the recency entries recs and the stale ones stales, in any order, put in
+// their lanes (reusing rest's and lanes' arrays), and the lanes.
+func (x *Index) lanesOf(rest, recs, stales []ixEntry, sc *truncate.Scoring, lanes []ixLane) ([]ixEntry, []ixLane) {
 	keys := slices.Grow(x.keys[:0], len(recs))
 	for i := range recs {
 		keys = append(keys, rankKey{score: newestKey(recs[i].b.LastModified), index: uint32(i), req: 1})
@@ -85,38 +145,57 @@ func (x *Index) lanesOf(rest, recs []ixEntry, lanes []ixLane) ([]ixEntry, []ixLa
 	// Then by lane, stably: lanes in key order, each newest first.
 	keys = keys[:0]
 	for i := range byTime {
-		req, fixed := laneKey(&byTime[i])
-		keys = append(keys, rankKey{score: fixed, index: uint32(i), req: req})
+		k := laneKeyOf(&byTime[i], sc)
+		keys = append(keys, rankKey{score: k.fixed, index: uint32(i), req: k.req})
 	}
 	keys = sortRankKeys(keys, &x.keysTmp)
 	x.keys = keys[:0]
-	base := slices.Grow(rest, len(recs))
+	base := slices.Grow(rest, len(recs)+len(stales))
 	lanes = append(lanes[:0], ixLane{hi: int32(len(base))})
-	for i, k := range keys {
-		if i == 0 || k.req != keys[i-1].req || k.score != keys[i-1].score {
-			lanes = append(lanes, ixLane{lo: int32(len(base)), recency: true, req: k.req, fixed: k.score})
+	add := func(e *ixEntry) {
+		k := laneKeyOf(e, sc)
+		if l := &lanes[len(lanes)-1]; len(lanes) == 1 || l.key != k {
+			lanes = append(lanes, ixLane{lo: int32(len(base)), key: k})
 		}
-		base = append(base, byTime[k.index])
+		base = append(base, *e)
 		lanes[len(lanes)-1].hi = int32(len(base))
 	}
+	for _, k := range keys {
+		add(&byTime[k.index])
+	}
+	slices.SortFunc(stales, func(a, b ixEntry) int {
+		ka, kb := laneKeyOf(&a, sc), laneKeyOf(&b, sc)
+		if c := compareLaneKeys(ka, kb); c != 0 {
+			return c
+		}
+		if ka.newestFirst() {
+			return compareTie(a.b, b.b)
+		}
+		return compareEntries(a, b)
+	})
+	for i := range stales {
+		add(&stales[i])
+	}
 	for _, l := range lanes[1:] {
-		sortTies(base[l.lo:l.hi])
+		if l.key.kind == laneRecency {
+			sortTies(base[l.lo:l.hi])
+		}
 	}
 	return base, lanes
 }
 
-// fewLanes reports whether list's nrec recency entries are many and fall
-// into few enough lanes for lanes to pay.
-func fewLanes(list []ixEntry, nrec int) bool {
-	if nrec < 2*entriesPerLane {
+// fewLanes reports whether the lanes of recency entries recs and stale
+// ones stales are few enough, for their entries, to pay.
+func fewLanes(recs, stales []ixEntry, sc *truncate.Scoring) bool {
+	n := len(recs) + len(stales)
+	if n < 2*entriesPerLane {
 		return false
 	}
-	limit := min(maxLanes, nrec/entriesPerLane)
-	seen := make(map[[2]uint64]struct{}, min(limit, 64))
-	for i := range list {
-		if e := &list[i]; e.moves == recencyScore {
-			req, fixed := laneKey(e)
-			seen[[2]uint64{uint64(req), fixed}] = struct{}{}
+	limit := min(maxLanes, n/entriesPerLane)
+	seen := make(map[laneKey]struct{}, min(limit, 64))
+	for _, list := range [2][]ixEntry{recs, stales} {
+		for i := range list {
+			seen[laneKeyOf(&list[i], sc)] = struct{}{}
 			if len(seen) > limit {
 				return false
 			}
@@ -143,23 +222,14 @@ func sortTies(lane []ixEntry) {
 // laneOf returns the lane of section s that holds entry e (as entry makes
 // it), or false when none does.
 func (s *ixSection) laneOf(e *ixEntry) (int, bool) {
-	if len(s.lanes) == 1 || e.moves != recencyScore {
+	if len(s.lanes) == 1 {
 		return 0, true
 	}
-	req, fixed := laneKey(e)
-	lanes := s.lanes[1:]
-	i, ok := slices.BinarySearchFunc(lanes, [2]uint64{uint64(req), fixed}, func(l ixLane, k [2]uint64) int {
-		if c := int(l.req) - int(k[0]); c != 0 {
-			return c
-		}
-		switch {
-		case l.fixed < k[1]:
-			return -1
-		case l.fixed > k[1]:
-			return 1
-		}
-		return 0
-	})
+	k := laneKeyOf(e, &s.sc)
+	if k.kind == laneNone {
+		return 0, true
+	}
+	i, ok := slices.BinarySearchFunc(s.lanes[1:], k, func(l ixLane, k laneKey) int { return compareLaneKeys(l.key, k) })
 	return i + 1, ok
 }
 
@@ -171,20 +241,34 @@ func (s *ixSection) findBase(e *ixEntry) (int, bool) {
 	}
 	l := s.lanes[li]
 	lane := s.base[l.lo:l.hi]
-	if !l.recency {
+	if l.key.kind == laneNone {
 		i, ok := find(lane, *e)
 		return int(l.lo) + i, ok
+	}
+	newest := l.key.newestFirst()
+	order := func(m int) int {
+		if newest {
+			return compareTie(lane[m].b, e.b)
+		}
+		q := s.entryAt(l.lo + int32(m)) // scored at now, as e
+		return compareRank(q, e, q.req, e.req)
 	}
 	i, n := 0, len(lane)
 	for i < n {
 		m := int(uint(i+n) >> 1)
-		if compareTie(lane[m].b, e.b) < 0 {
+		if order(m) < 0 {
 			i = m + 1
 		} else {
 			n = m
 		}
 	}
-	for j := i; j < len(lane) && compareTie(lane[j].b, e.b) == 0; j++ {
+	for j := i; j < len(lane) && order(j) == 0; j++ {
+		if lane[j].b == e.b && !lane[j].dead {
+			s.entryAt(l.lo + int32(j))
+			return int(l.lo) + j, true
+		}
+	}
+	for j := i - 1; !newest && j >= 0 && order(j) == 0; j-- {
 		if lane[j].b == e.b && !lane[j].dead {
 			return int(l.lo) + j, true
 		}
@@ -235,7 +319,7 @@ func (w *walk) forkUnfloored() walk {
 
 // laneLess reports whether lane p's head ranks before lane q's.
 func (w *walk) laneLess(p, q int32) bool {
-	a, b := &w.s.base[w.lc[p].at], &w.s.base[w.lc[q].at]
+	a, b := w.s.entryAt(w.lc[p].at), w.s.entryAt(w.lc[q].at)
 	if c := compareRank(a, b, a.req, b.req); c != 0 {
 		return c < 0
 	}
@@ -346,7 +430,7 @@ func (a *Assembler) floorLane(si int) {
 func (w *walk) laneHead(c *laneCursor, hi int32, skip bool, m int32) *ixEntry {
 	for c.at < hi {
 		*w.looked++
-		e := &w.s.base[c.at]
+		e := w.s.entryAt(c.at)
 		switch {
 		case e.dead || e.mark != 0:
 			c.at++
@@ -383,7 +467,7 @@ func (w *walk) baseTail() *ixEntry {
 	for li, l := range w.s.lanes {
 		c := w.lc[li]
 		for i := min(c.gap, c.at); i < l.hi; i++ {
-			if e := &w.s.base[i]; !e.dead && e.mark == 0 && !e.req {
+			if e := w.s.entryAt(i); !e.dead && e.mark == 0 && !e.req {
 				if best == nil || compareRank(e, best, false, false) < 0 {
 					best = e
 				}

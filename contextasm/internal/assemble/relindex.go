@@ -280,13 +280,13 @@ func (s *ixSection) timeNeighbours(b *Block, extra []extraRef) [2]*ixEntry {
 	}
 	k, _ := slices.BinarySearchFunc(s.history, b, func(pos int32, b *Block) int { return compareNewest(s.base[pos].b, b) })
 	for j := k - 1; j >= 0; j-- {
-		if e := &s.base[s.history[j]]; !e.dead && e.b != b && neighbourly(e.b) {
+		if e := s.entryAt(s.history[j]); !e.dead && e.b != b && neighbourly(e.b) {
 			better(0, e)
 			break
 		}
 	}
 	for j := k; j < len(s.history); j++ {
-		if e := &s.base[s.history[j]]; !e.dead && e.b != b && neighbourly(e.b) {
+		if e := s.entryAt(s.history[j]); !e.dead && e.b != b && neighbourly(e.b) {
 			better(1, e)
 			break
 		}
@@ -359,7 +359,7 @@ func (x *Index) newestUser(req *Request, matches func(*Block, *Request) bool) (*
 	for si := range x.secs {
 		s := &x.secs[si]
 		for _, i := range s.history {
-			if e := &s.base[i]; !e.dead && matches(e.b, req) {
+			if e := s.entryAt(i); !e.dead && matches(e.b, req) {
 				take(e, si)
 				break // newest first: the first is the section's newest
 			}

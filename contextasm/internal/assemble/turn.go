@@ -381,7 +381,7 @@ func (a *Assembler) pullHistory(x *Index, sec *template.Section, c truncate.Coun
 		}
 		switch {
 		case bi < len(s.history) && (xi == len(extra) || compareNewest(s.base[s.history[bi]].b, s.extra[extra[xi]].b) < 0):
-			e = &s.base[s.history[bi]]
+			e = s.entryAt(s.history[bi])
 			bi++
 		case xi < len(extra):
 			e = &s.extra[extra[xi]]
@@ -552,7 +552,7 @@ func (a *Assembler) priorItems(r *run, si int) {
 		if !s.base[i].b.LastModified.After(prevNow) {
 			break
 		}
-		news(&s.base[i])
+		news(s.entryAt(i))
 	}
 	for i := range s.extra {
 		news(&s.extra[i])
