@@ -355,21 +355,19 @@ func (x *Index) Refresh(blocks []*Block, now time.Time) {
 
 // rescore moves section si to the index's now without making it again:
 // its window holds but for the point its scores move at (recency, a
-// stale penalty growing), so no block enters or leaves it. Every entry
-// is scored at now, and only lane 0 put in rank order again (lanes.go):
-// the recency lanes keep their order at every now. The time orders
-// (byTime, history) keep their order and are mapped to lane 0's new
-// places. The cost is a pass over the section, not its making: no block
-// is admitted, ranked from scratch, or given its document again.
+// stale penalty growing), so no block enters or leaves it. Lane 0 and
+// the extra entries are scored at now and put in rank order again; the
+// other lanes keep their order at every now, and their entries are
+// scored when read (lanes.go). The time orders (byTime, history) keep
+// their order and are mapped to lane 0's new places. No block is
+// admitted, ranked from scratch, or given its document again.
 func (x *Index) rescore(si int) {
 	s := &x.secs[si]
-	now := x.shape.Now
 	// The window's bounds of eligibility stay; what it says of the
 	// scores is made again at now.
 	s.win.point, s.win.hasScoreHi = false, false
-	fast, nowN := s.fast, s.nowN
 	for i := s.lanes[0].lo; i < s.lanes[0].hi; i++ {
-		x.rescoreEntry(&s.base[i], s, now, nowN, fast)
+		s.rescoreEntry(&s.base[i])
 	}
 	for _, l := range s.lanes[1:] {
 		// Scored when read (entryAt). What its window says comes from
@@ -381,43 +379,40 @@ func (x *Index) rescore(si int) {
 		}
 		e := &s.base[l.hi-1]
 		if l.key.kind == laneRecency {
-			s.win.narrowRecency(nowN > e.lmN, e.b.LastModified)
+			s.win.narrowRecency(s.nowN > e.lmN, e.b.LastModified)
 		} else {
-			s.win.narrowScore(e.b, now, &s.sc)
+			s.win.narrowScore(e.b, s.now, &s.sc)
 		}
 	}
 	for i := range s.extra {
-		x.rescoreEntry(&s.extra[i], s, now, nowN, fast)
+		s.rescoreEntry(&s.extra[i])
 	}
 	slices.SortFunc(s.extra, compareEntries)
 	s.resortRest(&x.perm, &x.place, &x.permBase)
 }
 
-// rescoreEntry scores e, of section s, at now (nowN in Unix nanoseconds,
-// fast when it is in their range), and narrows the section's window to
-// what its score does from now on.
-func (x *Index) rescoreEntry(e *ixEntry, s *ixSection, now time.Time, nowN int64, fast bool) {
-	switch {
-	case e.moves == stillScore:
+// rescoreEntry scores e, of section s, at s's now, and narrows the
+// section's window to what its score does from now on.
+func (s *ixSection) rescoreEntry(e *ixEntry) {
+	if e.moves == stillScore {
 		return // its score, and what it says of the window, stay
-	case e.moves == recencyScore && fast:
-		e.score, e.at = recencyAt(s.sc, e.fixed, e.lmN, nowN), nowN
-		if !e.dead && !s.win.point { // once point, the window says all it can
-			s.win.narrowRecency(nowN > e.lmN, e.b.LastModified)
-		}
-		return
 	}
-	frac, stale := e.b.staleness(now)
-	e.score, e.at = score(s.sc, e.b, now, frac, stale), nowN
-	if !e.dead {
-		s.win.narrowScore(e.b, now, &s.sc)
+	s.scoreNow(e)
+	switch {
+	case e.dead:
+	case e.moves == recencyScore && s.fast:
+		if !s.win.point { // once point, the window says all it can
+			s.win.narrowRecency(s.nowN > e.lmN, e.b.LastModified)
+		}
+	default:
+		s.win.narrowScore(e.b, s.now, &s.sc)
 	}
 }
 
 // setNow makes now s's now, which its recency lanes' entries are scored
 // at when read.
 func (s *ixSection) setNow(now time.Time) {
-	s.now, s.nowN, s.fast = now, now.UnixNano(), now.Year() >= 1700 && now.Year() <= 2250
+	s.now, s.nowN, s.fast = now, now.UnixNano(), inNanos(now)
 }
 
 // entryAt returns the entry at position i of s's base, scored at s's now:
@@ -425,15 +420,20 @@ func (s *ixSection) setNow(now time.Time) {
 func (s *ixSection) entryAt(i int32) *ixEntry {
 	e := &s.base[i]
 	if e.moves != stillScore && e.at != s.nowN {
-		if e.moves == recencyScore && s.fast {
-			e.score = recencyAt(s.sc, e.fixed, e.lmN, s.nowN)
-		} else {
-			frac, stale := e.b.staleness(s.now)
-			e.score = score(s.sc, e.b, s.now, frac, stale)
-		}
-		e.at = s.nowN
+		s.scoreNow(e)
 	}
 	return e
+}
+
+// scoreNow scores entry e of s at s's now.
+func (s *ixSection) scoreNow(e *ixEntry) {
+	if e.moves == recencyScore && s.fast {
+		e.score = recencyAt(s.sc, e.fixed, e.lmN, s.nowN)
+	} else {
+		frac, stale := e.b.staleness(s.now)
+		e.score = score(s.sc, e.b, s.now, frac, stale)
+	}
+	e.at = s.nowN
 }
 
 // inOrder reports whether entry a, just before b in a base that was in
@@ -669,7 +669,7 @@ func (x *Index) key(b *Block, si int) ixEntry {
 	case !b.StaleFrom.IsZero():
 		e.moves = otherScore
 	case b.Type == declare.History && sc.Recency != 0 && !b.LastModified.IsZero():
-		if y := b.LastModified.Year(); y < 1700 || y > 2250 {
+		if !inNanos(b.LastModified) {
 			e.moves = otherScore // beyond what Unix nanoseconds hold
 		} else {
 			e.moves, e.fixed, e.lmN, e.at = recencyScore, fixedPart(*sc, b), b.LastModified.UnixNano(), x.secs[si].nowN
@@ -897,10 +897,6 @@ func (x *Index) merge(si int) {
 		default:
 			stales = append(stales, *e)
 		}
-	}
-	if len(s.lanes) == 1 {
-		// One lane: lane 0's entries were in rank order with the others.
-		slices.SortFunc(rest, compareEntries)
 	}
 	laned := fewLanes(recs, stales, &s.sc)
 	if !laned {

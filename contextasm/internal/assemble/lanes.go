@@ -10,20 +10,19 @@ import (
 )
 
 // Lanes: a section's base is a row of lanes, each a run of entries in an
-// order that is their rank order at every now. A history block's score
-// is (fixed + R·H/(H+age))/sum, so of two blocks with the same fixed part
-// the newer never ranks lower, whatever the now: the blocks scored by
-// recency alone fall into lanes by fixed part (and required), each in
-// compareTie order (newest first), and keep their order as the clock
-// moves. Lane 0 holds every other entry (scores that do not move, or
-// stale ones), in rank order at the index's now, sorted again when a new
-// now unorders it. A new now then scores each entry again but sorts
-// nothing but lane 0; the walk merges the lanes' heads (a heap) only
-// until the section stops filling.
+// order that is their rank order at every now (laneKey says which
+// entries share one). A history block's score is (fixed + R·H/(H+age))/
+// sum, so of two blocks with the same fixed part the newer never ranks
+// lower, whatever the now; stale blocks of one stale window share its
+// penalty. Lane 0 holds every other entry, in rank order at the index's
+// now, sorted again when a new now unorders it. A new now then scores
+// lane 0 again and sorts nothing else: a lane's entries are scored when
+// read (ixSection.entryAt), and the walk merges the lanes' heads (a
+// heap) only until the section stops filling.
 //
-// A section whose recency entries hold too many distinct fixed parts for
-// lanes to pay (a host scoring each turn apart) keeps one lane in rank
-// order, sorted again at every new now, as before lanes.
+// A section whose entries fall into too many lanes for lanes to pay (a
+// host scoring each turn apart) keeps one lane in rank order, sorted
+// again at every new now, as before lanes.
 
 // ixLane is one lane of a section's base: positions [lo, hi), of the
 // entries whose laneKey is key (lane 0: of none).
@@ -152,8 +151,7 @@ func (x *Index) lanesOf(rest, recs, stales []ixEntry, sc *truncate.Scoring, lane
 	x.keys = keys[:0]
 	base := slices.Grow(rest, len(recs)+len(stales))
 	lanes = append(lanes[:0], ixLane{hi: int32(len(base))})
-	add := func(e *ixEntry) {
-		k := laneKeyOf(e, sc)
+	add := func(e *ixEntry, k laneKey) {
 		if l := &lanes[len(lanes)-1]; len(lanes) == 1 || l.key != k {
 			lanes = append(lanes, ixLane{lo: int32(len(base)), key: k})
 		}
@@ -161,20 +159,28 @@ func (x *Index) lanesOf(rest, recs, stales []ixEntry, sc *truncate.Scoring, lane
 		lanes[len(lanes)-1].hi = int32(len(base))
 	}
 	for _, k := range keys {
-		add(&byTime[k.index])
+		add(&byTime[k.index], laneKey{kind: laneRecency, req: k.req, fixed: k.score})
 	}
-	slices.SortFunc(stales, func(a, b ixEntry) int {
-		ka, kb := laneKeyOf(&a, sc), laneKeyOf(&b, sc)
-		if c := compareLaneKeys(ka, kb); c != 0 {
+	// The stale entries, few, by their keys made once.
+	type keyed struct {
+		k laneKey
+		e *ixEntry
+	}
+	sk := make([]keyed, len(stales))
+	for i := range stales {
+		sk[i] = keyed{laneKeyOf(&stales[i], sc), &stales[i]}
+	}
+	slices.SortFunc(sk, func(a, b keyed) int {
+		if c := compareLaneKeys(a.k, b.k); c != 0 {
 			return c
 		}
-		if ka.newestFirst() {
-			return compareTie(a.b, b.b)
+		if a.k.newestFirst() {
+			return compareTie(a.e.b, b.e.b)
 		}
-		return compareEntries(a, b)
+		return compareRank(a.e, b.e, a.e.req, b.e.req)
 	})
-	for i := range stales {
-		add(&stales[i])
+	for _, s := range sk {
+		add(s.e, s.k)
 	}
 	for _, l := range lanes[1:] {
 		if l.key.kind == laneRecency {
@@ -290,6 +296,11 @@ func (w *walk) startLanes() {
 			w.heap = append(w.heap, int32(li))
 		}
 	}
+	w.heapify()
+}
+
+// heapify puts the walk's heap of lanes in heap order.
+func (w *walk) heapify() {
 	for i := len(w.heap)/2 - 1; i >= 0; i-- {
 		w.down(i)
 	}
@@ -310,9 +321,7 @@ func (w *walk) forkUnfloored() walk {
 			c.heap = append(c.heap, int32(li))
 		}
 	}
-	for i := len(c.heap)/2 - 1; i >= 0; i-- {
-		c.down(i)
-	}
+	c.heapify()
 	c.xi = min(c.xi, c.gapX)
 	return c
 }
@@ -357,9 +366,6 @@ func (w *walk) pop() {
 // baseHead returns the base's next entry in rank order that the walk may
 // pull (head's rules, over the lanes' heads), nil when none is left.
 func (w *walk) baseHead(skip bool, m int32) *ixEntry {
-	if len(w.heap) == 0 {
-		return w.floorHead()
-	}
 	for len(w.heap) > 0 {
 		li := w.heap[0]
 		c, l := &w.lc[li], &w.s.lanes[li]
@@ -499,19 +505,15 @@ func (s *ixSection) resortRest(perm, place *[]int32, permBase *[]ixEntry) {
 	if sorted {
 		return
 	}
+	all := moving*8 > len(lane) // else only the moving ones are sorted
 	p := (*perm)[:0]
-	if moving*8 > len(lane) {
-		for i := range lane {
+	for i := range lane {
+		if all || lane[i].moves != stillScore {
 			p = append(p, int32(i))
 		}
-		slices.SortFunc(p, func(a, b int32) int { return rankOrder(&lane[a], &lane[b]) })
-	} else {
-		for i := range lane {
-			if lane[i].moves != stillScore {
-				p = append(p, int32(i))
-			}
-		}
-		slices.SortFunc(p, func(a, b int32) int { return rankOrder(&lane[a], &lane[b]) })
+	}
+	slices.SortFunc(p, func(a, b int32) int { return rankOrder(&lane[a], &lane[b]) })
+	if !all {
 		// Merge the still entries, in order already, with the sorted
 		// moving ones.
 		n := len(p)
