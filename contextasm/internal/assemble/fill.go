@@ -66,7 +66,7 @@ func (a *Assembler) fillSection(r *run, si int) {
 	}
 	lb, ok := c.(truncate.LowerBounded)
 	f.bounded = ok && lb.LowerBounded()
-	for i := 0; a.more(sec, i, &f.st, f.bounded); i++ {
+	for i := 0; a.more(sec, i, &f.st, f.bounded, f.c); i++ {
 		if cd := &a.secs[f.si].cands[i]; !cd.done {
 			f.take(cd)
 		}

@@ -158,6 +158,8 @@ const (
 	// markSummarized: a turn whose summary stands in for it, passed over
 	// by the walk (replindex.go).
 	markSummarized = 256
+	// markPassed: a member of a unit the walk passed over (passUnit).
+	markPassed = 512
 )
 
 // required reports whether e ranks as required in the assembly under way:

@@ -121,8 +121,8 @@ type planRepl struct {
 
 // touch drops s's plan, and its units, when a change of b may move them.
 func (s *ixSection) touch(b *Block) {
-	if linked(b) {
-		s.units = nil
+	if linked(b) && s.units != nil {
+		s.units.stale = true
 	}
 	if p := s.plan; p != nil {
 		if _, named := p.named[b.ID]; named || isSummary(b) || linked(b) {

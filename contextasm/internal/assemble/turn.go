@@ -91,6 +91,9 @@ type walk struct {
 	rel     []relItem
 	ri      int
 	relGap  []*relItem // items passed over for their lower bound
+	// unitGap are the members of units passed over for their lower
+	// bound (passUnit), noted for the tail as the lanes' gaps are.
+	unitGap []*ixEntry
 	// tiered: the section follows its previous decision with a query and
 	// relevance counts in it (candidate.tier); queryTurn is the query's
 	// own turn; took is the tier of what next returned last.
@@ -314,7 +317,7 @@ func (a *Assembler) startWalk(r *run, si int) {
 		share = x.secs[si].hostShare
 	}
 	a.inc.w = walk{looked: &a.inc.looked, s: &x.secs[si], lc: a.inc.w.lc, heap: a.inc.w.heap, floorLane: a.inc.w.floorLane[:0], gapX: len(x.secs[si].extra), prior: a.inc.w.prior[:0],
-		queried: r.req.queried(), share: share, rel: a.inc.w.rel[:0], relGap: a.inc.w.relGap[:0],
+		queried: r.req.queried(), share: share, rel: a.inc.w.rel[:0], relGap: a.inc.w.relGap[:0], unitGap: a.inc.w.unitGap[:0],
 		tiered: r.follow && r.req.queried() && share > 0, queryTurn: r.out.QueryTurn}
 	a.inc.w.startLanes()
 	if r.follow {
@@ -467,11 +470,11 @@ func (a *Assembler) endWalk() {
 
 // more reports whether section si has a candidate at i: made up front by
 // AssembleRefs, or pulled now by AssembleIndexed.
-func (a *Assembler) more(sec *template.Section, i int, st *fillState, bounded bool) bool {
+func (a *Assembler) more(sec *template.Section, i int, st *fillState, bounded bool, c truncate.Counter) bool {
 	if i < len(a.secs[sec.Index()].cands) {
 		return true
 	}
-	return a.inc.on && a.pull(sec, st, bounded)
+	return a.inc.on && a.pull(sec, st, bounded, c)
 }
 
 // view returns the blocks candidates index: the ones pulled so far, in an
@@ -610,7 +613,7 @@ func compareHeads(a *ixEntry, effA float64, incA bool, tierA int8, b *ixEntry, e
 // its turn too),
 // and, in a section that shed, every block of rank order scoring under its
 // floor.
-func (a *Assembler) pull(sec *template.Section, st *fillState, bounded bool) bool {
+func (a *Assembler) pull(sec *template.Section, st *fillState, bounded bool, c truncate.Counter) bool {
 	w := &a.inc.w
 	si := sec.Index()
 	if w.done {
@@ -635,7 +638,7 @@ func (a *Assembler) pull(sec *template.Section, st *fillState, bounded bool) boo
 		skip = !(sec.Partial() && !st.cutDone && !a.secs[si].sticky.shed && room >= sec.MinPartialTokens())
 	}
 	e, p, rel := w.next(skip, room)
-	for e != nil && a.passSummarized(e) {
+	for e != nil && (a.passSummarized(e) || a.passUnit(sec, st, e, c)) {
 		e, p, rel = w.next(skip, room)
 	}
 	if e == nil {
@@ -826,6 +829,9 @@ func (a *Assembler) finishWalk(si int) {
 	}
 	for _, r := range w.relGap {
 		note(r.e)
+	}
+	for _, e := range w.unitGap {
+		note(e)
 	}
 	a.secs[si].tail = t
 }

@@ -3,6 +3,10 @@ package assemble
 import (
 	"slices"
 	"strings"
+
+	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/template"
+	"github.com/contextasm/contextasm/truncate"
 )
 
 // Units in an incremental assembly. The planning pass of a full assembly
@@ -70,7 +74,7 @@ func (a *Assembler) planUnitsIndexed(r *run) bool {
 		p := s.unitPlan()
 		entries, ranked := uw.entries[:0], uw.ranked[:0]
 		for i, b := range p.blocks {
-			e := s.entryOf(x.key(b, si))
+			e := s.linkEntry(x, si, p, i)
 			if e == nil {
 				return false // a link without its entry: never so, but the full assembly is right anyway
 			}
@@ -94,13 +98,46 @@ type ixUnits struct {
 	broken []bool   // by root: the set cannot be sent whole
 	size   []int32  // by root
 	names  map[int]string
+	// at is where each link's entry was found last (linkEntry): its
+	// position in base, or −2−i for position i of extra, or −1.
+	at []int32
+	// stale: a link changed since it was made (ixSection.touch).
+	stale bool
+}
+
+// linkEntry returns the entry of p's link i in s (section si of x), or
+// nil. It looks first where the entry was found last: a block has at most
+// one live entry in a section, so an entry there of the same block and
+// not dead is it; base moves only when it is made again, so a call finds
+// its links without a search, which would cost a score and a binary
+// search for each of the conversation's tool calls and results.
+func (s *ixSection) linkEntry(x *Index, si int, p *ixUnits, i int) *ixEntry {
+	b := p.blocks[i]
+	switch h := p.at[i]; {
+	case h >= 0 && int(h) < len(s.base) && s.base[h].b == b && !s.base[h].dead:
+		return s.entryAt(h)
+	case h < -1 && int(-2-h) < len(s.extra) && s.extra[-2-h].b == b && !s.extra[-2-h].dead:
+		return &s.extra[-2-h]
+	}
+	k := x.key(b, si)
+	if j, ok := find(s.extra, k); ok {
+		p.at[i] = int32(-2 - j)
+		return &s.extra[j]
+	}
+	if j, ok := s.findBase(&k); ok {
+		p.at[i] = int32(j)
+		return &s.base[j]
+	}
+	p.at[i] = -1
+	return nil
 }
 
 // unitPlan returns s's units, made when a change of its links dropped
 // them.
 func (s *ixSection) unitPlan() *ixUnits {
-	if s.units != nil {
-		return s.units
+	old := s.units
+	if old != nil && !old.stale {
+		return old
 	}
 	p := &ixUnits{blocks: make([]*Block, 0, len(s.links))}
 	for b := range s.links {
@@ -115,8 +152,24 @@ func (s *ixSection) unitPlan() *ixUnits {
 	g.link()
 	broken, size := g.sets()
 	p.root, p.broken, p.size, p.names = make([]int32, len(ranked)), broken, make([]int32, len(size)), g.names()
+	p.at = make([]int32, len(ranked))
 	for i := range ranked {
-		p.root[i], p.size[i] = int32(g.find(i)), int32(size[i])
+		p.root[i], p.size[i], p.at[i] = int32(g.find(i)), int32(size[i]), -1
+	}
+	if old != nil { // where the links that stay were found: both by request_id
+		for i, j := 0, 0; i < len(p.blocks) && j < len(old.blocks); {
+			switch c := strings.Compare(p.blocks[i].ID, old.blocks[j].ID); {
+			case c < 0:
+				i++
+			case c > 0:
+				j++
+			default:
+				if p.blocks[i] == old.blocks[j] {
+					p.at[i] = old.at[j]
+				}
+				i, j = i+1, j+1
+			}
+		}
 	}
 	s.units = p
 	return p
@@ -267,6 +320,68 @@ func (a *Assembler) pullUnit(si int, cd *candidate) {
 		a.bindRepl(si, e, m) // a unit's members are its replacement's, if any
 		uw.ahead = true
 	}
+}
+
+// passUnit reports whether the walk passes over e, its next entry in
+// section sec, a member of a unit the fill would drop without its drop
+// moving anything: in a section that fills by skip, a unit that does not
+// fit the room left, counted as takeUnit counts it (unitNeed), none of
+// its members required or taken out of rank order (an incumbent, news or
+// a relevance hit, whose drop may make the section shed, and which the
+// walk would come to in another order), in a section
+// that does not clear tool results (a unit that does not fit starts the
+// clearing). A unit is never cut, so this holds whether or not a cut is
+// still possible; its members are passed over with it (markPassed) and
+// noted for the tail. The counts are the memo's, as the fill's would be:
+// what this saves is the candidates, which a walk would otherwise make of
+// every tool exchange the conversation ever had, and sort, and explain.
+func (a *Assembler) passUnit(sec *template.Section, st *fillState, e *ixEntry, c truncate.Counter) bool {
+	uw := &a.inc.units
+	if sec.Fill() != template.FillSkip || a.inc.replSec[sec.Index()] {
+		return false
+	}
+	u, ok := uw.of[e]
+	if !ok || a.plan.units[u].required {
+		return false
+	}
+	if on, _, _ := sec.ClearToolResults(); on {
+		return false
+	}
+	members := uw.members[u]
+	for _, m := range members { // e among them: a required one makes the unit required
+		if m.mark != 0 || m == a.inc.curAsst {
+			return false
+		}
+	}
+	room := sec.MaxTokens() - st.used - st.msgs
+	need, texts := 0, 0
+	for _, m := range members {
+		// The index the candidate would have: never the reasoning turn's.
+		cd := candidate{Ranked: Ranked{Index: int32(len(a.inc.pulled))}, msg: a.chat.on() && m.b.Type == declare.History}
+		a.blockTokens(sec, m.b, &cd, c)
+		need += cd.tokens
+		if !cd.msg {
+			texts++
+		}
+		if need > room {
+			break // the separators only add
+		}
+	}
+	if texts > 0 {
+		need += (texts - 1) * st.sep
+		if st.kept > 0 {
+			need += st.sep
+		}
+	}
+	if need <= room {
+		return false
+	}
+	for _, m := range members { // passed over whole: the others when they come up
+		m.mark |= markPassed
+		a.inc.priorAll = append(a.inc.priorAll, m) // unmarked by endWalk
+	}
+	a.inc.w.unitGap = append(a.inc.w.unitGap, members...)
+	return true
 }
 
 // lateIncumbentUnit reports whether a unit of section si not pulled yet
