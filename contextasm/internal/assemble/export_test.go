@@ -182,6 +182,10 @@ func (x *Index) verifyLex() error {
 // Looked returns how many index entries the last AssembleIndexed looked at.
 func (a *Assembler) Looked() int { return a.inc.looked }
 
+// PassedUnits returns how many units the last AssembleIndexed passed
+// over whole.
+func (a *Assembler) PassedUnits() int { return a.inc.passed }
+
 // SetHitCutoff makes maxHits max(least, budget/perBudget) until the
 // function it returns is called.
 func SetHitCutoff(least, perBudget int) (restore func()) {

@@ -163,7 +163,7 @@ func TestIndexedEqualsFull(t *testing.T) {
 	}
 	restore := assemble.SetHitCutoff(256, 32)
 	t.Cleanup(restore)
-	var served, fallback, failed, skippedSome, rebuilt, warm, floors, prefixes, queried, turnQueries, conflicts, keyedServed, chats, withCalls, toolServed int
+	var served, fallback, failed, skippedSome, rebuilt, warm, floors, prefixes, queried, turnQueries, conflicts, keyedServed, chats, withCalls, toolServed, passedUnits int
 	var sumServed, sumKept, sumChats, sumQueried, sumFloors int
 	defer assemble.SetEntriesPerLane(8)()
 	for k := range runs + runs/4 {
@@ -328,6 +328,7 @@ func TestIndexedEqualsFull(t *testing.T) {
 			describe := fmt.Sprintf("run %d step %d (now %s, %d blocks, summaries %v)", run, step, at.Format(time.TimeOnly), len(s.blocks), summaries)
 			full, errFull := fullAsm.AssembleRefs(tpl, s.blocks, req, tok)
 			fast, heat, ok, errFast := fastAsm.AssembleIndexed(x, req, tok, s.get)
+			passedUnits += fastAsm.PassedUnits()
 			if errFull == nil && len(full.Conflicts) > 0 {
 				conflicts++
 				if ok {
@@ -424,10 +425,13 @@ func TestIndexedEqualsFull(t *testing.T) {
 	t.Logf("%d assemblies served incrementally (%d failed alike; %d with a prefix, %d with a floor), %d by the full assembly only, %d refreshed sections, %d warm, %d with a query",
 		served, failed, prefixes, floors, fallback, rebuilt, warm, queried)
 	t.Logf("%d with conflicts (the full assembly), %d served with a conflict_key in the store, %d served in a chat format", conflicts, keyedServed, chats)
-	t.Logf("%d served with tool calls in the store (%d served in the runs with tool exchanges)", withCalls, toolServed)
+	t.Logf("%d served with tool calls in the store (%d served in the runs with tool exchanges), %d units passed over whole", withCalls, toolServed, passedUnits)
 	t.Logf("%d served with summaries in the store (%d with one in the text, %d in a chat format, %d with a query, %d following a floor)", sumServed, sumKept, sumChats, sumQueried, sumFloors)
 	if sumServed < served/10 || sumKept < sumServed/10 || sumChats < sumServed/5 || sumQueried < sumServed/5 || sumFloors == 0 {
 		t.Errorf("the runs do not cover summaries: %d served with them, %d with one kept, %d in a chat format, %d with a query, %d following a floor, of %d served", sumServed, sumKept, sumChats, sumQueried, sumFloors, served)
+	}
+	if passedUnits == 0 {
+		t.Errorf("no walk passed a unit over whole: the runs do not cover passUnit")
 	}
 	if withCalls == 0 || withCalls < toolServed/2 {
 		t.Errorf("the runs do not cover tool exchanges: %d of the %d served in their runs", withCalls, toolServed)

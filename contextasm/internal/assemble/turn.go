@@ -30,6 +30,7 @@ type incremental struct {
 	pulledE  []*ixEntry // their entries
 	priorAll []*ixEntry // every prior item's entry, pulled or not
 	looked   int        // index entries looked at (TestTurnLooksAtWhatItKeeps)
+	passed   int        // units passed over whole (passUnit; TestIndexedEqualsFull)
 	// The planning's (currentTurnIndexed, planUnitsIndexed): the entries
 	// required for this assembly (markReq), which the walks take first;
 	// the current turn's assistant turn, whose reasoning is written;
@@ -267,7 +268,7 @@ func (a *Assembler) assembleIndexed(x *Index, req Request, c truncate.Counter, l
 	// buffer is kept from one assembly to the next.
 	r.out.Events = a.inc.events[:0]
 	r.x, r.lookup, a.inc.x, a.inc.out = x, lookup, x, r.out
-	a.inc.on, a.inc.pulled, a.inc.pulledE, a.inc.keys, a.inc.looked = true, a.inc.pulled[:0], a.inc.pulledE[:0], a.inc.keys[:0], 0
+	a.inc.on, a.inc.pulled, a.inc.pulledE, a.inc.keys, a.inc.looked, a.inc.passed = true, a.inc.pulled[:0], a.inc.pulledE[:0], a.inc.keys[:0], 0, 0
 	a.inc.priorAll = a.inc.priorAll[:0]
 	defer a.endWalk()
 	if a.chat.on() {

@@ -381,6 +381,7 @@ func (a *Assembler) passUnit(sec *template.Section, st *fillState, e *ixEntry, c
 		a.inc.priorAll = append(a.inc.priorAll, m) // unmarked by endWalk
 	}
 	a.inc.w.unitGap = append(a.inc.w.unitGap, members...)
+	a.inc.passed++
 	return true
 }
 
