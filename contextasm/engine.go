@@ -170,6 +170,7 @@ type Engine struct {
 	// tests hold incremental assembly to.
 	fullOnly bool
 	indexed  atomic.Int64 // assemblies served from an index, for the tests
+	donated  atomic.Int64 // indexes built with another's documents (donor), for the tests
 }
 
 // New returns an Engine configured by cfg.

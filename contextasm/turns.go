@@ -44,7 +44,22 @@ type shapeIndex struct {
 type indexSet struct {
 	mu   sync.Mutex
 	list []*shapeIndex
+	// spare are the indexes of the sessions ended last (maxSpare, the
+	// newest last), kept only to give a new session's index their
+	// documents (donor): read, never changed.
+	spare []spareIndex
 }
+
+// spareIndex is an ended session's index, and the shape it was of.
+type spareIndex struct {
+	key shapeKey
+	x   *assemble.Index
+}
+
+// maxSpare is how many ended sessions' indexes an Engine keeps as donors:
+// one per template, user and roles a churn of sessions goes through at once
+// is enough, and they cost one session's index each.
+const maxSpare = 4
 
 // index returns the index of req's shape, made (empty) on first use.
 func (e *Engine) index(req Request) *shapeIndex {
@@ -72,6 +87,37 @@ func (e *Engine) index(req Request) *shapeIndex {
 	return si
 }
 
+// donor returns an index whose lexical documents a build of si can copy
+// (Index.BuildFrom), and the function that lets it go: another session's
+// with si's template, user and roles, most recently used first, else the
+// index of such a session that ended (spare). A new session's first call
+// then costs what its documents differ by, not the store. An index
+// another call holds is not waited for.
+func (e *Engine) donor(si *shapeIndex) (*assemble.Index, func()) {
+	s := &e.ixs
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	like := func(k shapeKey) bool {
+		return k.tpl == si.key.tpl && k.user == si.key.user && k.roles == si.key.roles
+	}
+	for i := len(s.list) - 1; i >= 0; i-- {
+		d := s.list[i]
+		if d == si || !like(d.key) || !d.mu.TryLock() {
+			continue
+		}
+		if !d.gone {
+			return d.x, d.mu.Unlock
+		}
+		d.mu.Unlock()
+	}
+	for i := len(s.spare) - 1; i >= 0; i-- {
+		if like(s.spare[i].key) {
+			return s.spare[i].x, func() {} // read only: no lock
+		}
+	}
+	return nil, nil
+}
+
 // dropIndexes drops the indexes of session's request shapes (the session
 // ended), settling their heat first.
 func (e *Engine) dropIndexes(session string) {
@@ -87,19 +133,29 @@ func (e *Engine) dropIndexes(session string) {
 	})
 	s.mu.Unlock()
 	for _, si := range gone {
-		si.retire()
+		if x := si.retire(); x != nil {
+			s.mu.Lock()
+			s.spare = append(s.spare, spareIndex{si.key, x})
+			if len(s.spare) > maxSpare {
+				s.spare = slices.Delete(s.spare, 0, 1)
+			}
+			s.mu.Unlock()
+		}
 	}
 }
 
-// retire settles the index's heat and lets it go: it serves no more.
-func (si *shapeIndex) retire() {
+// retire settles the index's heat and lets it go: it serves no more. It
+// returns the index let go (nil when it was gone already).
+func (si *shapeIndex) retire() *assemble.Index {
 	si.mu.Lock()
 	defer si.mu.Unlock()
 	if si.gone {
-		return
+		return nil
 	}
-	si.x.Settle()
+	x := si.x
+	x.Settle()
 	si.gone, si.x = true, nil
+	return x
 }
 
 // settleHeat moves the drops the indexes counted lazily into the heat
@@ -139,7 +195,15 @@ func (e *Engine) catchUp(si *shapeIndex, snap *snapshot, now time.Time) bool {
 	si.version = snap.version
 	switch {
 	case build:
-		x.Build(snap.blocks(), now)
+		d, release := e.donor(si)
+		if d == nil {
+			x.Build(snap.blocks(), now)
+			break
+		}
+		if x.BuildFrom(snap.blocks(), now, d) {
+			e.donated.Add(1)
+		}
+		release()
 	case !x.Serves(now):
 		var blocks []*assemble.Block // the store, only when a section is made again
 		if x.Remakes(now) {

@@ -1,6 +1,10 @@
 package lexical
 
-import "math"
+import (
+	"maps"
+	"math"
+	"slices"
+)
 
 // A Handle names a document of an Index. The Index picks it (Add) and may
 // give it to another document once this one is removed.
@@ -110,6 +114,30 @@ func (x *Index) Add(d Doc) Handle {
 	x.docs++
 	x.length += uint64(d.length)
 	return h
+}
+
+// Clone returns a copy of x that shares nothing with it that either may
+// change: the same documents under the same handles, so that an Index
+// of a set close to x's is made from it by the difference, at the cost
+// of copying its postings, not of adding every document again.
+func (x *Index) Clone() Index {
+	c := Index{lists: maps.Clone(x.lists), spare: slices.Clone(x.spare), slots: slices.Clone(x.slots),
+		byDoc: slices.Clone(x.byDoc), free: slices.Clone(x.free), docs: x.docs, length: x.length}
+	if x.acc != nil {
+		c.acc = make([]float64, len(x.acc)) // scratch, zero between queries
+	}
+	n := 0
+	for i := range x.plists {
+		n += len(x.plists[i].p)
+	}
+	slab := make([]posting, 0, n) // one allocation; each list capped, so an append copies it out
+	c.plists = make([]plist, len(x.plists))
+	for i, pl := range x.plists {
+		at := len(slab)
+		slab = append(slab, pl.p...)
+		c.plists[i] = plist{p: slab[at:len(slab):len(slab)], df: pl.df, dead: pl.dead}
+	}
+	return c
 }
 
 // Remove takes the document of h out of x. A handle not in x (never given,

@@ -2,6 +2,7 @@ package lexical
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -389,5 +390,47 @@ func TestScoreAllocs(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Errorf("%v allocations per scan, want 0", allocs)
+	}
+}
+
+// TestCloneIsApart: a clone scores as its original, and from then on
+// the two change apart: each still matches a scan of its own documents
+// after adds and removes (compactions among them) to either.
+func TestCloneIsApart(t *testing.T) {
+	for seed := range uint64(20) {
+		r := rand.New(rand.NewPCG(seed, 11))
+		a := model{live: make(map[Handle]Doc)}
+		var handles []Handle
+		for range 150 {
+			d := Analyze(randomText(r))
+			h := a.x.Add(d)
+			a.live[h] = d
+			handles = append(handles, h)
+		}
+		for _, h := range handles[:40] {
+			a.x.Remove(h)
+			delete(a.live, h)
+		}
+		handles = handles[40:]
+		a.check(t, randomQuery(r)) // a query's scratch in the original
+		b := model{x: a.x.Clone(), live: maps.Clone(a.live)}
+		q := randomQuery(r)
+		a.check(t, q)
+		b.check(t, q)
+		// Change each apart: the original loses documents, the clone gains.
+		for _, h := range handles[:60] {
+			a.x.Remove(h)
+			delete(a.live, h)
+		}
+		for range 60 {
+			d := Analyze(randomText(r))
+			h := b.x.Add(d)
+			b.live[h] = d
+		}
+		for range 5 {
+			q := randomQuery(r)
+			a.check(t, q)
+			b.check(t, q)
+		}
 	}
 }

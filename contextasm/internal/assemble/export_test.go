@@ -182,6 +182,9 @@ func (x *Index) verifyLex() error {
 // Looked returns how many index entries the last AssembleIndexed looked at.
 func (a *Assembler) Looked() int { return a.inc.looked }
 
+// Lexical reports whether x keeps its entries' documents.
+func (x *Index) Lexical() bool { return x.lexOn }
+
 // PassedUnits returns how many units the last AssembleIndexed passed
 // over whole.
 func (a *Assembler) PassedUnits() int { return a.inc.passed }

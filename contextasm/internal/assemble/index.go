@@ -2,6 +2,7 @@ package assemble
 
 import (
 	"cmp"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -65,6 +66,8 @@ type Index struct {
 	lexBy   map[*Block]lexical.Handle
 	lexKeep []uint64
 	lexGen  uint64
+	// seed, during BuildFrom, is the index whose documents lex copies.
+	seed *Index
 	// scratch of rescore
 	perm, place []int32
 	permBase    []ixEntry
@@ -299,6 +302,26 @@ func (x *Index) Build(blocks []*Block, now time.Time) {
 	x.fill(blocks, nil)
 }
 
+// BuildFrom is Build, with the lexical documents of donor, an index of
+// the same template for another shape (another session, say) that kept
+// them, taken over: the documents of the blocks both hold are copied,
+// not analysed into postings again, and the rest added or removed, so
+// a new session's first query costs the difference, not the store. The
+// statistics are those Build makes. donor is only read; nil, another
+// template's or one without documents is Build. It reports whether it
+// took donor's documents.
+func (x *Index) BuildFrom(blocks []*Block, now time.Time, donor *Index) bool {
+	if donor == nil || donor.tpl != x.tpl || !donor.lexOn || !donor.built {
+		x.Build(blocks, now)
+		return false
+	}
+	x.lexOn, x.seed = true, donor
+	x.lex, x.lexOf, x.lexBy, x.lexKeep = donor.lex.Clone(), slices.Clone(donor.lexOf), maps.Clone(donor.lexBy), x.lexKeep[:0]
+	x.Build(blocks, now)
+	x.seed = nil
+	return true
+}
+
 // Serves reports whether the index ranks as it would at now, so that it
 // can serve an assembly at now without Refresh.
 func (x *Index) Serves(now time.Time) bool {
@@ -474,7 +497,7 @@ func rankOrder(a, b *ixEntry) int {
 func (x *Index) fill(blocks []*Block, redo []bool) {
 	x.epoch++
 	all := redo == nil
-	if x.lexOn && all {
+	if x.lexOn && all && x.seed == nil {
 		x.lex, x.lexOf, x.lexBy = lexical.Index{}, x.lexOf[:0], nil
 	}
 	lists := make([][]ixEntry, len(x.secs))
@@ -514,6 +537,8 @@ func (x *Index) fill(blocks []*Block, redo []bool) {
 		*s = ixSection{base: base, lanes: lanes, now: s.now, nowN: s.nowN, fast: s.fast, win: s.win, links: s.links, sums: s.sums, tree: s.tree, byTime: s.byTime[:0], history: s.history[:0], sc: s.sc, share: s.share, hostShare: s.hostShare}
 		s.index(&x.keys, &x.keysTmp)
 		switch {
+		case x.lexOn && all && x.seed != nil:
+			x.lexRemake(si, &x.seed.secs[si]) // the donor's documents, copied
 		case x.lexOn && all:
 			x.lexAddSection(si) // into a new lexical index
 		case x.lexOn:

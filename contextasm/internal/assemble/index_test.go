@@ -163,7 +163,7 @@ func TestIndexedEqualsFull(t *testing.T) {
 	}
 	restore := assemble.SetHitCutoff(256, 32)
 	t.Cleanup(restore)
-	var served, fallback, failed, skippedSome, rebuilt, warm, floors, prefixes, queried, turnQueries, conflicts, keyedServed, chats, withCalls, toolServed, passedUnits int
+	var served, fallback, failed, skippedSome, rebuilt, warm, floors, prefixes, queried, turnQueries, conflicts, keyedServed, chats, withCalls, toolServed, passedUnits, donated int
 	var sumServed, sumKept, sumChats, sumQueried, sumFloors int
 	defer assemble.SetEntriesPerLane(8)()
 	for k := range runs + runs/4 {
@@ -188,6 +188,7 @@ func TestIndexedEqualsFull(t *testing.T) {
 		crng := rand.New(rand.NewPCG(uint64(run), 131)) // chat formats, likewise
 		trng := rand.New(rand.NewPCG(uint64(run), 211)) // tool exchanges, likewise
 		srng := rand.New(rand.NewPCG(uint64(run), 307)) // summaries, likewise
+		drng := rand.New(rand.NewPCG(uint64(run), 401)) // builds from a donor, likewise
 		var offered []outcome.SummarizeCandidate        // the last full assembly's runs to summarise
 		nsum := 0
 		tools := run%4 == 2 // tool calls and their results in the history
@@ -279,7 +280,25 @@ func TestIndexedEqualsFull(t *testing.T) {
 			// (as when the store's log no longer has the changes).
 			switch {
 			case !x.Built() || rng.IntN(15) == 0:
-				x.Build(s.blocks, at)
+				if x.Built() && drng.IntN(2) == 0 {
+					// With the documents of another session's index, made
+					// with this one's (Index.BuildFrom): as the Engine
+					// makes a new session's.
+					other := assemble.NewIndex(tpl, assemble.Request{SessionID: "other", UserID: "u1", Roles: []string{"analyst"}}, truncate.Scoring{})
+					took := other.BuildFrom(s.blocks, at, x)
+					if err := other.Verify(s.blocks); err != nil {
+						t.Fatalf("run %d step %d: the other session's index made from this one's: %v", run, step, err)
+					}
+					if took != other.Lexical() {
+						t.Fatalf("run %d step %d: BuildFrom reports %v, and the index keeps documents: %v", run, step, took, other.Lexical())
+					}
+					if took {
+						donated++
+					}
+					x.BuildFrom(s.blocks, at, other)
+				} else {
+					x.Build(s.blocks, at)
+				}
 				pending = pending[:0]
 			default:
 				for _, c := range pending {
@@ -429,6 +448,10 @@ func TestIndexedEqualsFull(t *testing.T) {
 	t.Logf("%d served with summaries in the store (%d with one in the text, %d in a chat format, %d with a query, %d following a floor)", sumServed, sumKept, sumChats, sumQueried, sumFloors)
 	if sumServed < served/10 || sumKept < sumServed/10 || sumChats < sumServed/5 || sumQueried < sumServed/5 || sumFloors == 0 {
 		t.Errorf("the runs do not cover summaries: %d served with them, %d with one kept, %d in a chat format, %d with a query, %d following a floor, of %d served", sumServed, sumKept, sumChats, sumQueried, sumFloors, served)
+	}
+	t.Logf("%d indexes made with the documents of another session's", donated)
+	if donated == 0 {
+		t.Errorf("no index was made with another's documents: the runs do not cover BuildFrom")
 	}
 	if passedUnits == 0 {
 		t.Errorf("no walk passed a unit over whole: the runs do not cover passUnit")
