@@ -341,39 +341,22 @@ func (a *Assembler) passUnit(sec *template.Section, st *fillState, e *ixEntry, c
 		return false
 	}
 	u, ok := uw.of[e]
-	if !ok || a.plan.units[u].required {
+	if !ok {
 		return false
 	}
 	if on, _, _ := sec.ClearToolResults(); on {
 		return false
 	}
 	members := uw.members[u]
-	for _, m := range members { // e among them: a required one makes the unit required
-		if m.mark != 0 || m == a.inc.curAsst {
+	for _, m := range members {
+		// A unit with a required member, the chat's current turn among
+		// them, has every member marked required (markReq).
+		if m.mark != 0 {
 			return false
 		}
 	}
 	room := sec.MaxTokens() - st.used - st.msgs
-	need, texts := 0, 0
-	for _, m := range members {
-		// The index the candidate would have: never the reasoning turn's.
-		cd := candidate{Ranked: Ranked{Index: int32(len(a.inc.pulled))}, msg: a.chat.on() && m.b.Type == declare.History}
-		a.blockTokens(sec, m.b, &cd, c)
-		need += cd.tokens
-		if !cd.msg {
-			texts++
-		}
-		if need > room {
-			break // the separators only add
-		}
-	}
-	if texts > 0 {
-		need += (texts - 1) * st.sep
-		if st.kept > 0 {
-			need += st.sep
-		}
-	}
-	if need <= room {
+	if a.unitBound(members) <= room && a.memberNeed(sec, st, members, c) <= room {
 		return false
 	}
 	for _, m := range members { // passed over whole: the others when they come up
@@ -383,6 +366,48 @@ func (a *Assembler) passUnit(sec *template.Section, st *fillState, e *ixEntry, c
 	a.inc.w.unitGap = append(a.inc.w.unitGap, members...)
 	a.inc.passed++
 	return true
+}
+
+// unitBound is the least members, a unit of section sec, count in the
+// fill's need of it whatever the counter: in a chat format, a message's
+// overhead (messageCount). When it exceeds the room no member is counted:
+// late in a long conversation the room left is a few tokens, less than
+// an exchange's overhead. (Contents' lower bounds are not used: a fill
+// counts a unit whole, never by its bounds, and must agree with a full
+// one whatever they are.)
+func (a *Assembler) unitBound(members []*ixEntry) int {
+	if !a.chat.on() {
+		return 0
+	}
+	n := 0
+	for _, m := range members {
+		if m.b.Type == declare.History {
+			n += a.chat.PerMessage
+		}
+	}
+	return n
+}
+
+// memberNeed is what the fill counts members, a unit of section sec,
+// to need (filler.unitNeed), from the memo's counts as the fill's are.
+func (a *Assembler) memberNeed(sec *template.Section, st *fillState, members []*ixEntry, c truncate.Counter) int {
+	need, texts := 0, 0
+	for _, m := range members {
+		// The index the candidate would have: never the reasoning turn's.
+		cd := candidate{Ranked: Ranked{Index: int32(len(a.inc.pulled))}, msg: a.chat.on() && m.b.Type == declare.History}
+		a.blockTokens(sec, m.b, &cd, c)
+		need += cd.tokens
+		if !cd.msg {
+			texts++
+		}
+	}
+	if texts > 0 {
+		need += (texts - 1) * st.sep
+		if st.kept > 0 {
+			need += st.sep
+		}
+	}
+	return need
 }
 
 // lateIncumbentUnit reports whether a unit of section si not pulled yet
