@@ -43,9 +43,15 @@ const DefaultCacheSize = 1 << 16
 const DefaultMaxBlocks = 1_000_000
 
 // DefaultMaxIndexes is the number of request shapes an Engine keeps an
-// incremental index for when Config.MaxIndexes is zero: enough for 16
-// conversations assembling in turn.
-const DefaultMaxIndexes = 16
+// incremental index for when Config.MaxIndexes is zero. Memory
+// (DefaultIndexBytes) is usually the bound that holds first.
+const DefaultMaxIndexes = 4096
+
+// DefaultIndexBytes is what the incremental indexes of an Engine may hold
+// together when Config.IndexBytes is zero: 256 MiB, about a thousand
+// conversations on a store of 2,000 blocks, fifteen on 200,000
+// (docs/performance.md).
+const DefaultIndexBytes = 256 << 20
 
 // ErrStoreFull means a Declare would take the store past Config.MaxBlocks;
 // nothing of that call was applied.
@@ -80,9 +86,14 @@ type Config struct {
 	// MaxIndexes bounds the request shapes (template, session, user and
 	// roles) the Engine keeps an incremental index of the store for
 	// (DefaultMaxIndexes); past it the least recently used one goes, and
-	// its shape's next assembly builds it again. An index holds about 100
-	// bytes per block its shape sees (docs/performance.md).
+	// its shape's next assembly builds it again.
 	MaxIndexes int
+	// IndexBytes bounds the memory those indexes hold together, in bytes
+	// (DefaultIndexBytes): past it the least recently used ones go, all
+	// but the one just used. An index holds about 15 bytes per block of
+	// the store, and about 100 with the documents relevance queries need
+	// (docs/performance.md).
+	IndexBytes int
 	// Audit, when set, receives one record per assembly (see [Audit]), and
 	// one more, with model_response_hash, per Feedback.
 	Audit *slog.Logger
@@ -231,10 +242,13 @@ func (cfg Config) normal() (Config, error) {
 	if cfg.MaxIndexes == 0 {
 		cfg.MaxIndexes = DefaultMaxIndexes
 	}
+	if cfg.IndexBytes == 0 {
+		cfg.IndexBytes = DefaultIndexBytes
+	}
 	for _, l := range [...]struct {
 		name string
 		v    int
-	}{{"CacheSize", cfg.CacheSize}, {"MaxContentBytes", cfg.MaxContentBytes}, {"MaxBlocks", cfg.MaxBlocks}, {"MaxIndexes", cfg.MaxIndexes}} {
+	}{{"CacheSize", cfg.CacheSize}, {"MaxContentBytes", cfg.MaxContentBytes}, {"MaxBlocks", cfg.MaxBlocks}, {"MaxIndexes", cfg.MaxIndexes}, {"IndexBytes", cfg.IndexBytes}} {
 		if l.v < 0 {
 			return cfg, fmt.Errorf("%w: Config.%s %d is negative (0 means the default)", ErrInvalid, l.name, l.v)
 		}

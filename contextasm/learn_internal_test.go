@@ -159,16 +159,19 @@ func feedbackKey(in []feedback.Block) []string {
 	return out
 }
 
-// Eight conversations assembling in turn keep their indexes: no turn
-// builds one again (with Config.MaxIndexes 4, every turn would), and
-// ending a session drops its index.
+// Conversations assembling in turn keep their indexes: no turn builds
+// one again, 64 of them with the defaults (with Config.MaxIndexes 4, or
+// Config.IndexBytes for three indexes, every turn of eight would); the
+// indexes never hold more than Config.IndexBytes together, but for the
+// one just used; and ending a session drops its index.
 func TestInterleavedConversationsStayIndexed(t *testing.T) {
+	const perIndex = 40 << 10 // about what one holds of this store (checked below)
 	for _, tt := range []struct {
-		max  int
-		kept bool
-	}{{0, true}, {8, true}, {4, false}} {
-		t.Run(fmt.Sprint("max=", tt.max), func(t *testing.T) {
-			e, tpl := benchEngine(t, Config{MaxIndexes: tt.max})
+		max, bytes, convs int
+		kept              bool
+	}{{0, 0, 64, true}, {8, 0, 8, true}, {4, 0, 8, false}, {0, 3 * perIndex, 8, false}, {0, 10 * perIndex, 8, true}} {
+		t.Run(fmt.Sprintf("max=%d,bytes=%d,convs=%d", tt.max, tt.bytes, tt.convs), func(t *testing.T) {
+			e, tpl := benchEngine(t, Config{MaxIndexes: tt.max, IndexBytes: tt.bytes})
 			if err := e.Declare(bench.Generate(300, 1)...); err != nil {
 				t.Fatal(err)
 			}
@@ -181,8 +184,8 @@ func TestInterleavedConversationsStayIndexed(t *testing.T) {
 			}
 			var first []*shapeIndex
 			for round := range 3 {
-				for s := range 8 {
-					d := bench.Turn(round*8 + s)
+				for s := range tt.convs {
+					d := bench.Turn(round*tt.convs + s)
 					d.SessionID = fmt.Sprint("conv-", s)
 					if err := e.Declare(d); err != nil {
 						t.Fatal(err)
@@ -193,6 +196,21 @@ func TestInterleavedConversationsStayIndexed(t *testing.T) {
 					}
 					if e.indexed.Load() != before+1 {
 						t.Fatalf("round %d, session %d: not assembled from an index", round, s)
+					}
+					e.ixs.mu.Lock()
+					held, n, sum := e.ixs.bytes, len(e.ixs.list), 0
+					for _, si := range e.ixs.list {
+						sum += si.bytes
+						if si.bytes < perIndex/2 || si.bytes > 2*perIndex {
+							t.Errorf("an index holds %d bytes, not about %d", si.bytes, perIndex)
+						}
+					}
+					e.ixs.mu.Unlock()
+					if held != sum {
+						t.Fatalf("the indexes hold %d bytes, counted as %d", sum, held)
+					}
+					if limit := e.cfg.IndexBytes; held > limit && n > 1 {
+						t.Fatalf("round %d, session %d: %d indexes hold %d bytes, more than %d", round, s, n, held, limit)
 					}
 				}
 				if round == 0 {

@@ -38,22 +38,37 @@ type shapeIndex struct {
 	x       *assemble.Index
 	version uint64 // the snapshot version x is at
 	gone    bool   // evicted: its heat is settled and it serves no more
+	// Guarded by indexSet.mu: its place in indexSet.list, when it last
+	// served (indexSet.tick), and its size then (Index.Bytes).
+	at    int
+	used  uint64
+	bytes int
 }
 
-// indexSet is an Engine's indexes, most recently used last.
+// indexSet is an Engine's indexes, bounded in number (Config.MaxIndexes)
+// and in the memory they hold together (Config.IndexBytes), the least
+// recently used going first. Finding a shape's index, and dropping a
+// session's, cost a map lookup; only an eviction or a build (donor) reads
+// the list.
 type indexSet struct {
-	mu   sync.Mutex
-	list []*shapeIndex
+	mu        sync.Mutex
+	list      []*shapeIndex // in no order (shapeIndex.at)
+	byKey     map[shapeKey]*shapeIndex
+	bySession map[string][]*shapeIndex
+	tick      uint64
+	bytes     int // what list and spare hold
 	// spare are the indexes of the sessions ended last (maxSpare, the
 	// newest last), kept only to give a new session's index their
-	// documents (donor): read, never changed.
+	// documents (donor): read, never changed. They count in bytes, and
+	// go first when the indexes hold too much.
 	spare []spareIndex
 }
 
-// spareIndex is an ended session's index, and the shape it was of.
+// spareIndex is an ended session's index, the shape it was of, and its size.
 type spareIndex struct {
-	key shapeKey
-	x   *assemble.Index
+	key   shapeKey
+	x     *assemble.Index
+	bytes int
 }
 
 // maxSpare is how many ended sessions' indexes an Engine keeps as donors:
@@ -66,25 +81,90 @@ func (e *Engine) index(req Request) *shapeIndex {
 	k := shapeKey{tpl: req.Template, session: req.SessionID, user: req.UserID, roles: rolesKey(req.Roles)}
 	s := &e.ixs
 	s.mu.Lock()
-	for i, si := range s.list {
-		if si.key == k {
-			s.list = append(append(s.list[:i:i], s.list[i+1:]...), si)
-			s.mu.Unlock()
-			return si
-		}
+	s.tick++
+	if si, ok := s.byKey[k]; ok {
+		si.used = s.tick
+		s.mu.Unlock()
+		return si
 	}
-	si := &shapeIndex{key: k, x: assemble.NewIndex(req.Template, assemble.Request{SessionID: req.SessionID, UserID: req.UserID, Roles: req.Roles}, e.cfg.Scoring)}
+	if s.byKey == nil {
+		s.byKey, s.bySession = make(map[shapeKey]*shapeIndex), make(map[string][]*shapeIndex)
+	}
+	si := &shapeIndex{key: k, at: len(s.list), used: s.tick,
+		x: assemble.NewIndex(req.Template, assemble.Request{SessionID: req.SessionID, UserID: req.UserID, Roles: req.Roles}, e.cfg.Scoring)}
 	s.list = append(s.list, si)
-	var evicted *shapeIndex
+	s.byKey[k] = si
+	s.bySession[k.session] = append(s.bySession[k.session], si)
+	var evicted []*shapeIndex
 	if len(s.list) > e.cfg.MaxIndexes {
-		evicted = s.list[0]
-		s.list = slices.Delete(s.list, 0, 1)
+		evicted = append(evicted, s.evict(si))
 	}
 	s.mu.Unlock()
-	if evicted != nil {
-		evicted.retire()
+	for _, ev := range evicted {
+		ev.retire()
 	}
 	return si
+}
+
+// sized records si's size after an assembly, and evicts the least
+// recently used indexes, spare ones first, while they hold more than
+// limit together; never si. The caller holds si.mu, not s.mu; the
+// evicted ones are retired after si.mu is let go (the returned function).
+func (s *indexSet) sized(si *shapeIndex, limit int) (retire func()) {
+	b := si.x.Bytes()
+	s.mu.Lock()
+	if s.byKey[si.key] != si {
+		s.mu.Unlock()
+		return func() {} // ended or evicted meanwhile
+	}
+	s.bytes += b - si.bytes
+	si.bytes = b
+	var evicted []*shapeIndex
+	for s.bytes > limit && len(s.spare) > 0 {
+		s.bytes -= s.spare[0].bytes
+		s.spare = slices.Delete(s.spare, 0, 1)
+	}
+	for s.bytes > limit && len(s.list) > 1 {
+		evicted = append(evicted, s.evict(si))
+	}
+	s.mu.Unlock()
+	if evicted == nil {
+		return func() {}
+	}
+	return func() {
+		for _, ev := range evicted {
+			ev.retire()
+		}
+	}
+}
+
+// evict takes the least recently used index other than keep out of s and
+// returns it, to be retired once s.mu is let go. The caller holds s.mu;
+// s holds another index than keep.
+func (s *indexSet) evict(keep *shapeIndex) *shapeIndex {
+	var old *shapeIndex
+	for _, si := range s.list {
+		if si != keep && (old == nil || si.used < old.used) {
+			old = si
+		}
+	}
+	s.remove(old)
+	return old
+}
+
+// remove takes si out of s. The caller holds s.mu.
+func (s *indexSet) remove(si *shapeIndex) {
+	last := s.list[len(s.list)-1]
+	s.list[si.at], last.at = last, si.at
+	s.list[len(s.list)-1] = nil
+	s.list = s.list[:len(s.list)-1]
+	delete(s.byKey, si.key)
+	if same := slices.DeleteFunc(s.bySession[si.key.session], func(o *shapeIndex) bool { return o == si }); len(same) > 0 {
+		s.bySession[si.key.session] = same
+	} else {
+		delete(s.bySession, si.key.session)
+	}
+	s.bytes -= si.bytes
 }
 
 // donor returns an index whose lexical documents a build of si can copy
@@ -100,15 +180,22 @@ func (e *Engine) donor(si *shapeIndex) (*assemble.Index, func()) {
 	like := func(k shapeKey) bool {
 		return k.tpl == si.key.tpl && k.user == si.key.user && k.roles == si.key.roles
 	}
-	for i := len(s.list) - 1; i >= 0; i-- {
-		d := s.list[i]
-		if d == si || !like(d.key) || !d.mu.TryLock() {
+	var best *shapeIndex
+	for _, d := range s.list {
+		if d == si || !like(d.key) || (best != nil && d.used < best.used) || !d.mu.TryLock() {
 			continue
 		}
-		if !d.gone {
-			return d.x, d.mu.Unlock
+		if d.gone {
+			d.mu.Unlock()
+			continue
 		}
-		d.mu.Unlock()
+		if best != nil {
+			best.mu.Unlock()
+		}
+		best = d
+	}
+	if best != nil {
+		return best.x, best.mu.Unlock
 	}
 	for i := len(s.spare) - 1; i >= 0; i-- {
 		if like(s.spare[i].key) {
@@ -119,24 +206,22 @@ func (e *Engine) donor(si *shapeIndex) (*assemble.Index, func()) {
 }
 
 // dropIndexes drops the indexes of session's request shapes (the session
-// ended), settling their heat first.
+// ended), settling their heat first; they become spare.
 func (e *Engine) dropIndexes(session string) {
 	s := &e.ixs
 	s.mu.Lock()
-	var gone []*shapeIndex
-	s.list = slices.DeleteFunc(s.list, func(si *shapeIndex) bool {
-		if si.key.session == session {
-			gone = append(gone, si)
-			return true
-		}
-		return false
-	})
+	gone := slices.Clone(s.bySession[session])
+	for _, si := range gone {
+		s.remove(si)
+	}
 	s.mu.Unlock()
 	for _, si := range gone {
 		if x := si.retire(); x != nil {
 			s.mu.Lock()
-			s.spare = append(s.spare, spareIndex{si.key, x})
+			s.spare = append(s.spare, spareIndex{si.key, x, si.bytes})
+			s.bytes += si.bytes
 			if len(s.spare) > maxSpare {
+				s.bytes -= s.spare[0].bytes
 				s.spare = slices.Delete(s.spare, 0, 1)
 			}
 			s.mu.Unlock()
@@ -224,11 +309,20 @@ func (e *Engine) assembleIndexed(req Request, areq assemble.Request, snap *snaps
 	}
 	si := e.index(req)
 	si.mu.Lock()
-	defer si.mu.Unlock()
+	locked := true
+	defer func() {
+		if locked {
+			si.mu.Unlock()
+		}
+	}()
 	if !e.catchUp(si, snap, req.Now) {
 		return nil, nil, nil, false, nil
 	}
 	out, rec, ok, err := asm.AssembleIndexed(si.x, areq, counter, snap.set.get)
+	retire := e.ixs.sized(si, e.cfg.IndexBytes)
+	si.mu.Unlock()
+	locked = false
+	retire()
 	if !ok || err != nil {
 		return nil, nil, nil, ok, err
 	}

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"unsafe"
 )
 
 // A Handle names a document of an Index. The Index picks it (Add) and may
@@ -36,6 +37,7 @@ type Index struct {
 	free   []Handle
 	docs   int
 	length uint64
+	pcap   int // the postings' capacity, all lists together (Bytes)
 
 	// Query scratch.
 	acc  []float64 // by Handle; 0 when untouched
@@ -108,7 +110,9 @@ func (x *Index) Add(d Doc) Handle {
 			x.lists[e>>16] = li
 		}
 		pl := &x.plists[li]
+		c := cap(pl.p)
 		pl.p = append(pl.p, posting{doc: h, gen: s.gen, tf: uint16(e)})
+		x.pcap += cap(pl.p) - c
 		pl.df++
 	}
 	x.docs++
@@ -130,6 +134,7 @@ func (x *Index) Clone() Index {
 	for i := range x.plists {
 		n += len(x.plists[i].p)
 	}
+	c.pcap = n
 	slab := make([]posting, 0, n) // one allocation; each list capped, so an append copies it out
 	c.plists = make([]plist, len(x.plists))
 	for i, pl := range x.plists {
@@ -139,6 +144,20 @@ func (x *Index) Clone() Index {
 	}
 	return c
 }
+
+// Bytes returns about how many bytes x holds: its postings, lists and
+// slots, and its map of terms; not its documents' terms, which their
+// analysis holds (Analyze's caller). It costs O(1).
+func (x *Index) Bytes() int {
+	return x.pcap*int(unsafe.Sizeof(posting{})) + cap(x.plists)*int(unsafe.Sizeof(plist{})) +
+		cap(x.slots)*int(unsafe.Sizeof(slot{})) + cap(x.byDoc)*int(unsafe.Sizeof(Doc{})) +
+		cap(x.acc)*8 + (cap(x.free)+cap(x.spare))*4 + mapBytes(len(x.lists), 8+4)
+}
+
+// mapBytes is about what a map of n entries of k+v bytes each holds: a
+// Swiss table's slots with their control bytes, at the load (between 7/16
+// and 7/8) a table grown by inserts has on average.
+func mapBytes(n, kv int) int { return n * (kv + 1) * 3 / 2 }
 
 // Remove takes the document of h out of x. A handle not in x (never given,
 // or removed already) is ignored.
@@ -163,6 +182,7 @@ func (x *Index) Remove(h Handle) {
 		switch {
 		case pl.df == 0:
 			delete(x.lists, e>>16)
+			x.pcap -= cap(pl.p)
 			*pl = plist{}
 			x.spare = append(x.spare, li)
 		case pl.dead > pl.df && pl.dead >= minCompact:

@@ -70,9 +70,17 @@ func (m *model) scoreMap(q *Query) map[Handle]float64 {
 }
 
 // check compares the Index with a from-scratch computation: its
-// statistics, and every document's relevance to q, bit for bit.
+// statistics, the postings' room Bytes counts, and every document's
+// relevance to q, bit for bit.
 func (m *model) check(t *testing.T, q *Query) {
 	t.Helper()
+	held := 0
+	for _, pl := range m.x.plists {
+		held += cap(pl.p)
+	}
+	if held != m.x.pcap {
+		t.Fatalf("the lists hold %d postings' room, Bytes counts %d", held, m.x.pcap)
+	}
 	handles := make([]Handle, 0, len(m.live))
 	for h := range m.live {
 		handles = append(handles, h)

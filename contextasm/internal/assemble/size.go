@@ -1,0 +1,52 @@
+package assemble
+
+import "unsafe"
+
+// Bytes returns about how many bytes x holds beyond the blocks it ranks
+// (the store's): each section's entries, lanes, tree and orders, its units
+// and summaries as planned, the heat cells, the documents of relevance
+// and the scratch of ranking. An Engine bounds the memory of its indexes
+// by it. It costs O(sections).
+func (x *Index) Bytes() int {
+	const (
+		entry = int(unsafe.Sizeof(ixEntry{}))
+		ptr   = int(unsafe.Sizeof((*Block)(nil)))
+		key   = int(unsafe.Sizeof(rankKey{}))
+	)
+	n := int(unsafe.Sizeof(*x)) + x.lex.Bytes() +
+		(cap(x.keys)+cap(x.keysTmp))*key + (cap(x.perm)+cap(x.place))*4 + cap(x.permBase)*entry +
+		cap(x.lexOf)*int(unsafe.Sizeof(lexRef{})) + cap(x.lexKeep)*8 + mapBytes(len(x.lexBy), ptr+4) +
+		mapBytes(len(x.keyed), 16+4) + cap(x.noSection)*ptr
+	for i := range x.secs {
+		n += x.secs[i].bytes()
+	}
+	return n
+}
+
+// bytes is what s holds, for Index.Bytes.
+func (s *ixSection) bytes() int {
+	const (
+		entry = int(unsafe.Sizeof(ixEntry{}))
+		ptr   = int(unsafe.Sizeof((*Block)(nil)))
+	)
+	n := int(unsafe.Sizeof(*s)) + (cap(s.base)+cap(s.extra))*entry +
+		len(s.base)*int(unsafe.Sizeof(ixHeat{})) + len(s.extra)*(int(unsafe.Sizeof(ixHeat{}))+16) + // a cell each, made in slabs or alone
+		cap(s.lanes)*int(unsafe.Sizeof(ixLane{})) + (cap(s.tree.v)+cap(s.byTime)+cap(s.history))*4 +
+		mapBytes(len(s.links), ptr) + mapBytes(len(s.sums), ptr)
+	if u := s.units; u != nil {
+		n += int(unsafe.Sizeof(*u)) + cap(u.blocks)*ptr + (cap(u.root)+cap(u.size)+cap(u.at))*4 + cap(u.broken) +
+			mapBytes(len(u.names), 8+16)
+	}
+	if p := s.plan; p != nil {
+		// The replacements' members are about the blocks p.of maps.
+		n += int(unsafe.Sizeof(*p)) + cap(p.repls)*int(unsafe.Sizeof(planRepl{})) + len(p.of)*ptr +
+			cap(p.gone)*ptr + cap(p.sumList)*ptr + mapBytes(len(p.of), ptr+4) +
+			mapBytes(len(p.named), 16) + mapBytes(len(p.summarised), 16+1)
+	}
+	return n
+}
+
+// mapBytes is about what a map of n entries of kv bytes each holds: a
+// Swiss table's slots with their control bytes, at the load (between 7/16
+// and 7/8) a table grown by inserts has on average.
+func mapBytes(n, kv int) int { return n * (kv + 1) * 3 / 2 }
