@@ -1,6 +1,8 @@
 package contextasm
 
 import (
+	"slices"
+
 	"fmt"
 
 	"github.com/contextasm/contextasm/chat"
@@ -16,28 +18,19 @@ import (
 // first, or both in one call. (A call whose block is later forgotten or
 // re-declared without it leaves its results orphaned; assembly drops them,
 // with an event.)
-func checkToolCalls(snap *snapshot, decls []declare.Declaration) error {
-	sessions := make(map[string]bool)
-	for i := range decls {
-		if d := &decls[i]; len(d.ToolCalls) > 0 || d.ToolCallID != "" {
-			sessions[d.SessionID] = true
-		}
-	}
-	if len(sessions) == 0 {
+//
+// It reads calls, the store's index of calls and results (callDecl of
+// each block, kept in step by publish), through an index of decls' own:
+// it costs what decls hold, not what the store or its sessions do.
+func checkToolCalls(calls *declare.CallIndex, decls []declare.Declaration) error {
+	if !slices.ContainsFunc(decls, func(d declare.Declaration) bool { return len(d.ToolCalls) > 0 || d.ToolCallID != "" }) {
 		return nil
 	}
 	replaced := make(map[string]bool, len(decls))
 	for i := range decls {
 		replaced[decls[i].RequestID] = true
 	}
-	var x declare.CallIndex
-	for _, b := range snap.blocks() {
-		if (len(b.ToolCalls()) == 0 && b.ToolCallID() == "") || !sessions[b.SessionID] || replaced[b.ID] {
-			continue
-		}
-		x.Add(&declare.Declaration{RequestID: b.ID, MemoryType: b.Type, Scope: b.Scope, SessionID: b.SessionID,
-			Role: b.Role, ToolCalls: b.ToolCalls(), ToolCallID: b.ToolCallID()})
-	}
+	x := declare.Over(calls, func(id string) bool { return replaced[id] })
 	var probs []declare.Problem
 	for i := range decls {
 		probs = append(probs, x.Add(&decls[i])...)
@@ -51,6 +44,30 @@ func checkToolCalls(snap *snapshot, decls []declare.Declaration) error {
 		return &declare.ValidationError{Problems: probs}
 	}
 	return nil
+}
+
+// callDecl is what the index of the store's calls reads of b, or nil for
+// a block with no tool call or result.
+func callDecl(b *assemble.Block) *declare.Declaration {
+	if b == nil || len(b.ToolCalls()) == 0 && b.ToolCallID() == "" {
+		return nil
+	}
+	return &declare.Declaration{RequestID: b.ID, MemoryType: b.Type, Scope: b.Scope, SessionID: b.SessionID,
+		Role: b.Role, ToolCalls: b.ToolCalls(), ToolCallID: b.ToolCallID()}
+}
+
+// indexCalls keeps calls in step with a publish's changes.
+func indexCalls(calls *declare.CallIndex, changes []change) {
+	for _, c := range changes {
+		if d := callDecl(c.old); d != nil {
+			calls.Remove(d)
+		}
+	}
+	for _, c := range changes {
+		if d := callDecl(c.new); d != nil {
+			calls.Add(d) // the store's are consistent: no problem to report
+		}
+	}
 }
 
 // ChatOverhead is what a request for a chat format (Request.Format) counts

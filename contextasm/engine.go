@@ -158,7 +158,8 @@ type Engine struct {
 	// declTrust keeps the declared trust of blocks whose trust the learned
 	// state overrides; guarded by mu.
 	declTrust map[string]float64
-	bySession sessionBlocks // the session-scoped blocks by session; guarded by mu
+	bySession sessionBlocks     // the session-scoped blocks by session; guarded by mu
+	calls     declare.CallIndex // the store's tool calls and results (checkToolCalls); guarded by mu
 
 	// The parts.
 	tokens  *tokens.Counts   // token counting, its caches, the usage learned
@@ -286,7 +287,7 @@ func (e *Engine) declare(decls []declare.Declaration, announce bool) error {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if err := checkToolCalls(e.current(), decls); err != nil {
+	if err := checkToolCalls(&e.calls, decls); err != nil {
 		return err
 	}
 	if err := checkLinks(e.current(), decls); err != nil {

@@ -240,7 +240,7 @@ func TestEndSessionLeavesNothing(t *testing.T) {
 	if err := e.Declare(bench.Generate(300, 1)...); err != nil {
 		t.Fatal(err)
 	}
-	type held struct{ cells, heat, memo, renders, sessions, indexes, convs int }
+	type held struct{ cells, heat, memo, renders, sessions, indexes, convs, calls int }
 	count := func() held {
 		e.heat.mu.Lock()
 		cells := len(e.heat.m)
@@ -252,7 +252,10 @@ func TestEndSessionLeavesNothing(t *testing.T) {
 		e.convs.mu.Lock()
 		convs := len(e.convs.m)
 		e.convs.mu.Unlock()
-		return held{cells, len(st.Heat), e.memo.cache.Groups(), e.renders.cache.Groups(), len(st.Sessions), indexes, convs}
+		e.mu.Lock()
+		calls := e.calls.Len()
+		e.mu.Unlock()
+		return held{cells, len(st.Heat), e.memo.cache.Groups(), e.renders.cache.Groups(), len(st.Sessions), indexes, convs, calls}
 	}
 	session := func(i int) {
 		s := fmt.Sprint("churn-", i)
@@ -262,13 +265,19 @@ func TestEndSessionLeavesNothing(t *testing.T) {
 			d.RequestID, d.SessionID = fmt.Sprintf("%s-%d", s, k), s
 			decls = append(decls, d)
 		}
+		call := fmt.Sprint("call_", i) // a tool exchange too
+		decls = append(decls,
+			declare.Declaration{RequestID: s + "-a", MemoryType: declare.History, Scope: declare.ScopeSession, SessionID: s,
+				Role: declare.RoleAssistant, ToolCalls: []declare.ToolCall{{ID: call, Name: "get_fees", Arguments: `{}`}}},
+			declare.Declaration{RequestID: s + "-r", MemoryType: declare.History, Scope: declare.ScopeSession, SessionID: s,
+				Role: declare.RoleTool, ToolCallID: call, Content: "2.5"})
 		if err := e.Declare(decls...); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := e.Assemble(context.Background(), Request{Template: tpl, Now: bench.Epoch, SessionID: s, UserID: bench.User}); err != nil {
 			t.Fatal(err)
 		}
-		if got := count(); got.cells == 0 || got.sessions == 0 || got.indexes == 0 {
+		if got := count(); got.cells == 0 || got.sessions == 0 || got.indexes == 0 || got.calls == 0 {
 			t.Fatalf("fixture: the session holds nothing: %+v", got)
 		}
 		if _, err := e.EndSession(s); err != nil {

@@ -54,6 +54,7 @@ func (e *Engine) publish(set blockSet, changes []change) {
 		}
 	}
 	e.bySession.update(changes)
+	indexCalls(&e.calls, changes)
 	snap := &snapshot{set: set, version: old.version + 1, state: e.rep.StoreVersion(), idle: nextIdle(old, set, changes)}
 	e.log.add(snap.version, changes, set.len())
 	e.snap.Store(snap)

@@ -155,7 +155,87 @@ type CallIndex struct {
 	calls   map[callKey]string // call → request_id of the assistant block
 	results map[callKey]string // call → request_id of the tool block
 	wire    map[callKey]string // the id a call is written as (chat.WireID) → the call's id
+	// base, when set, is read through (Over): what it holds counts as
+	// held here, but for the blocks hide names.
+	base *CallIndex
+	hide func(requestID string) bool
 }
+
+// Over returns an empty CallIndex that reads through to base: it holds
+// what base holds, but for the calls and results of the blocks hide names
+// (those about to be declared again), and what is added to it, which base
+// does not see. Checking a few declarations against a store's index so
+// costs what they hold, not what the store does.
+func Over(base *CallIndex, hide func(requestID string) bool) CallIndex {
+	return CallIndex{base: base, hide: hide}
+}
+
+// call returns the request_id of the block that declares call k.
+func (x *CallIndex) call(k callKey) (string, bool) {
+	if id, ok := x.calls[k]; ok {
+		return id, true
+	}
+	if x.base != nil {
+		if id, ok := x.base.call(k); ok && !x.hide(id) {
+			return id, true
+		}
+	}
+	return "", false
+}
+
+// result returns the request_id of the block that answers call k.
+func (x *CallIndex) result(k callKey) (string, bool) {
+	if id, ok := x.results[k]; ok {
+		return id, true
+	}
+	if x.base != nil {
+		if id, ok := x.base.result(k); ok && !x.hide(id) {
+			return id, true
+		}
+	}
+	return "", false
+}
+
+// wireOf returns the id of the call written as w.
+func (x *CallIndex) wireOf(w callKey) (string, bool) {
+	if id, ok := x.wire[w]; ok {
+		return id, true
+	}
+	if x.base != nil {
+		if id, ok := x.base.wireOf(w); ok {
+			if owner, held := x.base.call(callKey{w.session, id}); held && !x.hide(owner) {
+				return id, true
+			}
+		}
+	}
+	return "", false
+}
+
+// Remove takes d's calls and result out of x, as Add put them (not out
+// of the index x reads through). It is how an index of a store follows a
+// block's removal or replacement.
+func (x *CallIndex) Remove(d *Declaration) {
+	if d.MemoryType != History || d.Scope != ScopeSession {
+		return
+	}
+	for _, c := range d.ToolCalls {
+		k := callKey{d.SessionID, c.ID}
+		if x.calls[k] == d.RequestID {
+			delete(x.calls, k)
+			if w := (callKey{d.SessionID, chat.WireID(c.ID)}); x.wire[w] == c.ID {
+				delete(x.wire, w)
+			}
+		}
+	}
+	if d.ChatRole() == RoleTool && d.ToolCallID != "" {
+		if k := (callKey{d.SessionID, d.ToolCallID}); x.results[k] == d.RequestID {
+			delete(x.results, k)
+		}
+	}
+}
+
+// Len returns the calls and results x holds itself.
+func (x *CallIndex) Len() int { return len(x.calls) + len(x.results) }
 
 // Add indexes d's calls and result, and returns the problems that d
 // brings: a call id already declared in its session by another block, or a
@@ -171,13 +251,13 @@ func (x *CallIndex) Add(d *Declaration) []Problem {
 	var probs []Problem
 	for i, c := range d.ToolCalls {
 		k := callKey{d.SessionID, c.ID}
-		if other, ok := x.calls[k]; ok && other != d.RequestID {
+		if other, ok := x.call(k); ok && other != d.RequestID {
 			probs = append(probs, Problem{RequestID: d.RequestID, Field: fmt.Sprintf("tool_calls[%d].id", i),
 				Message: fmt.Sprintf("call %q is already declared in session %q by %q", c.ID, d.SessionID, other)})
 			continue
 		}
 		w := callKey{d.SessionID, chat.WireID(c.ID)}
-		if other, ok := x.wire[w]; ok && other != c.ID {
+		if other, ok := x.wireOf(w); ok && other != c.ID {
 			probs = append(probs, Problem{RequestID: d.RequestID, Field: fmt.Sprintf("tool_calls[%d].id", i),
 				Message: fmt.Sprintf("call %q is written as %q, as call %q of session %q is (chat.WireID)", c.ID, w.id, other, d.SessionID)})
 			continue
@@ -186,7 +266,7 @@ func (x *CallIndex) Add(d *Declaration) []Problem {
 	}
 	if d.ChatRole() == RoleTool && d.ToolCallID != "" {
 		k := callKey{d.SessionID, d.ToolCallID}
-		if other, ok := x.results[k]; ok && other != d.RequestID {
+		if other, ok := x.result(k); ok && other != d.RequestID {
 			probs = append(probs, Problem{RequestID: d.RequestID, Field: "tool_call_id",
 				Message: fmt.Sprintf("call %q of session %q is already answered by %q", d.ToolCallID, d.SessionID, other)})
 		} else {
@@ -203,7 +283,7 @@ func (x *CallIndex) Answers(d *Declaration) (Problem, bool) {
 	if d.ChatRole() != RoleTool || d.ToolCallID == "" {
 		return Problem{}, true
 	}
-	if _, ok := x.calls[callKey{d.SessionID, d.ToolCallID}]; ok {
+	if _, ok := x.call(callKey{d.SessionID, d.ToolCallID}); ok {
 		return Problem{}, true
 	}
 	return Problem{RequestID: d.RequestID, Field: "tool_call_id",

@@ -124,7 +124,7 @@ func (a *Assembler) messageCount(sec *template.Section, b *Block, cd *candidate,
 		if len(rs) > 0 {
 			f = a.chat.Format
 		}
-		key = MemoKey{Block: formKey(b, cd.form), Section: chatMemoKey(sec, f)}
+		key = MemoKey{Block: b.Key, Section: chatMemoKey(sec, f), Of: memoOf(cd.form, 0)}
 		if n, ok := a.Memo.Get(key); ok {
 			cd.tokens = a.chat.PerMessage + n
 			return

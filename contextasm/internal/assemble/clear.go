@@ -173,7 +173,7 @@ func (a *Assembler) clearedNotice(sec *template.Section, cd *candidate, b *Block
 func (a *Assembler) clearedTokens(sec *template.Section, b *Block) int {
 	var key MemoKey
 	if a.Memo != nil && b.Key != (MemoKey{}).Block {
-		key = MemoKey{Block: tagKey(b.Key, 0xC4), Section: sec.Key()}
+		key = MemoKey{Block: b.Key, Section: sec.Key(), Of: memoOf(0, 0xC4)}
 		if n, ok := a.Memo.Get(key); ok {
 			return n
 		}

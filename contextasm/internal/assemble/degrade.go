@@ -71,23 +71,9 @@ func (d *degradeState) borrowSummarised(m map[string]bool) {
 	}
 }
 
-// formKey returns the memo key of b written in form f: b.Key for its
-// content, a key of its own for each variant (b.Key covers them all).
-func formKey(b *Block, f int8) [16]byte {
-	k := b.Key
-	if f > 0 && k != ([16]byte{}) {
-		k[0] ^= byte(f)
-		k[15] ^= 0xA7
-	}
-	return k
-}
-
-// tagKey derives a memo key for something else known about a form.
-func tagKey(k [16]byte, tag byte) [16]byte {
-	k[7] ^= tag
-	k[8] ^= 0x3C
-	return k
-}
+// memoOf is what MemoKey.Of says of form f of a block and, with a tag
+// other than 0, of a figure other than its count.
+func memoOf(f int8, tag byte) uint16 { return uint16(uint8(f)) | uint16(tag)<<8 }
 
 // content returns the text of b's form f as written: the content or a
 // variant, clipped to max_tokens with its marker, and how many tokens the
@@ -104,11 +90,10 @@ func (a *Assembler) content(sec *template.Section, b *Block, f int8) (string, in
 	if limit <= 0 {
 		return s, 0
 	}
-	key := formKey(b, f)
 	var kn, kl MemoKey
-	if a.Memo != nil && key != ([16]byte{}) {
-		kn = MemoKey{Block: tagKey(key, 0xC1), Section: sec.Key()}
-		kl = MemoKey{Block: tagKey(key, 0xC2), Section: sec.Key()}
+	if a.Memo != nil && b.Key != ([16]byte{}) {
+		kn = MemoKey{Block: b.Key, Section: sec.Key(), Of: memoOf(f, 0xC1)}
+		kl = MemoKey{Block: b.Key, Section: sec.Key(), Of: memoOf(f, 0xC2)}
 		n, ok1 := a.Memo.Get(kn)
 		left, ok2 := a.Memo.Get(kl)
 		if ok1 && ok2 && n <= len(s) {

@@ -73,10 +73,12 @@ type Index struct {
 	permBase    []ixEntry
 }
 
-// lexRef is what a document of Index.lex is.
+// lexRef is what a document of Index.lex is, and where its entry was
+// found last (ixSection.entryNear): a query's hits are found without a
+// search while the section keeps its order.
 type lexRef struct {
-	b  *Block
-	si int32
+	b      *Block
+	si, at int32
 }
 
 // ixSection is one section's eligible blocks in rank order: a sorted base

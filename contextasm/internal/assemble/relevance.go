@@ -154,11 +154,48 @@ func (rs *relevanceState) cutoff(rels []float64, k int) (t float64, ties int, cu
 	return t, ties, true
 }
 
-// splitTied sorts tied by request_id and splits it after the first keep:
-// the ones the cut-off keeps, and those it leaves out.
+// splitTied splits tied after the keep with the smallest request_ids:
+// the ones the cut-off keeps, sorted by request_id, and those it leaves
+// out, in no order. When few are kept of many (a conversation that says
+// the same thing again and again ties all of it) they are selected by a
+// heap, n·log keep, not by sorting all.
 func splitTied(tied []relCand, keep int) (kept, left []relCand) {
-	slices.SortFunc(tied, func(a, b relCand) int { return strings.Compare(a.id, b.id) })
-	return tied[:keep], tied[keep:]
+	byID := func(a, b relCand) int { return strings.Compare(a.id, b.id) }
+	if keep >= len(tied)/4 {
+		slices.SortFunc(tied, byID)
+		return tied[:keep], tied[keep:]
+	}
+	h := tied[:keep] // a max-heap by request_id: its top the largest kept
+	for i := keep/2 - 1; i >= 0; i-- {
+		siftTied(h, i)
+	}
+	for i := keep; i < len(tied); i++ {
+		if keep > 0 && tied[i].id < h[0].id {
+			tied[i], h[0] = h[0], tied[i]
+			siftTied(h, 0)
+		}
+	}
+	slices.SortFunc(h, byID)
+	return h, tied[keep:]
+}
+
+// siftTied restores the max-heap by request_id below i.
+func siftTied(h []relCand, i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && h[r].id > h[l].id {
+			m = r
+		}
+		if h[m].id <= h[i].id {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
 }
 
 // siftDown restores the min-heap below i.

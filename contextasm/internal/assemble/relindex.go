@@ -66,7 +66,7 @@ func (x *Index) lexAdd(b *Block, si int) lexical.Handle {
 	for int(h) >= len(x.lexOf) {
 		x.lexOf = append(x.lexOf, lexRef{})
 	}
-	x.lexOf[h] = lexRef{b: b, si: int32(si)}
+	x.lexOf[h] = lexRef{b: b, si: int32(si), at: -1}
 	if x.lexBy == nil {
 		x.lexBy = make(map[*Block]lexical.Handle)
 	}
@@ -88,14 +88,20 @@ func (x *Index) lexRemove(e *ixEntry) {
 // findHits finds the entries req's query touches, with their relevance:
 // the host's (Request.Relevance), or the lexical index's.
 func (a *Assembler) findHits(x *Index, req *Request, lookup func(string) (*Block, bool), queryTurn *Block) {
-	add := func(b *Block, si int, rel float64) {
-		if rel <= 0 {
-			return
-		}
-		if e := x.secs[si].entryOf(x.key(b, si)); e != nil {
+	hit := func(e *ixEntry, si int, rel float64) {
+		if e != nil && rel > 0 {
 			e.rel = rel
 			a.inc.hits = append(a.inc.hits, relHit{e: e, si: int32(si)})
 		}
+	}
+	add := func(b *Block, si int, rel float64) {
+		if rel > 0 {
+			hit(x.secs[si].entryOf(x.key(b, si)), si, rel)
+		}
+	}
+	doc := func(h lexical.Handle, rel float64) { // a document's entry, where it was last
+		ref := &x.lexOf[h]
+		hit(x.secs[ref.si].entryNear(x, int(ref.si), ref.b, &ref.at), int(ref.si), rel)
 	}
 	if req.Relevance != nil {
 		for id, rel := range req.Relevance {
@@ -133,8 +139,7 @@ func (a *Assembler) findHits(x *Index, req *Request, lookup func(string) (*Block
 			ref := x.lexOf[h.Doc]
 			tied = append(tied, relCand{id: ref.b.ID, si: ref.si, j: int32(h.Doc)})
 		default:
-			ref := x.lexOf[h.Doc]
-			add(ref.b, int(ref.si), h.Relevance)
+			doc(h.Doc, h.Relevance)
 		}
 	}
 	for k, s := range a.inc.sumRel { // j: -1 - its place in sumRel
@@ -152,7 +157,7 @@ func (a *Assembler) findHits(x *Index, req *Request, lookup func(string) (*Block
 			if c.j < 0 {
 				add(a.inc.sumRel[-1-c.j].b, int(c.si), t)
 			} else {
-				add(x.lexOf[c.j].b, int(c.si), t)
+				doc(lexical.Handle(c.j), t)
 			}
 		}
 	}

@@ -37,7 +37,7 @@ func (a *Assembler) blockTokens(sec *template.Section, b *Block, cd *candidate, 
 	line := lineMode(sec)
 	var key MemoKey
 	if a.Memo != nil && b.Key != (MemoKey{}).Block && cd.form != formCleared { // a placeholder names another block's tool
-		key = MemoKey{Block: formKey(b, cd.form), Section: sec.Key()}
+		key = MemoKey{Block: b.Key, Section: sec.Key(), Of: memoOf(cd.form, 0)}
 		if n, ok := a.Memo.Get(key); ok {
 			cd.tokens = n
 			return

@@ -374,8 +374,12 @@ type RenderMemo interface {
 // MemoKey identifies a block rendered by a section: everything the
 // rendering reads. A zero Block key means "not memoised".
 type MemoKey struct {
-	Block   [16]byte // Block.Key
+	Block   [16]byte // Block.Key: the entry's group, dropped with the block
 	Section [16]byte // template.Section.Key
+	// Of is what of the block the entry holds: the form it is written
+	// in (a variant, or its content) and, for a figure other than its
+	// count, a tag (memoOf).
+	Of uint16
 }
 
 // hostRelevance reports whether the request ranks with the host's own

@@ -74,7 +74,7 @@ func (a *Assembler) planUnitsIndexed(r *run) bool {
 		p := s.unitPlan()
 		entries, ranked := uw.entries[:0], uw.ranked[:0]
 		for i, b := range p.blocks {
-			e := s.linkEntry(x, si, p, i)
+			e := s.entryNear(x, si, b, &p.at[i])
 			if e == nil {
 				return false // a link without its entry: never so, but the full assembly is right anyway
 			}
@@ -98,22 +98,22 @@ type ixUnits struct {
 	broken []bool   // by root: the set cannot be sent whole
 	size   []int32  // by root
 	names  map[int]string
-	// at is where each link's entry was found last (linkEntry): its
+	// at is where each link's entry was found last (entryNear): its
 	// position in base, or −2−i for position i of extra, or −1.
 	at []int32
 	// stale: a link changed since it was made (ixSection.touch).
 	stale bool
 }
 
-// linkEntry returns the entry of p's link i in s (section si of x), or
-// nil. It looks first where the entry was found last: a block has at most
-// one live entry in a section, so an entry there of the same block and
-// not dead is it; base moves only when it is made again, so a call finds
-// its links without a search, which would cost a score and a binary
-// search for each of the conversation's tool calls and results.
-func (s *ixSection) linkEntry(x *Index, si int, p *ixUnits, i int) *ixEntry {
-	b := p.blocks[i]
-	switch h := p.at[i]; {
+// entryNear returns b's live entry in section si of x, or nil, looked
+// for at *at first (where it was found last: its position in base, or
+// −2−i for position i of extra, or −1), and by its key when it is not
+// there; *at is where it is now. A block has one live entry in a section,
+// so an entry of b found at *at is b's, wherever the hint came from; base
+// moves only when it is made again, so a call finds the conversation's
+// links and its query's hits without a score and a search each.
+func (s *ixSection) entryNear(x *Index, si int, b *Block, at *int32) *ixEntry {
+	switch h := *at; {
 	case h >= 0 && int(h) < len(s.base) && s.base[h].b == b && !s.base[h].dead:
 		return s.entryAt(h)
 	case h < -1 && int(-2-h) < len(s.extra) && s.extra[-2-h].b == b && !s.extra[-2-h].dead:
@@ -121,14 +121,14 @@ func (s *ixSection) linkEntry(x *Index, si int, p *ixUnits, i int) *ixEntry {
 	}
 	k := x.key(b, si)
 	if j, ok := find(s.extra, k); ok {
-		p.at[i] = int32(-2 - j)
+		*at = int32(-2 - j)
 		return &s.extra[j]
 	}
 	if j, ok := s.findBase(&k); ok {
-		p.at[i] = int32(j)
+		*at = int32(j)
 		return &s.base[j]
 	}
-	p.at[i] = -1
+	*at = -1
 	return nil
 }
 
