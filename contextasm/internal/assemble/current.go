@@ -108,7 +108,7 @@ func (a *Assembler) currentTurnIndexed(r *run) {
 	for si := range x.secs {
 		for b := range x.secs[si].links {
 			if id := b.ToolCallID(); id != "" && b.SessionID == r.req.SessionID && answers(calls, id) {
-				if e := x.secs[si].entryOf(x.key(b, si)); e != nil {
+				if e := x.entryOfBlock(si, b); e != nil {
 					a.require(e, si, true)
 				}
 			}

@@ -185,6 +185,16 @@ func (a *Assembler) Looked() int { return a.inc.looked }
 // Lexical reports whether x keeps its entries' documents.
 func (x *Index) Lexical() bool { return x.lexOn }
 
+// NearBlocks returns the blocks whose entries the index remembers the
+// place of (Index.near).
+func (x *Index) NearBlocks() []*Block {
+	out := make([]*Block, 0, len(x.near))
+	for b := range x.near {
+		out = append(out, b)
+	}
+	return out
+}
+
 // PassedUnits returns how many units the last AssembleIndexed passed
 // over whole.
 func (a *Assembler) PassedUnits() int { return a.inc.passed }

@@ -68,6 +68,10 @@ type Index struct {
 	lexGen  uint64
 	// seed, during BuildFrom, is the index whose documents lex copies.
 	seed *Index
+	// near is where the blocks looked up by block were found last
+	// (entryOfBlock), as entryNear's hints; a block leaving the index
+	// leaves it.
+	near map[*Block]int32
 	// scratch of rescore
 	perm, place []int32
 	permBase    []ixEntry
@@ -300,6 +304,7 @@ func (x *Index) Build(blocks []*Block, now time.Time) {
 	x.noSection = x.noSection[:0]
 	x.degradable = 0
 	x.keyed, x.clashes = nil, 0
+	clear(x.near) // blocks of a store it no longer holds
 	x.built = true
 	x.fill(blocks, nil)
 }
@@ -687,7 +692,7 @@ func (x *Index) entry(b *Block, si int) ixEntry {
 	return e
 }
 
-// key returns what finds b's entry in section si (find, entryOf): its
+// key returns what finds b's entry in section si (find, entryNear): its
 // block, score and required flag, the fields rank order reads, and how
 // its score moves, which gives its lane.
 func (x *Index) key(b *Block, si int) ixEntry {
@@ -812,6 +817,7 @@ func (x *Index) Update(old, new *Block) {
 }
 
 func (x *Index) remove(b *Block) {
+	delete(x.near, b)
 	if degradable(b) {
 		x.degradable--
 	}

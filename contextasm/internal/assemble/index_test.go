@@ -163,7 +163,7 @@ func TestIndexedEqualsFull(t *testing.T) {
 	}
 	restore := assemble.SetHitCutoff(256, 32)
 	t.Cleanup(restore)
-	var served, fallback, failed, skippedSome, rebuilt, warm, floors, prefixes, queried, turnQueries, conflicts, keyedServed, chats, withCalls, toolServed, passedUnits, donated int
+	var served, fallback, failed, skippedSome, rebuilt, warm, floors, prefixes, queried, turnQueries, conflicts, keyedServed, chats, withCalls, toolServed, passedUnits, donated, near int
 	var sumServed, sumKept, sumChats, sumQueried, sumFloors int
 	defer assemble.SetEntriesPerLane(8)()
 	for k := range runs + runs/4 {
@@ -388,6 +388,12 @@ func TestIndexedEqualsFull(t *testing.T) {
 				keyedServed++
 			}
 			compareOutputs(t, describe, full, fast)
+			for _, b := range x.NearBlocks() { // the places remembered are of blocks the store holds
+				if got, ok := s.get(b.ID); !ok || got != b {
+					t.Fatalf("%s: the index remembers the place of %q, which the store no longer holds", describe, b.ID)
+				}
+				near++
+			}
 			if slices.ContainsFunc(s.blocks, func(b *assemble.Block) bool { return len(b.Replaces()) > 0 }) {
 				sumServed++
 				if req.Chat.Format != 0 {
@@ -444,7 +450,7 @@ func TestIndexedEqualsFull(t *testing.T) {
 	t.Logf("%d assemblies served incrementally (%d failed alike; %d with a prefix, %d with a floor), %d by the full assembly only, %d refreshed sections, %d warm, %d with a query",
 		served, failed, prefixes, floors, fallback, rebuilt, warm, queried)
 	t.Logf("%d with conflicts (the full assembly), %d served with a conflict_key in the store, %d served in a chat format", conflicts, keyedServed, chats)
-	t.Logf("%d served with tool calls in the store (%d served in the runs with tool exchanges), %d units passed over whole", withCalls, toolServed, passedUnits)
+	t.Logf("%d served with tool calls in the store (%d served in the runs with tool exchanges), %d units passed over whole, %d places remembered", withCalls, toolServed, passedUnits, near)
 	t.Logf("%d served with summaries in the store (%d with one in the text, %d in a chat format, %d with a query, %d following a floor)", sumServed, sumKept, sumChats, sumQueried, sumFloors)
 	if sumServed < served/10 || sumKept < sumServed/10 || sumChats < sumServed/5 || sumQueried < sumServed/5 || sumFloors == 0 {
 		t.Errorf("the runs do not cover summaries: %d served with them, %d with one kept, %d in a chat format, %d with a query, %d following a floor, of %d served", sumServed, sumKept, sumChats, sumQueried, sumFloors, served)
@@ -455,6 +461,9 @@ func TestIndexedEqualsFull(t *testing.T) {
 	}
 	if passedUnits == 0 {
 		t.Errorf("no walk passed a unit over whole: the runs do not cover passUnit")
+	}
+	if near == 0 {
+		t.Errorf("no index remembered where a block's entry was: the runs do not cover entryOfBlock")
 	}
 	if withCalls == 0 || withCalls < toolServed/2 {
 		t.Errorf("the runs do not cover tool exchanges: %d of the %d served in their runs", withCalls, toolServed)

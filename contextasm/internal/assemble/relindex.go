@@ -96,7 +96,7 @@ func (a *Assembler) findHits(x *Index, req *Request, lookup func(string) (*Block
 	}
 	add := func(b *Block, si int, rel float64) {
 		if rel > 0 {
-			hit(x.secs[si].entryOf(x.key(b, si)), si, rel)
+			hit(x.entryOfBlock(si, b), si, rel)
 		}
 	}
 	doc := func(h lexical.Handle, rel float64) { // a document's entry, where it was last

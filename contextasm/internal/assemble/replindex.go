@@ -60,7 +60,7 @@ func (a *Assembler) planReplsIndexed(r *run) bool {
 		}
 		if a.deg.plain {
 			for _, b := range sums {
-				e := s.entryOf(x.key(b, si))
+				e := x.entryOfBlock(si, b)
 				if e == nil || e.mark&markReq != 0 {
 					return false // a summary as the chat's current turn: a plain assembly finds another
 				}
@@ -165,7 +165,7 @@ func (a *Assembler) planOf(r *run, si int, sums []*Block) *replPlan {
 		if _, ok := rc.at[b.ID]; ok {
 			return
 		}
-		e := s.entryOf(x.key(b, si))
+		e := x.entryOfBlock(si, b)
 		if e == nil || e.mark&markGone != 0 {
 			return // not a candidate: no summary stands for it here
 		}
@@ -264,7 +264,7 @@ func (a *Assembler) replsOf(r *run, si int, sums []*Block) bool {
 	a.inc.replSec[si] = true
 	x := r.x
 	for _, b := range p.gone {
-		if e := x.secs[si].entryOf(x.key(b, si)); e != nil {
+		if e := x.entryOfBlock(si, b); e != nil {
 			a.leaveOut(e)
 		}
 	}
@@ -290,8 +290,31 @@ func (a *Assembler) replIndex(e *ixEntry) (int32, bool) {
 
 // entryOfBlock returns b's entry in section si of the index walked.
 func (a *Assembler) entryOfBlock(si int, b *Block) *ixEntry {
-	x := a.inc.x
-	return x.secs[si].entryOf(x.key(b, si))
+	return a.inc.x.entryOfBlock(si, b)
+}
+
+// entryOfBlock returns b's live entry in section si, or nil: where it was
+// found last (Index.near) when it is still there, else by its key. The
+// blocks an assembly looks up by block (incumbents, summaries and the
+// turns they stand for, the current turn's results) are found so in
+// a map lookup, not a score and a search each.
+func (x *Index) entryOfBlock(si int, b *Block) *ixEntry {
+	at, ok := x.near[b]
+	if !ok {
+		at = -1
+	}
+	e := x.secs[si].entryNear(x, si, b, &at)
+	if e == nil {
+		if ok {
+			delete(x.near, b)
+		}
+		return nil
+	}
+	if x.near == nil {
+		x.near = make(map[*Block]int32)
+	}
+	x.near[b] = at
+	return e
 }
 
 // ranked sorts rc by request_id, as a full assembly's ranked blocks come,

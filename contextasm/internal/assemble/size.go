@@ -16,7 +16,7 @@ func (x *Index) Bytes() int {
 	n := int(unsafe.Sizeof(*x)) + x.lex.Bytes() +
 		(cap(x.keys)+cap(x.keysTmp))*key + (cap(x.perm)+cap(x.place))*4 + cap(x.permBase)*entry +
 		cap(x.lexOf)*int(unsafe.Sizeof(lexRef{})) + cap(x.lexKeep)*8 + mapBytes(len(x.lexBy), ptr+4) +
-		mapBytes(len(x.keyed), 16+4) + cap(x.noSection)*ptr
+		mapBytes(len(x.keyed), 16+4) + mapBytes(len(x.near), ptr+4) + cap(x.noSection)*ptr
 	for i := range x.secs {
 		n += x.secs[i].bytes()
 	}

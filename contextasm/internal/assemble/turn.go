@@ -531,7 +531,7 @@ func (a *Assembler) priorItems(r *run, si int) {
 		if bs, reason := eligibility(b, x.tpl, &x.shape); reason != "" || bs != si {
 			continue
 		}
-		e := s.entryOf(x.key(b, si))
+		e := x.entryOfBlock(si, b)
 		if e == nil || e.mark&markGone != 0 {
 			continue
 		}
@@ -564,17 +564,6 @@ func (a *Assembler) priorItems(r *run, si int) {
 	if !anyNews { // as prepareSticky: nothing new wants the room
 		a.secs[si].sticky.hasFloor, a.inc.w.hasFloor = false, false
 	}
-}
-
-// entryOf returns the live entry ranked as e, or nil.
-func (s *ixSection) entryOf(e ixEntry) *ixEntry {
-	if i, ok := find(s.extra, e); ok {
-		return &s.extra[i]
-	}
-	if i, ok := s.findBase(&e); ok {
-		return &s.base[i]
-	}
-	return nil
 }
 
 // compareHeads is the order of a sticky fill (prepareSticky): required
