@@ -280,6 +280,7 @@ func (e *Engine) catchUp(si *shapeIndex, snap *snapshot, now time.Time) bool {
 	si.version = snap.version
 	switch {
 	case build:
+		e.builds.Add(1)
 		d, release := e.donor(si)
 		if d == nil {
 			x.Build(snap.blocks(), now)

@@ -445,8 +445,9 @@ func checkFresh(t *testing.T, describe string, e *Engine, req Request, r1 *Resul
 }
 
 // TestIncrementalConcurrent assembles from six goroutines at once, each a
-// conversation of its own session (more request shapes than an Engine
-// keeps indexes for, so indexes are evicted while others use them), and
+// conversation of its own session (more request shapes than the Engine
+// keeps indexes for, by count or by memory, so indexes are evicted while
+// others use them), and
 // checks every Result, and the heat in the end, against an Engine that
 // assembles the same conversations one after the other from scratch. Now
 // moves on every call: a call at the same now as the one before may be
@@ -467,7 +468,15 @@ func TestIncrementalConcurrent(t *testing.T) {
 		d.Roles, d.Audience, d.Required = nil, nil, false
 		decls = append(decls, d)
 	}
-	inc := newTestEngine(t, Config{}, decls)
+	for _, cfg := range []Config{{MaxIndexes: 4}, {IndexBytes: 1}} { // IndexBytes 1: each call evicts every other index
+		t.Run(fmt.Sprintf("max=%d,bytes=%d", cfg.MaxIndexes, cfg.IndexBytes), func(t *testing.T) {
+			incrementalConcurrent(t, tpl, decls, cfg)
+		})
+	}
+}
+
+func incrementalConcurrent(t *testing.T, tpl *template.Template, decls []declare.Declaration, cfg Config) {
+	inc := newTestEngine(t, cfg, decls)
 	full := newTestEngine(t, Config{}, decls)
 	full.fullOnly = true
 	const goroutines, calls = 6, 15
@@ -502,6 +511,9 @@ func TestIncrementalConcurrent(t *testing.T) {
 		}
 	}
 	sameState(t, "after the concurrent conversations", inc, full)
+	if inc.indexed.Load() == 0 || inc.builds.Load() <= goroutines {
+		t.Errorf("%d calls served incrementally, %d indexes built for %d conversations: none evicted while in use", inc.indexed.Load(), inc.builds.Load(), goroutines)
+	}
 }
 
 func newTestEngine(t *testing.T, cfg Config, decls []declare.Declaration) *Engine {
