@@ -834,7 +834,7 @@ func (x *Index) remove(b *Block) {
 		return
 	}
 	s := &x.secs[si]
-	s.touch(b)
+	s.touch(b, false)
 	delete(s.links, b)
 	delete(s.sums, b)
 	e := x.key(b, si)
@@ -891,7 +891,7 @@ func (x *Index) insert(b *Block) {
 		return
 	}
 	s := &x.secs[si]
-	s.touch(b)
+	s.touch(b, true)
 	e := x.entry(b, si)
 	e.heat = &ixHeat{since: x.asm}
 	if x.lexOn {

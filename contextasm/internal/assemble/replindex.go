@@ -119,10 +119,16 @@ type planRepl struct {
 	members []*Block // the turns that are candidates
 }
 
-// touch drops s's plan, and its units, when a change of b may move them.
-func (s *ixSection) touch(b *Block) {
+// touch drops s's plan, and its units, when a change of b may move them:
+// b added (added true) or removed. Links only added are kept to extend
+// the units with (ixUnits.added); a link removed has them made again.
+func (s *ixSection) touch(b *Block, added bool) {
 	if linked(b) && s.units != nil {
-		s.units.stale = true
+		if added && !s.units.stale {
+			s.units.added = append(s.units.added, b)
+		} else {
+			s.units.stale, s.units.added = true, nil
+		}
 	}
 	if p := s.plan; p != nil {
 		if _, named := p.named[b.ID]; named || isSummary(b) || linked(b) {

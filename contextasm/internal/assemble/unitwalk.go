@@ -101,8 +101,34 @@ type ixUnits struct {
 	// at is where each link's entry was found last (entryNear): its
 	// position in base, or −2−i for position i of extra, or −1.
 	at []int32
-	// stale: a link changed since it was made (ixSection.touch).
+	// stale: a link changed or left since it was made; added: the links
+	// added since, with which it may be extended (ixSection.touch).
 	stale bool
+	added []*Block
+	// keys holds, for each group name and tool call, the links that
+	// have it (unitKeys): the units an added link may join.
+	keys map[unitKey][]*Block
+}
+
+// unitKey is what links a unit's members: a group name, or a tool call
+// (made, or answered by a result).
+type unitKey struct {
+	call bool
+	callKey
+}
+
+// unitKeys appends b's keys to dst.
+func unitKeys(dst []unitKey, b *Block) []unitKey {
+	if g := b.Group(); g != "" {
+		dst = append(dst, unitKey{callKey: callKey{id: g}})
+	}
+	for _, tc := range b.ToolCalls() {
+		dst = append(dst, unitKey{call: true, callKey: callKey{b.SessionID, tc.ID}})
+	}
+	if id := b.ToolCallID(); id != "" {
+		dst = append(dst, unitKey{call: true, callKey: callKey{b.SessionID, id}})
+	}
+	return dst
 }
 
 // entryNear returns b's live entry in section si of x, or nil, looked
@@ -137,9 +163,15 @@ func (s *ixSection) entryNear(x *Index, si int, b *Block, at *int32) *ixEntry {
 func (s *ixSection) unitPlan() *ixUnits {
 	old := s.units
 	if old != nil && !old.stale {
-		return old
+		if len(old.added) == 0 {
+			return old
+		}
+		if p := s.extendUnits(old); p != nil {
+			s.units = p
+			return p
+		}
 	}
-	p := &ixUnits{blocks: make([]*Block, 0, len(s.links))}
+	p := &ixUnits{blocks: make([]*Block, 0, len(s.links)), keys: make(map[unitKey][]*Block)}
 	for b := range s.links {
 		p.blocks = append(p.blocks, b)
 	}
@@ -153,8 +185,13 @@ func (s *ixSection) unitPlan() *ixUnits {
 	broken, size := g.sets()
 	p.root, p.broken, p.size, p.names = make([]int32, len(ranked)), broken, make([]int32, len(size)), g.names()
 	p.at = make([]int32, len(ranked))
+	var ks []unitKey
 	for i := range ranked {
 		p.root[i], p.size[i], p.at[i] = int32(g.find(i)), int32(size[i]), -1
+		ks = unitKeys(ks[:0], p.blocks[i])
+		for _, k := range ks {
+			p.keys[k] = append(p.keys[k], p.blocks[i])
+		}
 	}
 	if old != nil { // where the links that stay were found: both by request_id
 		for i, j := 0, 0; i < len(p.blocks) && j < len(old.blocks); {
@@ -172,6 +209,137 @@ func (s *ixSection) unitPlan() *ixUnits {
 		}
 	}
 	s.units = p
+	return p
+}
+
+// extendUnits returns old's units with the links added since (old.added)
+// in them, or nil when they are best made again: a link added twice, or
+// many added. The units the added links share no group or call with
+// are as they were; those they do, and every link sharing a group or a
+// call with any of these (the closure, so that the links outside it share
+// nothing with it), are grouped again with the added ones, as a full make
+// groups them: a unit's grouping reads only the links it shares a key with,
+// in request_id order. A long tool-using conversation's call then costs
+// the exchange it adds, not every exchange it had.
+func (s *ixSection) extendUnits(old *ixUnits) *ixUnits {
+	add := slices.Clone(old.added)
+	if len(add) > 64 || len(add)*4 > len(old.blocks) {
+		return nil
+	}
+	slices.SortFunc(add, func(p, q *Block) int { return strings.Compare(p.ID, q.ID) })
+	find := func(id string) (int, bool) {
+		return slices.BinarySearchFunc(old.blocks, id, func(o *Block, id string) int { return strings.Compare(o.ID, id) })
+	}
+	posOf := func(b *Block) int {
+		if i, ok := find(b.ID); ok && old.blocks[i] == b {
+			return i
+		}
+		return -1
+	}
+	for i, b := range add {
+		if _, ok := s.links[b]; !ok || i > 0 && add[i-1].ID == b.ID {
+			return nil
+		}
+		if _, held := find(b.ID); held {
+			return nil // an id held already: a change, made again
+		}
+	}
+	// The old units the added links reach, through the links sharing keys.
+	inSet := make(map[int32]bool) // roots of the old units reached
+	var ks []unitKey
+	var work []*Block
+	reach := func(b *Block) {
+		ks = unitKeys(ks[:0], b)
+		for _, k := range ks {
+			for _, o := range old.keys[k] {
+				if i := posOf(o); i >= 0 && !inSet[old.root[i]] {
+					inSet[old.root[i]] = true
+					work = append(work, o)
+				}
+			}
+		}
+	}
+	for _, b := range add {
+		reach(b)
+	}
+	for scans := 0; len(work) > 0; scans++ { // each unit reached: its members' keys reach further
+		if scans == 8 {
+			return nil // a long chain of units: made again
+		}
+		work = work[:0]
+		for i := range old.blocks {
+			if inSet[old.root[i]] {
+				n := len(inSet)
+				reach(old.blocks[i])
+				if len(inSet) > n {
+					break // scan again with the units found
+				}
+			}
+		}
+	}
+	// The links in request_id order, old and added merged.
+	n := len(old.blocks) + len(add)
+	p := &ixUnits{blocks: make([]*Block, 0, n), root: make([]int32, n), broken: make([]bool, n), size: make([]int32, n),
+		names: make(map[int]string, len(old.names)+len(add)), at: make([]int32, n), keys: old.keys}
+	newPos := make([]int32, len(old.blocks))
+	var regroup []int32 // new positions of the links grouped again
+	for i, j := 0, 0; i < len(old.blocks) || j < len(add); {
+		if j == len(add) || i < len(old.blocks) && old.blocks[i].ID < add[j].ID {
+			newPos[i] = int32(len(p.blocks))
+			p.at[newPos[i]] = old.at[i]
+			if inSet[old.root[i]] {
+				regroup = append(regroup, newPos[i])
+			}
+			p.blocks = append(p.blocks, old.blocks[i])
+			i++
+			continue
+		}
+		p.at[len(p.blocks)] = -1
+		regroup = append(regroup, int32(len(p.blocks)))
+		p.blocks = append(p.blocks, add[j])
+		j++
+	}
+	for i := range old.blocks { // the units untouched, at their new places
+		r := old.root[i]
+		if inSet[r] {
+			continue
+		}
+		np := newPos[i]
+		p.root[np] = newPos[r]
+		if int(r) == i {
+			p.size[np], p.broken[np] = old.size[i], old.broken[i]
+			if name, ok := old.names[i]; ok {
+				p.names[int(np)] = name
+			}
+		}
+	}
+	ranked := make([]Ranked, len(regroup))
+	blocks := make([]*Block, len(regroup))
+	for k, at := range regroup {
+		blocks[k] = p.blocks[at]
+		ranked[k] = Ranked{Index: int32(k), ID: blocks[k].ID}
+	}
+	g := newGrouper(ranked, blocks)
+	g.link()
+	broken, size := g.sets()
+	names := g.names()
+	for k, at := range regroup {
+		r := g.find(k)
+		p.root[at] = regroup[r]
+		if r == k {
+			p.size[at], p.broken[at] = int32(size[k]), broken[k]
+			if name, ok := names[k]; ok {
+				p.names[int(at)] = name
+			}
+		}
+	}
+	for _, b := range add {
+		ks = unitKeys(ks[:0], b)
+		for _, k := range ks {
+			p.keys[k] = append(p.keys[k], b)
+		}
+	}
+	old.keys = nil // p's now
 	return p
 }
 
