@@ -34,8 +34,10 @@ func (s *ixSection) bytes() int {
 		cap(s.lanes)*int(unsafe.Sizeof(ixLane{})) + (cap(s.tree.v)+cap(s.byTime)+cap(s.history))*4 +
 		mapBytes(len(s.links), ptr) + mapBytes(len(s.sums), ptr)
 	if u := s.units; u != nil {
+		// keys: a list per group or call, of about two links each.
 		n += int(unsafe.Sizeof(*u)) + cap(u.blocks)*ptr + (cap(u.root)+cap(u.size)+cap(u.at))*4 + cap(u.broken) +
-			mapBytes(len(u.names), 8+16)
+			mapBytes(len(u.names), 8+16) + mapBytes(len(u.keys), int(unsafe.Sizeof(unitKey{}))+24) + len(u.blocks)*ptr +
+			cap(u.added)*ptr
 	}
 	if p := s.plan; p != nil {
 		// The replacements' members are about the blocks p.of maps.
