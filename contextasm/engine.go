@@ -183,7 +183,6 @@ type Engine struct {
 	fullOnly bool
 	indexed  atomic.Int64 // assemblies served from an index, for the tests
 	donated  atomic.Int64 // indexes built with another's documents (donor), for the tests
-	builds   atomic.Int64 // indexes built, for the tests
 }
 
 // New returns an Engine configured by cfg.

@@ -57,6 +57,7 @@ type indexSet struct {
 	bySession map[string][]*shapeIndex
 	tick      uint64
 	bytes     int // what list and spare hold
+	evicted   int // for the tests
 	// spare are the indexes of the sessions ended last (maxSpare, the
 	// newest last), kept only to give a new session's index their
 	// documents (donor): read, never changed. They count in bytes, and
@@ -149,6 +150,7 @@ func (s *indexSet) evict(keep *shapeIndex) *shapeIndex {
 		}
 	}
 	s.remove(old)
+	s.evicted++
 	return old
 }
 
@@ -280,7 +282,6 @@ func (e *Engine) catchUp(si *shapeIndex, snap *snapshot, now time.Time) bool {
 	si.version = snap.version
 	switch {
 	case build:
-		e.builds.Add(1)
 		d, release := e.donor(si)
 		if d == nil {
 			x.Build(snap.blocks(), now)
