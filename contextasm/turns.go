@@ -101,26 +101,23 @@ func (e *Engine) index(req Request) *shapeIndex {
 		evicted = append(evicted, s.evict(si))
 	}
 	s.mu.Unlock()
-	for _, ev := range evicted {
-		ev.retire()
-	}
+	retireAll(evicted)
 	return si
 }
 
 // sized records si's size after an assembly, and evicts the least
 // recently used indexes, spare ones first, while they hold more than
-// limit together; never si. The caller holds si.mu, not s.mu; the
-// evicted ones are retired after si.mu is let go (the returned function).
-func (s *indexSet) sized(si *shapeIndex, limit int) (retire func()) {
+// limit together; never si. The caller holds si.mu, not s.mu, and
+// retires the evicted ones it returns once si.mu is let go.
+func (s *indexSet) sized(si *shapeIndex, limit int) (evicted []*shapeIndex) {
 	b := si.x.Bytes()
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.byKey[si.key] != si {
-		s.mu.Unlock()
-		return func() {} // ended or evicted meanwhile
+		return nil // ended or evicted meanwhile
 	}
 	s.bytes += b - si.bytes
 	si.bytes = b
-	var evicted []*shapeIndex
 	for s.bytes > limit && len(s.spare) > 0 {
 		s.bytes -= s.spare[0].bytes
 		s.spare = slices.Delete(s.spare, 0, 1)
@@ -128,14 +125,13 @@ func (s *indexSet) sized(si *shapeIndex, limit int) (retire func()) {
 	for s.bytes > limit && len(s.list) > 1 {
 		evicted = append(evicted, s.evict(si))
 	}
-	s.mu.Unlock()
-	if evicted == nil {
-		return func() {}
-	}
-	return func() {
-		for _, ev := range evicted {
-			ev.retire()
-		}
+	return evicted
+}
+
+// retireAll retires the indexes evicted.
+func retireAll(evicted []*shapeIndex) {
+	for _, si := range evicted {
+		si.retire()
 	}
 }
 
@@ -310,21 +306,8 @@ func (e *Engine) assembleIndexed(req Request, areq assemble.Request, snap *snaps
 		return nil, nil, nil, false, nil
 	}
 	si := e.index(req)
-	si.mu.Lock()
-	locked := true
-	defer func() {
-		if locked {
-			si.mu.Unlock()
-		}
-	}()
-	if !e.catchUp(si, snap, req.Now) {
-		return nil, nil, nil, false, nil
-	}
-	out, rec, ok, err := asm.AssembleIndexed(si.x, areq, counter, snap.set.get)
-	retire := e.ixs.sized(si, e.cfg.IndexBytes)
-	si.mu.Unlock()
-	locked = false
-	retire()
+	out, rec, evicted, ok, err := e.assembleFrom(si, req, areq, snap, asm, counter)
+	retireAll(evicted)
 	if !ok || err != nil {
 		return nil, nil, nil, ok, err
 	}
@@ -342,6 +325,19 @@ func (e *Engine) assembleIndexed(req Request, areq assemble.Request, snap *snaps
 	}}
 	e.indexed.Add(1)
 	return out, &heatRecord{si: si, rec: rec}, why, true, nil
+}
+
+// assembleFrom assembles areq from si's index, brought to snap, under
+// si.mu; the indexes the Engine evicts for its memory then (sized) are
+// retired by the caller, once si.mu is let go.
+func (e *Engine) assembleFrom(si *shapeIndex, req Request, areq assemble.Request, snap *snapshot, asm *assemble.Assembler, counter Counter) (out *assemble.Output, rec *assemble.HeatRecord, evicted []*shapeIndex, ok bool, err error) {
+	si.mu.Lock()
+	defer si.mu.Unlock()
+	if !e.catchUp(si, snap, req.Now) {
+		return nil, nil, nil, false, nil
+	}
+	out, rec, ok, err = asm.AssembleIndexed(si.x, areq, counter, snap.set.get)
+	return out, rec, e.ixs.sized(si, e.cfg.IndexBytes), ok, err
 }
 
 // heatRecord counts an incremental assembly's heat again, for a warm

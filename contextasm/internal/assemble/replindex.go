@@ -305,10 +305,11 @@ func (a *Assembler) entryOfBlock(si int, b *Block) *ixEntry {
 // turns they stand for, the current turn's results) are found so in
 // a map lookup, not a score and a search each.
 func (x *Index) entryOfBlock(si int, b *Block) *ixEntry {
-	at, ok := x.near[b]
+	was, ok := x.near[b]
 	if !ok {
-		at = -1
+		was = -1
 	}
+	at := was
 	e := x.secs[si].entryNear(x, si, b, &at)
 	if e == nil {
 		if ok {
@@ -316,10 +317,12 @@ func (x *Index) entryOfBlock(si int, b *Block) *ixEntry {
 		}
 		return nil
 	}
-	if x.near == nil {
-		x.near = make(map[*Block]int32)
+	if !ok || at != was { // where it moved
+		if x.near == nil {
+			x.near = make(map[*Block]int32)
+		}
+		x.near[b] = at
 	}
-	x.near[b] = at
 	return e
 }
 

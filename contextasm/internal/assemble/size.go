@@ -2,21 +2,22 @@ package assemble
 
 import "unsafe"
 
+const (
+	entryBytes = int(unsafe.Sizeof(ixEntry{}))
+	ptrBytes   = int(unsafe.Sizeof((*Block)(nil)))
+)
+
 // Bytes returns about how many bytes x holds beyond the blocks it ranks
 // (the store's): each section's entries, lanes, tree and orders, its units
 // and summaries as planned, the heat cells, the documents of relevance
 // and the scratch of ranking. An Engine bounds the memory of its indexes
 // by it. It costs O(sections).
 func (x *Index) Bytes() int {
-	const (
-		entry = int(unsafe.Sizeof(ixEntry{}))
-		ptr   = int(unsafe.Sizeof((*Block)(nil)))
-		key   = int(unsafe.Sizeof(rankKey{}))
-	)
+	const key = int(unsafe.Sizeof(rankKey{}))
 	n := int(unsafe.Sizeof(*x)) + x.lex.Bytes() +
-		(cap(x.keys)+cap(x.keysTmp))*key + (cap(x.perm)+cap(x.place))*4 + cap(x.permBase)*entry +
-		cap(x.lexOf)*int(unsafe.Sizeof(lexRef{})) + cap(x.lexKeep)*8 + mapBytes(len(x.lexBy), ptr+4) +
-		mapBytes(len(x.keyed), 16+4) + mapBytes(len(x.near), ptr+4) + cap(x.noSection)*ptr
+		(cap(x.keys)+cap(x.keysTmp))*key + (cap(x.perm)+cap(x.place))*4 + cap(x.permBase)*entryBytes +
+		cap(x.lexOf)*int(unsafe.Sizeof(lexRef{})) + cap(x.lexKeep)*8 + mapBytes(len(x.lexBy), ptrBytes+4) +
+		mapBytes(len(x.keyed), 16+4) + mapBytes(len(x.near), ptrBytes+4) + cap(x.noSection)*ptrBytes
 	for i := range x.secs {
 		n += x.secs[i].bytes()
 	}
@@ -25,24 +26,20 @@ func (x *Index) Bytes() int {
 
 // bytes is what s holds, for Index.Bytes.
 func (s *ixSection) bytes() int {
-	const (
-		entry = int(unsafe.Sizeof(ixEntry{}))
-		ptr   = int(unsafe.Sizeof((*Block)(nil)))
-	)
-	n := int(unsafe.Sizeof(*s)) + (cap(s.base)+cap(s.extra))*entry +
+	n := int(unsafe.Sizeof(*s)) + (cap(s.base)+cap(s.extra))*entryBytes +
 		len(s.base)*int(unsafe.Sizeof(ixHeat{})) + len(s.extra)*(int(unsafe.Sizeof(ixHeat{}))+16) + // a cell each, made in slabs or alone
 		cap(s.lanes)*int(unsafe.Sizeof(ixLane{})) + (cap(s.tree.v)+cap(s.byTime)+cap(s.history))*4 +
-		mapBytes(len(s.links), ptr) + mapBytes(len(s.sums), ptr)
+		mapBytes(len(s.links), ptrBytes) + mapBytes(len(s.sums), ptrBytes)
 	if u := s.units; u != nil {
 		// keys: a list per group or call, of about two links each.
-		n += int(unsafe.Sizeof(*u)) + cap(u.blocks)*ptr + (cap(u.root)+cap(u.size)+cap(u.at))*4 + cap(u.broken) +
-			mapBytes(len(u.names), 8+16) + mapBytes(len(u.keys), int(unsafe.Sizeof(unitKey{}))+24) + len(u.blocks)*ptr +
-			cap(u.added)*ptr
+		n += int(unsafe.Sizeof(*u)) + cap(u.blocks)*ptrBytes + (cap(u.root)+cap(u.size)+cap(u.at))*4 + cap(u.broken) +
+			mapBytes(len(u.names), 8+16) + mapBytes(len(u.keys), int(unsafe.Sizeof(unitKey{}))+24) + len(u.blocks)*ptrBytes +
+			cap(u.added)*ptrBytes
 	}
 	if p := s.plan; p != nil {
 		// The replacements' members are about the blocks p.of maps.
-		n += int(unsafe.Sizeof(*p)) + cap(p.repls)*int(unsafe.Sizeof(planRepl{})) + len(p.of)*ptr +
-			cap(p.gone)*ptr + cap(p.sumList)*ptr + mapBytes(len(p.of), ptr+4) +
+		n += int(unsafe.Sizeof(*p)) + cap(p.repls)*int(unsafe.Sizeof(planRepl{})) + len(p.of)*ptrBytes +
+			cap(p.gone)*ptrBytes + cap(p.sumList)*ptrBytes + mapBytes(len(p.of), ptrBytes+4) +
 			mapBytes(len(p.named), 16) + mapBytes(len(p.summarised), 16+1)
 	}
 	return n

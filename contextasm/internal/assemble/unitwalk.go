@@ -245,16 +245,16 @@ func (s *ixSection) extendUnits(old *ixUnits) *ixUnits {
 		}
 	}
 	// The old units the added links reach, through the links sharing keys.
-	inSet := make(map[int32]bool) // roots of the old units reached
+	inSet := make([]bool, len(old.blocks)) // by root: the unit is reached
+	reached := 0
 	var ks []unitKey
-	var work []*Block
 	reach := func(b *Block) {
 		ks = unitKeys(ks[:0], b)
 		for _, k := range ks {
 			for _, o := range old.keys[k] {
 				if i := posOf(o); i >= 0 && !inSet[old.root[i]] {
 					inSet[old.root[i]] = true
-					work = append(work, o)
+					reached++
 				}
 			}
 		}
@@ -262,18 +262,14 @@ func (s *ixSection) extendUnits(old *ixUnits) *ixUnits {
 	for _, b := range add {
 		reach(b)
 	}
-	for scans := 0; len(work) > 0; scans++ { // each unit reached: its members' keys reach further
+	for scans, before := 0, 0; reached > before; scans++ { // each unit reached: its members' keys reach further
 		if scans == 8 {
 			return nil // a long chain of units: made again
 		}
-		work = work[:0]
+		before = reached
 		for i := range old.blocks {
 			if inSet[old.root[i]] {
-				n := len(inSet)
 				reach(old.blocks[i])
-				if len(inSet) > n {
-					break // scan again with the units found
-				}
 			}
 		}
 	}
