@@ -101,27 +101,35 @@ func corpus(kind string, n int) *benchCorpus {
 	return c
 }
 
+// The top256 cases ask ScoreTop for the 256 most relevant, as an
+// assembly with a query does (its cut-off's least maxHits).
 func BenchmarkIndexScore(b *testing.B) {
 	for _, kind := range []string{"rare", "zipf", "workload"} {
 		for _, n := range []int{2000, 20000, 200000} {
-			b.Run(fmt.Sprintf("%s/%d", kind, n), func(b *testing.B) {
-				corp := "turns"
-				if kind == "workload" {
-					corp = "workload"
+			for _, k := range []int{0, 256} {
+				name := fmt.Sprintf("%s/%d", kind, n)
+				if k > 0 {
+					name += fmt.Sprintf("/top%d", k)
 				}
-				c := corpus(corp, n)
-				var q Query
-				var hits []Hit
-				text := benchQueries[kind]
-				b.ReportAllocs()
-				for b.Loop() {
-					q.Set(text)
-					hits = c.x.Score(&q, hits[:0])
-				}
-				p := c.postings[kind]
-				b.ReportMetric(float64(p), "postings/op")
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(max(p, 1)), "ns/posting")
-			})
+				b.Run(name, func(b *testing.B) {
+					corp := "turns"
+					if kind == "workload" {
+						corp = "workload"
+					}
+					c := corpus(corp, n)
+					var q Query
+					var hits []Hit
+					text := benchQueries[kind]
+					b.ReportAllocs()
+					for b.Loop() {
+						q.Set(text)
+						hits = c.x.ScoreTop(&q, k, hits[:0])
+					}
+					p := c.postings[kind]
+					b.ReportMetric(float64(p), "postings/op")
+					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(max(p, 1)), "ns/posting")
+				})
+			}
 		}
 	}
 }

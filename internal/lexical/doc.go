@@ -51,6 +51,12 @@
 // (BenchmarkAnalyzeHostile). A query costs its terms' postings: the
 // documents that hold one of its terms (and at most as many removed ones
 // not yet compacted), never the whole index (BenchmarkIndexScore).
-// [Index.Score] and [Query.Set] allocate nothing once their buffers have
-// grown (TestScoreAllocs).
+// [Index.ScoreTop] is for a caller that keeps only the k most relevant:
+// it accumulates as Score does, then keeps the k largest sums in a heap
+// on one pass over the documents touched, and returns those at or above
+// the k-th largest relevance (ties included) with Score's bits, so that
+// a common term costs its postings but not a hit per document
+// (TestScoreTopMatchesScore). [Index.Score], [Index.ScoreTop] and
+// [Query.Set] allocate nothing once their buffers have grown
+// (TestScoreAllocs).
 package lexical

@@ -43,6 +43,7 @@ type Index struct {
 	acc  []float64 // by Handle; 0 when untouched
 	seen []Handle
 	qs   []qterm
+	top  []float64 // ScoreTop's heap
 }
 
 // slot is what scoring reads of a document, kept apart from its terms so
@@ -207,6 +208,18 @@ func (x *Index) compact(pl *plist) {
 // its relevance, in no particular order; documents it does not append
 // have relevance 0. It reads the postings of q's terms only.
 func (x *Index) Score(q *Query, dst []Hit) []Hit {
+	return x.ScoreTop(q, 0, dst)
+}
+
+// ScoreTop appends to dst what Score does, but for documents below the k
+// most relevant: every document whose relevance is at least the k-th
+// largest (all the documents tied there), each with the relevance Score
+// gives it, bit for bit, in no particular order; it may append a few
+// more that are close below. A caller that keeps only the k most relevant
+// (ties split as it pleases) thus keeps the same ones at the cost of k
+// hits, not of every document that holds a common term. k <= 0 means no
+// limit: ScoreTop is then Score.
+func (x *Index) ScoreTop(q *Query, k int, dst []Hit) []Hit {
 	if x.docs == 0 || len(q.keys) == 0 {
 		return dst
 	}
@@ -227,12 +240,85 @@ func (x *Index) Score(q *Query, dst []Hit) []Hit {
 			acc[p.doc] += w.term(qt.idf, p.tf, s.length)
 		}
 	}
-	for _, h := range x.seen {
-		dst = append(dst, Hit{Doc: h, Relevance: acc[h] / max})
-		acc[h] = 0
+	if k > 0 && len(x.seen) > k {
+		dst = x.appendTop(k, max, dst)
+	} else {
+		for _, h := range x.seen {
+			dst = append(dst, Hit{Doc: h, Relevance: acc[h] / max})
+			acc[h] = 0
+		}
 	}
 	x.seen = x.seen[:0]
 	return dst
+}
+
+// appendTop appends the documents of x.seen whose relevance is at least
+// the k-th largest (k < len(x.seen)), and clears the accumulators, in
+// one pass over them: a min-heap keeps the k largest sums seen so far,
+// its top a, and a document goes to dst, with its sum, when its sum is
+// not below a (which only rises); the few there are then divided and
+// filtered by the final a.
+//
+// Dividing by max > 0 is monotone but not strictly (two sums may round
+// to one relevance), so the k-th largest relevance, t, is that of the
+// k-th largest sum, and a document is in when its own quotient is at
+// least t: a sum a little below a may divide to it. A sum under
+// a·(1 − 1e-9) cannot (sums are normal numbers: their quotients then
+// differ by far more than rounding), so only those are passed over.
+func (x *Index) appendTop(k int, max float64, dst []Hit) []Hit {
+	acc, seen := x.acc, x.seen
+	h := x.top[:0] // its top the least
+	at := len(dst)
+	for _, d := range seen[:k] {
+		h = append(h, acc[d])
+		dst = append(dst, Hit{Doc: d, Relevance: acc[d]}) // a sum, until divided
+		acc[d] = 0
+	}
+	for i := k/2 - 1; i >= 0; i-- {
+		siftDown(h, i)
+	}
+	lo := h[0] * (1 - 1e-9)
+	for _, d := range seen[k:] {
+		v := acc[d]
+		acc[d] = 0
+		if v < lo {
+			continue
+		}
+		if v > h[0] {
+			h[0] = v
+			siftDown(h, 0)
+			lo = h[0] * (1 - 1e-9)
+		}
+		dst = append(dst, Hit{Doc: d, Relevance: v})
+	}
+	t := h[0] / max
+	out := dst[:at]
+	for _, c := range dst[at:] {
+		if r := c.Relevance / max; r >= t {
+			out = append(out, Hit{Doc: c.Doc, Relevance: r})
+		}
+	}
+	x.top = h[:0]
+	return out
+}
+
+// siftDown restores the min-heap h below i.
+func siftDown(h []float64, i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && h[r] < h[l] {
+			m = r
+		}
+		if h[m] >= h[i] {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
 }
 
 // Relevance returns the relevance of d, a document not in x, under x's

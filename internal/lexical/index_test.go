@@ -375,6 +375,7 @@ func TestScoreAllocs(t *testing.T) {
 	for _, s := range texts { // grow the buffers
 		q.Set(s)
 		hits = x.Score(&q, hits[:0])
+		hits = x.ScoreTop(&q, 5, hits[:0])
 	}
 	allocs := testing.AllocsPerRun(100, func() {
 		for _, s := range texts {
@@ -384,6 +385,17 @@ func TestScoreAllocs(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Errorf("%v allocations per run of three queries, want 0", allocs)
+	}
+	allocs = testing.AllocsPerRun(100, func() {
+		for _, s := range texts {
+			q.Set(s)
+			if hits = x.ScoreTop(&q, 5, hits[:0]); len(hits) == 0 {
+				t.Fatalf("no hits for %q", s)
+			}
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per run of three queries with ScoreTop, want 0", allocs)
 	}
 	var s Scan
 	docs := []Doc{Analyze("fee paint"), Analyze("dog")}

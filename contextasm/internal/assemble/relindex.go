@@ -116,7 +116,19 @@ func (a *Assembler) findHits(x *Index, req *Request, lookup func(string) (*Block
 		return
 	}
 	x.ensureLex()
-	a.inc.lex = x.lex.Score(req.Query, a.inc.lex[:0])
+	// Only the k = maxHits most relevant lexical hits are asked for, and
+	// the cut-off keeps what it would of all of them (Score's): were the
+	// k-th largest lexical relevance u, ScoreTop returns every hit at u
+	// or above (all hits when k or fewer), and a cut t, the k-th largest
+	// of lexical and summaries' relevances, is then at least u. So the
+	// relevances at t or above are the same either way (the same t, ties
+	// and tied blocks), and a hit left out, below u, would be cut. Were
+	// there no cut with ScoreTop's hits but one with Score's, ScoreTop
+	// returned exactly the k hits at u or above and no summary scored:
+	// the cut would keep them all (only their order in a.inc.hits
+	// differs, and nothing depends on it: a hit is a mark on its entry,
+	// and the lane sorts them).
+	a.inc.lex = x.lex.ScoreTop(req.Query, maxHits(x.tpl), a.inc.lex[:0])
 	a.scoreSummaries(x, req.Query)
 	// The hits the relevance pass keeps (its cut-off), in the same way.
 	rs := &a.rel
