@@ -33,6 +33,19 @@ type unit struct {
 	cands    []int  // the members' positions in their section's candidates
 }
 
+// addUnit appends a unit named name to units, with the array of
+// candidates the unit at its place held in an earlier assembly: a long
+// conversation's hundreds of tool exchanges are units at every call.
+func addUnit(units []unit, name string) []unit {
+	n := len(units)
+	if n == cap(units) {
+		return append(units, unit{name: name})
+	}
+	units = units[:n+1]
+	units[n] = unit{name: name, cands: units[n].cands[:0]}
+	return units
+}
+
 // callKey identifies a tool call within its session.
 type callKey struct{ session, id string }
 
@@ -99,7 +112,7 @@ func (a *Assembler) groupSection(sec *template.Section, blocks []*Block, out *Ou
 			if !ok {
 				u = int32(len(a.plan.units))
 				ids[root] = u
-				a.plan.units = append(a.plan.units, unit{name: names[root]})
+				a.plan.units = addUnit(a.plan.units, names[root])
 			}
 			if a.plan.unitOf == nil {
 				a.plan.unitOf = make(map[int32]int32)

@@ -38,7 +38,7 @@ type unitWalk struct {
 	gone    map[*Block]bool    // members of units that cannot be sent whole
 	goneE   []*ixEntry         // their entries
 	// scratch of planUnitsIndexed
-	ids     map[int]int32 // a set's unit, by its root
+	ids     []int32 // a set's unit + 1, by its root (0: none yet)
 	entries []*ixEntry
 	ranked  []Ranked
 	// the walk's items by entry, for the members pulled after the first
@@ -49,7 +49,10 @@ type unitWalk struct {
 
 func (u *unitWalk) reset() {
 	clear(u.of)
-	clear(u.members)
+	for i, m := range u.members { // their arrays kept for the next assembly's units
+		clear(m)
+		u.members[i] = m[:0]
+	}
 	clear(u.gone)
 	clear(u.goneE)
 	u.goneE = u.goneE[:0]
@@ -346,11 +349,9 @@ func (a *Assembler) unitsOf(r *run, si int, p *ixUnits, entries []*ixEntry, rank
 	if on, _, _ := r.tpl.Section(si).ClearToolResults(); on {
 		a.nameCalls(ranked, p.blocks)
 	}
-	if uw.ids == nil {
-		uw.ids = make(map[int]int32)
-	}
-	ids := uw.ids
+	ids := slices.Grow(uw.ids[:0], len(ranked))[:len(ranked)] // by root: its unit + 1
 	clear(ids)
+	uw.ids = ids
 	for i := range ranked {
 		root, e := int(p.root[i]), entries[i]
 		switch {
@@ -366,12 +367,16 @@ func (a *Assembler) unitsOf(r *run, si int, p *ixUnits, entries []*ixEntry, rank
 			uw.gone[p.blocks[i]] = true
 			uw.goneE = append(uw.goneE, e)
 		case p.size[root] > 1:
-			u, ok := ids[root]
-			if !ok {
+			u := ids[root] - 1
+			if u < 0 {
 				u = int32(len(a.plan.units))
-				ids[root] = u
-				a.plan.units = append(a.plan.units, unit{name: p.names[root]})
-				uw.members = append(uw.members, nil)
+				ids[root] = u + 1
+				a.plan.units = addUnit(a.plan.units, p.names[root])
+				if n := len(uw.members); n < cap(uw.members) { // with the array it had
+					uw.members = uw.members[:n+1]
+				} else {
+					uw.members = append(uw.members, nil)
+				}
 				uw.sec = append(uw.sec, int32(si))
 				uw.bound = append(uw.bound, false)
 			}
