@@ -95,8 +95,8 @@ func (a *Assembler) currentTurnIndexed(r *run) {
 	if user != nil {
 		a.require(user, us, true)
 	}
-	asst, as := x.newestUser(r.req, assistantTurn)
-	if asst == nil || user != nil && compareNewest(asst.b, user.b) > 0 {
+	asst, as := x.newestAfter(r.req, assistantTurn, user)
+	if asst == nil {
 		return // no assistant turn after the user's
 	}
 	calls := asst.b.ToolCalls()

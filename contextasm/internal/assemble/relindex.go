@@ -366,6 +366,14 @@ func (x *Index) newestTurn(req *Request) *Block {
 // its section, or nil: from each section's history newest first, and its
 // extra entries. matches must hold only for history blocks.
 func (x *Index) newestUser(req *Request, matches func(*Block, *Request) bool) (*ixEntry, int) {
+	return x.newestAfter(req, matches, nil)
+}
+
+// newestAfter is newestUser among the entries newer than after's block
+// (compareNewest), when after is not nil: a scan of what came since, not
+// of a history that never had a match (a conversation's assistant turns
+// are looked for among the turns after its newest user turn).
+func (x *Index) newestAfter(req *Request, matches func(*Block, *Request) bool, after *ixEntry) (*ixEntry, int) {
 	var best *ixEntry
 	bestSec := -1
 	take := func(e *ixEntry, si int) {
@@ -373,16 +381,21 @@ func (x *Index) newestUser(req *Request, matches func(*Block, *Request) bool) (*
 			best, bestSec = e, si
 		}
 	}
+	newer := func(e *ixEntry) bool { return after == nil || compareNewest(e.b, after.b) < 0 }
 	for si := range x.secs {
 		s := &x.secs[si]
 		for _, i := range s.history {
-			if e := s.entryAt(i); !e.dead && matches(e.b, req) {
+			e := s.entryAt(i)
+			if !newer(e) {
+				break // older from here on
+			}
+			if !e.dead && matches(e.b, req) {
 				take(e, si)
 				break // newest first: the first is the section's newest
 			}
 		}
 		for i := range s.extra {
-			if e := &s.extra[i]; matches(e.b, req) {
+			if e := &s.extra[i]; newer(e) && matches(e.b, req) {
 				take(e, si)
 			}
 		}
