@@ -130,10 +130,7 @@ func hostCall(b *testing.B, n int, summaries bool) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		body, err := chat.Encode(res.Format, res.Messages())
-		if err != nil {
-			b.Fatal(err)
-		}
+		body := res.Body() // encoded once, by the assembly
 		bodyBytes += len(body)
 		if _, err := eng.Feedback(ctx, res, answer); err != nil {
 			b.Fatal(err)

@@ -1,6 +1,7 @@
 package contextasm_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -281,6 +282,11 @@ func checkChatResult(t *testing.T, what string, tok *bpe.Tokenizer, overhead con
 		if got := renderHash(body); got != res.RenderHash {
 			fail("RenderHash %s, body hashes to %s", res.RenderHash, got)
 		}
+		if !bytes.Equal(res.Body(), body) {
+			fail("Body is not the encoded Messages:\n%s\n%s", res.Body(), body)
+		}
+	} else if res.Body() != nil {
+		fail("a text result has a body: %s", res.Body())
 		if res.Format == chat.FormatAnthropic && len(conv.Messages) > 0 && conv.Messages[0].Role != chat.RoleUser {
 			fail("the Anthropic conversation opens with %s", conv.Messages[0].Role)
 		}

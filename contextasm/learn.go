@@ -39,6 +39,7 @@ type assembled struct {
 	out            *assemble.Output
 	decision       []byte // out.Decision as JSON, for the learned state
 	renderHash     string
+	body           []byte // a chat format's request body, which renderHash hashes
 	format         chat.Format
 	query          *queried // what relevance came from
 	// why, when set, has the sections and events out leaves out (an

@@ -134,6 +134,13 @@ type told struct {
 	audit  Audit
 }
 
+// Body returns a chat format's request body: chat.Encode of Messages, the
+// bytes RenderHash is the hash of (held to the API's rules when
+// Config.CheckBodies is set), encoded once by the assembly so that a host
+// sends it without encoding it again. It is nil for the text format. The
+// slice is shared by the Results of warm re-assemblies: do not modify it.
+func (r *Result) Body() []byte { return r.told.asm.body }
+
 // Sections returns each section's outcome, in template order, its blocks
 // in rank order. The slices are shared by every call and by the Results of
 // warm re-assemblies: do not modify them.
@@ -224,7 +231,8 @@ func newResult(tpl *template.Template, req Request, a *assembled, extra []Event)
 
 // renderHashOf returns "sha256:" and the hex SHA-256 of what an assembly
 // sends the model: its text, or for a chat format the request body, which
-// check holds to its API's rules first (Config.CheckBodies).
+// check holds to its API's rules first (Config.CheckBodies), and which it
+// keeps in a.body (Result.Body).
 func renderHashOf(a *assembled, check bool) (string, error) {
 	h := sha256.New()
 	if a.format != 0 {
@@ -236,6 +244,7 @@ func renderHashOf(a *assembled, check bool) (string, error) {
 			return "", fmt.Errorf("contextasm: the %v body: %w", a.format, err)
 		}
 		h.Write(body)
+		a.body = body
 	} else {
 		// In pieces: the text is not copied whole on every assembly.
 		var buf [4096]byte

@@ -147,11 +147,9 @@ func askModel(ctx context.Context, eng *contextasm.Engine, tpl *template.Templat
 	if err != nil {
 		return nil, err
 	}
-	body, err := chat.Anthropic(res.Messages()) // {"system":[...],"messages":[...]}: no tool result without its call
-	if err != nil {
-		return nil, err
-	}
-	body = append([]byte(`{"model":"claude-sonnet-4-5","max_tokens":1024,`), body[1:]...)
+	// res.Body() is {"system":[...],"messages":[...]}, encoded once by the
+	// assembly: no tool result without its call.
+	body := append([]byte(`{"model":"claude-sonnet-4-5","max_tokens":1024,`), res.Body()[1:]...)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
 	if err != nil {
 		return nil, err

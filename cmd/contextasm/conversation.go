@@ -15,7 +15,6 @@ import (
 	"github.com/contextasm/contextasm/internal/bpe"
 	"github.com/contextasm/contextasm/outcome"
 
-	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/contextasm"
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/feedback"
@@ -256,12 +255,7 @@ func simulate(ctx context.Context, tok truncate.Counter, decls []declare.Declara
 		if err != nil {
 			return nil, fmt.Errorf("call %d: %w", i+1, err)
 		}
-		var body []byte
-		if host.format != 0 {
-			if body, err = chat.Encode(res.Format, res.Messages()); err != nil {
-				return nil, fmt.Errorf("call %d: the %v body: %w", i+1, res.Format, err)
-			}
-		}
+		body := res.Body() // a chat format's, encoded by the assembly
 		t.pause()
 
 		run.bodyBytes += len(body)

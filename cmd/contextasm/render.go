@@ -264,16 +264,12 @@ func writeResult(w io.Writer, res *contextasm.Result, format string, color bool)
 	case "report", "html":
 		return writeView(w, res, format, color)
 	case "openai", "anthropic", "responses":
-		body, err := chat.Encode(res.Format, res.Messages())
-		if err != nil {
-			return err
-		}
 		var pretty bytes.Buffer
-		if err := json.Indent(&pretty, body, "", "  "); err != nil {
+		if err := json.Indent(&pretty, res.Body(), "", "  "); err != nil {
 			return err
 		}
 		pretty.WriteByte('\n')
-		_, err = w.Write(pretty.Bytes())
+		_, err := w.Write(pretty.Bytes())
 		return err
 	case "json":
 		enc := json.NewEncoder(w)

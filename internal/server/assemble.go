@@ -145,11 +145,7 @@ func (s *Server) response(a *assembly, req contextasm.Request, dump, blocks bool
 		out.Roles = []string{}
 	}
 	if res.Format != 0 {
-		body, err := a.body()
-		if err != nil {
-			return nil, fromEngine(err, "")
-		}
-		out.Body = body
+		out.Body = res.Body()
 	}
 	if blocks {
 		out.Blocks = []keptBlock{}

@@ -54,11 +54,7 @@ func (s *Server) mcpHandler() http.Handler {
 			}
 			text := a.res.Text
 			if a.res.Format != 0 {
-				body, err := a.body()
-				if err != nil {
-					return nil, mcpResult{}, err
-				}
-				text = string(body)
+				text = string(a.res.Body())
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}},
 				mcpResult{AssemblyID: a.id, Format: formatName(a.res.Format), TotalTokens: a.res.TotalTokens, Fingerprint: a.res.Fingerprint}, nil

@@ -11,7 +11,6 @@ import (
 
 	lru "github.com/hashicorp/golang-lru/v2"
 
-	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/contextasm"
 )
 
@@ -56,9 +55,6 @@ type assembly struct {
 	// the dropped-blocks metric, counted once).
 	explained atomic.Bool
 }
-
-// body is a chat format's request body (chat.Encode of the messages).
-func (a *assembly) body() ([]byte, error) { return chat.Encode(a.res.Format, a.res.Messages()) }
 
 // retained keeps a tenant's recent assemblies: at most max, none older
 // than ttl.
