@@ -107,12 +107,12 @@ func (e *Engine) previousDecision(session, user, fingerprint string) convState {
 // recordDecision records the decision an assembly at now made as the
 // conversation's next version: a replacement of the version it read, which
 // loses to any other assembly of the same conversation that recorded
-// first.
+// first. data is json.Marshal's of recordOf (assembled.decision).
 func (e *Engine) recordDecision(c convState, now time.Time, d *assemble.Decision, data []byte) error {
 	if ss := e.session(c.key); ss != nil && ss.Version == c.version && ss.Updated.Equal(now) && bytes.Equal(ss.Data, data) {
 		return nil // the same call again: nothing to record
 	}
-	if err := e.putSession(c.key, c.version, now, data); err != nil {
+	if err := e.putMarshaled(c.key, c.version, now, data); err != nil {
 		return err
 	}
 	if ss := e.session(c.key); ss != nil && bytes.Equal(ss.Data, data) {

@@ -24,20 +24,31 @@ func (e *Engine) session(key string) *learned.SessionState { return e.rep.Sessio
 // queued for the store, which keeps it only if no other writer replaced
 // that version first (the Engine then learns the winner from the store).
 func (e *Engine) putSession(key string, base uint64, now time.Time, data json.RawMessage) error {
-	return e.addSessionDelta(learned.SessionDelta{Key: key, Base: base, Updated: now, Data: data})
+	return e.addSessionDelta(learned.SessionDelta{Key: key, Base: base, Updated: now, Data: data}, true)
+}
+
+// putMarshaled is putSession of data json.Marshal made, which is JSON:
+// not checked again here (a few KB a call), only by the store
+// (learned.Batch.Validate).
+func (e *Engine) putMarshaled(key string, base uint64, now time.Time, data json.RawMessage) error {
+	return e.addSessionDelta(learned.SessionDelta{Key: key, Base: base, Updated: now, Data: data}, false)
 }
 
 // dropSession deletes the state of session key.
 func (e *Engine) dropSession(key string) error {
-	return e.addSessionDelta(learned.SessionDelta{Key: key, Delete: true})
+	return e.addSessionDelta(learned.SessionDelta{Key: key, Delete: true}, true)
 }
 
-func (e *Engine) addSessionDelta(d learned.SessionDelta) error {
+// addSessionDelta queues d, held first to what a store accepts when
+// check is set.
+func (e *Engine) addSessionDelta(d learned.SessionDelta, check bool) error {
 	b := learned.Batch{Sessions: []learned.SessionDelta{d}}
-	check := b
-	check.Writer, check.Seq = "check", 1
-	if err := check.Validate(); err != nil {
-		return fmt.Errorf("%w: session state: %v", ErrInvalid, err)
+	if check {
+		c := b
+		c.Writer, c.Seq = "check", 1
+		if err := c.Validate(); err != nil {
+			return fmt.Errorf("%w: session state: %v", ErrInvalid, err)
+		}
 	}
 	if _, ok := e.rep.Add(b); !ok {
 		return fmt.Errorf("%w: the session's state was not kept", ErrStateQueueFull)

@@ -106,10 +106,19 @@ func (a *Assembler) currentTurnIndexed(r *run) {
 	a.require(asst, as, true)
 	a.inc.curAsst = asst
 	for si := range x.secs {
-		for b := range x.secs[si].links {
-			if id := b.ToolCallID(); id != "" && b.SessionID == r.req.SessionID && answers(calls, id) {
-				if e := x.entryOfBlock(si, b); e != nil {
-					a.require(e, si, true)
+		s := &x.secs[si]
+		if len(s.links) == 0 {
+			continue
+		}
+		// The results among the links that share a call's key with it
+		// (ixUnits.keys): the calls', not every link's.
+		keys := s.unitPlan().keys
+		for _, c := range calls {
+			for _, b := range keys[unitKey{call: true, callKey: callKey{r.req.SessionID, c.ID}}] {
+				if b.ToolCallID() == c.ID && b.SessionID == r.req.SessionID {
+					if e := x.entryOfBlock(si, b); e != nil {
+						a.require(e, si, true)
+					}
 				}
 			}
 		}
