@@ -125,14 +125,25 @@ func (a *Assembler) clearResult(sec *template.Section, cd *candidate, blocks []*
 // name, for the placeholders of their results (groupSection, in a section
 // that clears).
 func (a *Assembler) nameCalls(ranked []Ranked, blocks []*Block) {
+	for _, r := range ranked {
+		a.nameCallsOf(blocks[r.Index])
+	}
+}
+
+// nameBlocks is nameCalls of blocks.
+func (a *Assembler) nameBlocks(blocks []*Block) {
+	for _, b := range blocks {
+		a.nameCallsOf(b)
+	}
+}
+
+// nameCallsOf notes the names of b's tool calls.
+func (a *Assembler) nameCallsOf(b *Block) {
 	if a.clr.names == nil {
 		a.clr.names = make(map[callKey]string)
 	}
-	for _, r := range ranked {
-		b := blocks[r.Index]
-		for _, tc := range b.ToolCalls() {
-			a.clr.names[callKey{b.SessionID, tc.ID}] = tc.Name
-		}
+	for _, tc := range b.ToolCalls() {
+		a.clr.names[callKey{b.SessionID, tc.ID}] = tc.Name
 	}
 }
 

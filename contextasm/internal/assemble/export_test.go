@@ -195,6 +195,10 @@ func (x *Index) NearBlocks() []*Block {
 	return out
 }
 
+// UnitsMade returns how many units of tool exchanges and groups the last
+// AssembleIndexed made (unitOf).
+func (a *Assembler) UnitsMade() int { return len(a.plan.units) }
+
 // PassedUnits returns how many units the last AssembleIndexed passed
 // over whole.
 func (a *Assembler) PassedUnits() int { return a.inc.passed }

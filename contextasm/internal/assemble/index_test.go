@@ -810,3 +810,60 @@ func keptSummary(out *assemble.Output) bool {
 	}
 	return false
 }
+
+// TestToolTurnMakesWhatItReads: a chat turn of a long tool-using
+// conversation makes the units (tool exchanges) it reads, the ones it
+// keeps and the few around them, not one for every exchange the
+// conversation had: the same number with 50 exchanges behind it and with
+// 500, give or take.
+func TestToolTurnMakesWhatItReads(t *testing.T) {
+	tpl := mustParse(t, `{"template_version": "1.2", "budget": 4096, "sections": [
+    {"name": "CONTEXT", "priority": 1, "memory_types": ["context"], "max_tokens": 1024, "render": "<context>{content}</context>"},
+    {"name": "HISTORY", "priority": 2, "memory_types": ["history"], "max_tokens": 2048, "render": "{content}", "order": "time"}]}`)
+	tok := boundedCounter{&memoCounter{Counter: realTokenizer(t), counts: map[string]int{}}}
+	var made [2]int
+	for k, n := range []int{50, 500} {
+		s := &store{heat: map[string]*assemble.Heat{}}
+		for i := range 20 {
+			s.put(keyedPtr(&assemble.Block{ID: fmt.Sprintf("c%03d", i), Type: declare.Context, Scope: declare.ScopeGlobal, ForAssistant: true,
+				Weight: 0.5, Trust: 0.5, Content: "a document about the fees", LastModified: now}))
+		}
+		turn := func(id string, role declare.Role, content string, at time.Time) *assemble.Block {
+			return &assemble.Block{ID: id, Type: declare.History, Scope: declare.ScopeSession, SessionID: "s1", ForAssistant: true,
+				Weight: 0.5, Trust: 0.5, Role: role, Content: content, LastModified: at}
+		}
+		exchange := func(i int, at time.Time) {
+			call := fmt.Sprintf("call_%04d", i)
+			a := turn(fmt.Sprintf("t%04d-a", i), declare.RoleAssistant, "", at)
+			a.EditRare().ToolCalls = []declare.ToolCall{{ID: call, Name: "get_fees", Arguments: `{"account":"PT50"}`}}
+			r := turn(fmt.Sprintf("t%04d-r", i), declare.RoleTool, `{"fee_eur": 2.5, "arrival": "2026-12-03", "rate": 0.004}`, at.Add(time.Second))
+			r.EditRare().ToolCallID = call
+			s.put(keyedPtr(a))
+			s.put(keyedPtr(r))
+		}
+		at := now.Add(-time.Duration(n+1) * time.Minute)
+		for i := range n {
+			at = at.Add(time.Minute)
+			exchange(i, at)
+		}
+		x := assemble.NewIndex(tpl, assemble.Request{SessionID: "s1"}, truncate.Scoring{})
+		x.Build(s.blocks, now)
+		var a assemble.Assembler
+		req := assemble.Request{Now: now, SessionID: "s1", Record: true, Chat: assemble.ChatCost{Format: chat.FormatOpenAI, PerMessage: 3, Reply: 3}}
+		first, _, ok, err := a.AssembleIndexed(x, req, tok, s.get)
+		if !ok || err != nil {
+			t.Fatalf("%d exchanges: first assembly: %v, %v", n, ok, err)
+		}
+		u := turn("user-last", declare.RoleUser, "USER: and the fees?", now)
+		x.Update(s.put(keyedPtr(u)), u)
+		req.Previous = first.Decision
+		if _, _, ok, err := a.AssembleIndexed(x, req, tok, s.get); !ok || err != nil {
+			t.Fatalf("%d exchanges: the turn: %v, %v", n, ok, err)
+		}
+		made[k] = a.UnitsMade()
+		t.Logf("%d exchanges behind it: the turn made %d units", n, made[k])
+	}
+	if made[0] == 0 || made[1] > 2*made[0]+20 || made[1] >= 500/2 {
+		t.Errorf("a turn made %d units with 50 exchanges behind it and %d with 500: it should make the ones it reads", made[0], made[1])
+	}
+}

@@ -180,7 +180,7 @@ func (a *Assembler) planOf(r *run, si int, sums []*Block) *replPlan {
 		if isSummary(b) {
 			queue = append(queue, b.Replaces()...)
 		}
-		if u, ok := uw.of[e]; ok {
+		if u, ok := a.unitOf(si, e); ok {
 			for _, m := range uw.members[u] {
 				queue = append(queue, m.b.ID)
 			}
@@ -423,7 +423,7 @@ func (a *Assembler) pullAhead(si int, e *ixEntry) {
 	uw := &a.inc.units
 	uw.ahead = true
 	pos := len(a.secs[si].cands) - 1
-	if u, ok := uw.of[e]; ok {
+	if u, ok := a.unitOf(si, e); ok {
 		uw.bound[u] = true // every member is the replacement's: pulled along too
 		a.bindMember(si, u, pos)
 	}

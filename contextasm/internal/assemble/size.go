@@ -33,7 +33,7 @@ func (s *ixSection) bytes() int {
 	if u := s.units; u != nil {
 		// keys: a list per group or call, of about two links each.
 		n += int(unsafe.Sizeof(*u)) + cap(u.blocks)*ptrBytes + (cap(u.root)+cap(u.size)+cap(u.at))*4 + cap(u.broken) +
-			mapBytes(len(u.names), 8+16) + mapBytes(len(u.keys), int(unsafe.Sizeof(unitKey{}))+24) + len(u.blocks)*ptrBytes +
+			cap(u.names)*16 + mapBytes(len(u.keys), int(unsafe.Sizeof(unitKey{}))+24) + len(u.blocks)*ptrBytes +
 			cap(u.added)*ptrBytes
 	}
 	if p := s.plan; p != nil {

@@ -404,7 +404,7 @@ func (a *Assembler) pullHistory(x *Index, sec *template.Section, c truncate.Coun
 			inc, news := e.mark&markInc != 0, e.mark&markNews != 0
 			cd = a.take(si, e)
 			cd.status, cd.reason, cd.inc, cd.news = outcome.StatusDropped, outcome.ReasonSectionCap, inc, news
-			if u, ok := a.inc.units.of[e]; ok {
+			if u, ok := a.unitOf(si, e); ok {
 				a.bindMember(si, u, len(a.secs[si].cands)-1) // runs never split a unit (mergeUnitRuns)
 			}
 			a.bindRepl(si, e, cd) // a turn a summary stood in for: not left out for room
@@ -637,10 +637,10 @@ func (a *Assembler) pull(sec *template.Section, st *fillState, bounded bool, c t
 	}
 	cd := a.take(si, e)
 	applyItem(cd, p, rel, w.took)
-	if len(a.inc.units.of) > 0 || len(a.inc.plans) > 0 {
+	if uw := a.inc.units.units; si < len(uw) && uw[si] != nil && uw[si].hasUnit || len(a.inc.plans) > 0 {
 		a.inc.keys[cd.Index] = a.walkKeyOf(e, p, rel)
 		a.bindRepl(si, e, cd)
-		if _, ok := a.inc.units.of[e]; ok {
+		if _, ok := a.unitOf(si, e); ok {
 			a.pullUnit(si, cd)
 		}
 		a.reserveRepl(si, e)

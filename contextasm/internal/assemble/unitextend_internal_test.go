@@ -76,7 +76,7 @@ func TestExtendedUnitsAreMadeUnits(t *testing.T) {
 			}
 			want := (&ixSection{links: maps.Clone(s.links)}).unitPlan()
 			if !slices.Equal(got.blocks, want.blocks) || !slices.Equal(got.root, want.root) || !slices.Equal(got.size, want.size) ||
-				!slices.Equal(got.broken, want.broken) || !maps.Equal(got.names, want.names) {
+				!slices.Equal(got.broken, want.broken) || !slices.Equal(got.names, want.names) {
 				t.Fatalf("trial %d step %d: extended units %v %v %v %v, made %v %v %v %v", trial, step,
 					got.root, got.size, got.broken, got.names, want.root, want.size, want.broken, want.names)
 			}

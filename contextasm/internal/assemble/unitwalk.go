@@ -37,10 +37,13 @@ type unitWalk struct {
 	bound   []bool             // its members are candidates
 	gone    map[*Block]bool    // members of units that cannot be sent whole
 	goneE   []*ixEntry         // their entries
-	// scratch of planUnitsIndexed
-	ids     []int32 // a set's unit + 1, by its root (0: none yet)
-	entries []*ixEntry
-	ranked  []Ranked
+	// units are each section's links' units in this assembly (nil: no
+	// links).
+	units   []*ixUnits
+	scratch []*ixEntry // membersOf's
+	// ordered is the section whose walk ordered its units' members
+	// (orderMembers): a unit of it made later is ordered when made.
+	ordered int
 	// the walk's items by entry, for the members pulled after the first
 	prior map[*ixEntry]int32
 	rel   map[*ixEntry]int32
@@ -57,39 +60,176 @@ func (u *unitWalk) reset() {
 	clear(u.goneE)
 	u.goneE = u.goneE[:0]
 	u.members, u.sec, u.bound, u.ahead = u.members[:0], u.sec[:0], u.bound[:0], false
-	clear(u.entries)
-	u.entries, u.ranked = u.entries[:0], u.ranked[:0]
+	clear(u.units)
+	clear(u.scratch)
+	u.units, u.scratch, u.ordered = u.units[:0], u.scratch[:0], -1
 }
 
 // planUnitsIndexed is planUnits for an incremental assembly: it finds the
 // units among each section's links and marks their members. It reports
 // false when a unit that cannot be sent whole has a required member (the
-// assembly fails, as AssembleRefs tells).
+// assembly fails, as AssembleRefs tells). Only the units that must be
+// known before the walks are made here (unitsOf): the others when the
+// assembly first meets one of their members (unitOf), so that a call of
+// a long tool-using conversation costs the exchanges it reads, not every
+// exchange the conversation had.
 func (a *Assembler) planUnitsIndexed(r *run) bool {
 	x, uw := r.x, &a.inc.units
 	a.plan.units = a.plan.units[:0]
 	clear(a.plan.unitOf)
+	uw.units = slices.Grow(uw.units[:0], len(x.secs))[:len(x.secs)]
 	for si := range x.secs {
 		s := &x.secs[si]
 		if len(s.links) == 0 {
 			continue
 		}
-		p := s.unitPlan()
-		entries, ranked := uw.entries[:0], uw.ranked[:0]
-		for i, b := range p.blocks {
-			e := s.entryNear(x, si, b, &p.at[i])
-			if e == nil {
-				return false // a link without its entry: never so, but the full assembly is right anyway
-			}
-			entries = append(entries, e)
-			ranked = append(ranked, Ranked{Index: int32(i), Required: e.required(), ID: b.ID})
-		}
-		uw.entries, uw.ranked = entries, ranked
-		if !a.unitsOf(r, si, p, entries, ranked) {
+		uw.units[si] = s.unitPlan()
+		if !a.unitsOf(r, si) {
 			return false
 		}
 	}
 	return true
+}
+
+// unitsOf plans section si's units, as groupSection does, from its links'
+// units: the members of those that cannot be sent whole are left out
+// (false when one is required), and the units with a required member,
+// declared so or made so by the planning (the chat's current turn), are
+// made, their members required for the assembly.
+func (a *Assembler) unitsOf(r *run, si int) bool {
+	uw, x := &a.inc.units, r.x
+	p := uw.units[si]
+	p.scan()
+	s := &x.secs[si]
+	if on, _, _ := r.tpl.Section(si).ClearToolResults(); on {
+		a.nameBlocks(p.blocks)
+	}
+	for _, i := range p.brokenAt {
+		e := s.entryNear(x, si, p.blocks[i], &p.at[i])
+		if e == nil {
+			return false // a link without its entry: never so, but the full assembly is right anyway
+		}
+		if e.required() {
+			return false
+		}
+		e.mark |= markGone
+		a.inc.priorAll = append(a.inc.priorAll, e) // unmarked by endWalk
+		if uw.gone == nil {
+			uw.gone = make(map[*Block]bool)
+		}
+		uw.gone[p.blocks[i]] = true
+		uw.goneE = append(uw.goneE, e)
+	}
+	first := int32(len(a.plan.units))
+	for _, root := range p.reqRoots {
+		a.makeUnit(si, root)
+	}
+	for k := 0; k < len(a.inc.reqd); k++ { // grows as units are required
+		if q := a.inc.reqd[k]; int(q.si) == si {
+			a.unitOf(si, q.e)
+		}
+	}
+	for u := first; u < int32(len(a.plan.units)); u++ {
+		if a.plan.units[u].required {
+			for _, e := range uw.members[u] {
+				a.require(e, si, false)
+			}
+		}
+	}
+	return true
+}
+
+// membersOf returns the members of entry e's unit, e of section si, and
+// false when e is in none: the unit's, once made, else (in no particular
+// order) in scratch that the next call reuses, without making the unit: a
+// walk passes over most units whole (passUnit), and makes only those it
+// pulls.
+func (a *Assembler) membersOf(si int, e *ixEntry) ([]*ixEntry, bool) {
+	uw := &a.inc.units
+	if u, ok := uw.of[e]; ok {
+		return uw.members[u], true
+	}
+	p, root, ok := a.setOf(si, e)
+	if !ok {
+		return nil, false
+	}
+	x := a.inc.x
+	s := &x.secs[si]
+	m := uw.scratch[:0]
+	for i := p.head[root]; i >= 0; i = p.next[i] {
+		if e := s.entryNear(x, si, p.blocks[i], &p.at[i]); e != nil {
+			m = append(m, e)
+		}
+	}
+	uw.scratch = m
+	return m, true
+}
+
+// setOf returns the links' units of section si and the root of e's set,
+// when e is in a unit that may be sent (one of two members or more).
+func (a *Assembler) setOf(si int, e *ixEntry) (*ixUnits, int32, bool) {
+	uw := &a.inc.units
+	if si >= len(uw.units) || uw.units[si] == nil || !linked(e.b) {
+		return nil, 0, false
+	}
+	p := uw.units[si]
+	i, ok := slices.BinarySearchFunc(p.blocks, e.b.ID, func(b *Block, id string) int { return strings.Compare(b.ID, id) })
+	if !ok || p.blocks[i] != e.b {
+		return nil, 0, false
+	}
+	root := p.root[i]
+	if p.broken[root] || p.size[root] < 2 {
+		return nil, 0, false
+	}
+	return p, root, true
+}
+
+// unitOf returns entry e's unit, e of section si, made on first use
+// (makeUnit); false when e is in none (not a link, or alone in its set,
+// or in a set that cannot be sent whole, whose members are left out).
+func (a *Assembler) unitOf(si int, e *ixEntry) (int32, bool) {
+	uw := &a.inc.units
+	if u, ok := uw.of[e]; ok {
+		return u, true
+	}
+	if _, root, ok := a.setOf(si, e); ok {
+		return a.makeUnit(si, root), true
+	}
+	return 0, false
+}
+
+// makeUnit makes the unit of the set whose root is root among section
+// si's links, its members in request_id order, or in the walk's order
+// once its section's walk ordered them (orderMembers), and returns it.
+func (a *Assembler) makeUnit(si int, root int32) int32 {
+	uw, x := &a.inc.units, a.inc.x
+	p := uw.units[si]
+	u := int32(len(a.plan.units))
+	a.plan.units = addUnit(a.plan.units, p.names[root])
+	if n := len(uw.members); n < cap(uw.members) { // with the array it had
+		uw.members = uw.members[:n+1]
+	} else {
+		uw.members = append(uw.members, nil)
+	}
+	uw.sec = append(uw.sec, int32(si))
+	uw.bound = append(uw.bound, false)
+	if uw.of == nil {
+		uw.of = make(map[*ixEntry]int32)
+	}
+	s := &x.secs[si]
+	for i := p.head[root]; i >= 0; i = p.next[i] {
+		e := s.entryNear(x, si, p.blocks[i], &p.at[i])
+		if e == nil {
+			continue // a link without its entry: never so
+		}
+		uw.of[e] = u
+		uw.members[u] = append(uw.members[u], e)
+		a.plan.units[u].required = a.plan.units[u].required || e.required()
+	}
+	if uw.ordered == si {
+		a.orderUnit(u)
+	}
+	return u
 }
 
 // ixUnits is how a section's links (groups, tool calls and results) make
@@ -100,7 +240,7 @@ type ixUnits struct {
 	root   []int32  // each one's set, by its first member
 	broken []bool   // by root: the set cannot be sent whole
 	size   []int32  // by root
-	names  map[int]string
+	names  []string // by root: the unit's name (grouper.names)
 	// at is where each link's entry was found last (entryNear): its
 	// position in base, or −2−i for position i of extra, or −1.
 	at []int32
@@ -111,6 +251,44 @@ type ixUnits struct {
 	// keys holds, for each group name and tool call, the links that
 	// have it (unitKeys): the units an added link may join.
 	keys map[unitKey][]*Block
+	// Made by scan, on first use: each set's members in request_id
+	// order (from head, by root, along next; −1 ends), the members of the
+	// sets that cannot be sent whole, the roots of the units with a
+	// member declared required, and whether it has a unit at all.
+	scanned    bool
+	head, next []int32
+	brokenAt   []int32
+	reqRoots   []int32
+	hasUnit    bool
+}
+
+// scan makes what p's assemblies read of it beside its sets (ixUnits).
+func (p *ixUnits) scan() {
+	if p.scanned {
+		return
+	}
+	p.scanned = true
+	n := len(p.blocks)
+	p.head, p.next = make([]int32, n), make([]int32, n)
+	for i := range p.head {
+		p.head[i] = -1
+	}
+	for i := n - 1; i >= 0; i-- {
+		root := p.root[i]
+		p.next[i], p.head[root] = p.head[root], int32(i)
+		switch {
+		case p.broken[root]:
+			p.brokenAt = append(p.brokenAt, int32(i))
+		case p.size[root] > 1:
+			p.hasUnit = true
+			if p.blocks[i].Required {
+				p.reqRoots = append(p.reqRoots, root)
+			}
+		}
+	}
+	slices.Reverse(p.brokenAt)
+	slices.Sort(p.reqRoots)
+	p.reqRoots = slices.Compact(p.reqRoots)
 }
 
 // unitKey is what links a unit's members: a group name, or a tool call
@@ -186,7 +364,10 @@ func (s *ixSection) unitPlan() *ixUnits {
 	g := newGrouper(ranked, p.blocks)
 	g.link()
 	broken, size := g.sets()
-	p.root, p.broken, p.size, p.names = make([]int32, len(ranked)), broken, make([]int32, len(size)), g.names()
+	p.root, p.broken, p.size, p.names = make([]int32, len(ranked)), broken, make([]int32, len(size)), make([]string, len(ranked))
+	for root, name := range g.names() {
+		p.names[root] = name
+	}
 	p.at = make([]int32, len(ranked))
 	var ks []unitKey
 	for i := range ranked {
@@ -279,7 +460,7 @@ func (s *ixSection) extendUnits(old *ixUnits) *ixUnits {
 	// The links in request_id order, old and added merged.
 	n := len(old.blocks) + len(add)
 	p := &ixUnits{blocks: make([]*Block, 0, n), root: make([]int32, n), broken: make([]bool, n), size: make([]int32, n),
-		names: make(map[int]string, len(old.names)+len(add)), at: make([]int32, n), keys: old.keys}
+		names: make([]string, n), at: make([]int32, n), keys: old.keys}
 	newPos := make([]int32, len(old.blocks))
 	var regroup []int32 // new positions of the links grouped again
 	for i, j := 0, 0; i < len(old.blocks) || j < len(add); {
@@ -307,9 +488,7 @@ func (s *ixSection) extendUnits(old *ixUnits) *ixUnits {
 		p.root[np] = newPos[r]
 		if int(r) == i {
 			p.size[np], p.broken[np] = old.size[i], old.broken[i]
-			if name, ok := old.names[i]; ok {
-				p.names[int(np)] = name
-			}
+			p.names[np] = old.names[i]
 		}
 	}
 	ranked := make([]Ranked, len(regroup))
@@ -327,9 +506,7 @@ func (s *ixSection) extendUnits(old *ixUnits) *ixUnits {
 		p.root[at] = regroup[r]
 		if r == k {
 			p.size[at], p.broken[at] = int32(size[k]), broken[k]
-			if name, ok := names[k]; ok {
-				p.names[int(at)] = name
-			}
+			p.names[at] = names[k]
 		}
 	}
 	for _, b := range add {
@@ -342,69 +519,16 @@ func (s *ixSection) extendUnits(old *ixUnits) *ixUnits {
 	return p
 }
 
-// unitsOf plans section si's units from its links' units p (with their
-// entries and their Ranked, by request_id), as groupSection does.
-func (a *Assembler) unitsOf(r *run, si int, p *ixUnits, entries []*ixEntry, ranked []Ranked) bool {
-	uw := &a.inc.units
-	if on, _, _ := r.tpl.Section(si).ClearToolResults(); on {
-		a.nameCalls(ranked, p.blocks)
-	}
-	ids := slices.Grow(uw.ids[:0], len(ranked))[:len(ranked)] // by root: its unit + 1
-	clear(ids)
-	uw.ids = ids
-	for i := range ranked {
-		root, e := int(p.root[i]), entries[i]
-		switch {
-		case p.broken[root]:
-			if ranked[i].Required {
-				return false
-			}
-			e.mark |= markGone
-			a.inc.priorAll = append(a.inc.priorAll, e) // unmarked by endWalk
-			if uw.gone == nil {
-				uw.gone = make(map[*Block]bool)
-			}
-			uw.gone[p.blocks[i]] = true
-			uw.goneE = append(uw.goneE, e)
-		case p.size[root] > 1:
-			u := ids[root] - 1
-			if u < 0 {
-				u = int32(len(a.plan.units))
-				ids[root] = u + 1
-				a.plan.units = addUnit(a.plan.units, p.names[root])
-				if n := len(uw.members); n < cap(uw.members) { // with the array it had
-					uw.members = uw.members[:n+1]
-				} else {
-					uw.members = append(uw.members, nil)
-				}
-				uw.sec = append(uw.sec, int32(si))
-				uw.bound = append(uw.bound, false)
-			}
-			if uw.of == nil {
-				uw.of = make(map[*ixEntry]int32)
-			}
-			uw.of[e] = u
-			uw.members[u] = append(uw.members[u], e)
-			a.plan.units[u].required = a.plan.units[u].required || ranked[i].Required
-		}
-	}
-	for u := range a.plan.units {
-		if int(uw.sec[u]) != si || !a.plan.units[u].required {
-			continue
-		}
-		for _, e := range uw.members[u] {
-			a.require(e, si, false)
-		}
-	}
-	return true
-}
-
 // orderMembers puts the members of section si's units in the order its
 // walk takes them (compareHeads over each member's walkKey), now that its
-// lanes are made, and notes the items of the members.
+// lanes are made, and notes the items of the members. The units of its
+// prior and relevance items are made now: whether one is a late incumbent
+// (lateIncumbentUnit) reads them.
 func (a *Assembler) orderMembers(si int) {
 	uw, w := &a.inc.units, &a.inc.w
-	if !slices.Contains(uw.sec, int32(si)) && !a.inc.replSec[si] {
+	uw.ordered = -1
+	has := si < len(uw.units) && uw.units[si] != nil && uw.units[si].hasUnit
+	if !has && !a.inc.replSec[si] {
 		return
 	}
 	if uw.prior == nil {
@@ -413,24 +537,29 @@ func (a *Assembler) orderMembers(si int) {
 	clear(uw.prior)
 	clear(uw.rel)
 	for i := range w.prior {
-		_, unit := uw.of[w.prior[i].e]
+		_, unit := a.unitOf(si, w.prior[i].e)
 		if _, repl := a.replIndex(w.prior[i].e); unit || repl {
 			uw.prior[w.prior[i].e] = int32(i)
 		}
 	}
 	for i := range w.rel {
-		if _, ok := uw.of[w.rel[i].e]; ok {
+		if _, ok := a.unitOf(si, w.rel[i].e); ok {
 			uw.rel[w.rel[i].e] = int32(i)
 		}
 	}
-	for u, members := range uw.members {
-		if int(uw.sec[u]) != si {
-			continue
+	for u := range uw.members {
+		if int(uw.sec[u]) == si {
+			a.orderUnit(int32(u))
 		}
-		slices.SortFunc(members, func(p, q *ixEntry) int {
-			return compareWalk(p, a.memberKey(p), q, a.memberKey(q))
-		})
 	}
+	uw.ordered = si
+}
+
+// orderUnit puts unit u's members in the walk's order.
+func (a *Assembler) orderUnit(u int32) {
+	slices.SortFunc(a.inc.units.members[u], func(p, q *ixEntry) int {
+		return compareWalk(p, a.memberKey(p), q, a.memberKey(q))
+	})
 }
 
 // compareWalk is the walk's order (compareHeads) of two entries.
@@ -505,18 +634,16 @@ func (a *Assembler) pullUnit(si int, cd *candidate) {
 // what this saves is the candidates, which a walk would otherwise make of
 // every tool exchange the conversation ever had, and sort, and explain.
 func (a *Assembler) passUnit(sec *template.Section, st *fillState, e *ixEntry, c truncate.Counter) bool {
-	uw := &a.inc.units
 	if sec.Fill() != template.FillSkip || a.inc.replSec[sec.Index()] {
-		return false
-	}
-	u, ok := uw.of[e]
-	if !ok {
 		return false
 	}
 	if on, _, _ := sec.ClearToolResults(); on {
 		return false
 	}
-	members := uw.members[u]
+	members, ok := a.membersOf(sec.Index(), e)
+	if !ok {
+		return false
+	}
 	for _, m := range members {
 		// A unit with a required member, the chat's current turn among
 		// them, has every member marked required (markReq).
