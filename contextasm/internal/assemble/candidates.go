@@ -2,6 +2,7 @@ package assemble
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -73,14 +74,29 @@ func (a *Assembler) historyInTime(si int, blocks []*Block) []int {
 	if len(hist) == 0 {
 		return nil
 	}
-	// Each candidate's place looked up once, not at every comparison.
+	// Each candidate's place looked up once, not at every comparison,
+	// and as an integer when every one is one.
 	keys := slices.Grow(a.histKeys[:0], len(hist))
+	exact := true
 	for _, i := range hist {
 		t, seq := a.placeOf(&cands[i], blocks[cands[i].Index])
-		keys = append(keys, histKey{t, seq, cands[i].ID, i})
+		k := histKey{t: t, seq: seq, id: cands[i].ID, i: i}
+		switch {
+		case t.IsZero():
+			k.ns = math.MinInt64
+		case inNanos(t):
+			k.ns = t.UnixNano()
+		default:
+			exact = false
+		}
+		keys = append(keys, k)
 	}
 	slices.SortFunc(keys, func(x, y histKey) int {
-		if c := x.t.Compare(y.t); c != 0 {
+		c := cmp.Compare(x.ns, y.ns)
+		if !exact {
+			c = x.t.Compare(y.t)
+		}
+		if c != 0 {
 			return c
 		}
 		if c := cmp.Compare(x.seq, y.seq); c != 0 {
@@ -170,6 +186,7 @@ func (a *Assembler) wholeTokens(sec *template.Section, b *Block, cd *candidate, 
 // histKey is a history candidate's place in time order (placeOf), and
 // its position i in the section's candidates.
 type histKey struct {
+	ns  int64 // t in Unix nanoseconds (math.MinInt64 for the zero time), when exact
 	t   time.Time
 	seq int64
 	id  string
