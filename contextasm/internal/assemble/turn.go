@@ -637,7 +637,7 @@ func (a *Assembler) pull(sec *template.Section, st *fillState, bounded bool, c t
 	}
 	cd := a.take(si, e)
 	applyItem(cd, p, rel, w.took)
-	if uw := a.inc.units.units; si < len(uw) && uw[si] != nil && uw[si].hasUnit || len(a.inc.plans) > 0 {
+	if a.inc.units.hasUnits(si) || len(a.inc.plans) > 0 {
 		a.inc.keys[cd.Index] = a.walkKeyOf(e, p, rel)
 		a.bindRepl(si, e, cd)
 		if _, ok := a.unitOf(si, e); ok {

@@ -124,8 +124,8 @@ func (a *Assembler) unitsOf(r *run, si int) bool {
 	for _, root := range p.reqRoots {
 		a.makeUnit(si, root)
 	}
-	for k := 0; k < len(a.inc.reqd); k++ { // grows as units are required
-		if q := a.inc.reqd[k]; int(q.si) == si {
+	for _, q := range a.inc.reqd {
+		if int(q.si) == si {
 			a.unitOf(si, q.e)
 		}
 	}
@@ -153,23 +153,34 @@ func (a *Assembler) membersOf(si int, e *ixEntry) ([]*ixEntry, bool) {
 	if !ok {
 		return nil, false
 	}
+	uw.scratch = a.setMembers(si, p, root, uw.scratch[:0])
+	return uw.scratch, true
+}
+
+// setMembers appends to dst the entries of the set whose root is root
+// among section si's links p, in request_id order.
+func (a *Assembler) setMembers(si int, p *ixUnits, root int32, dst []*ixEntry) []*ixEntry {
 	x := a.inc.x
 	s := &x.secs[si]
-	m := uw.scratch[:0]
 	for i := p.head[root]; i >= 0; i = p.next[i] {
-		if e := s.entryNear(x, si, p.blocks[i], &p.at[i]); e != nil {
-			m = append(m, e)
+		if e := s.entryNear(x, si, p.blocks[i], &p.at[i]); e != nil { // nil: a link without its entry, never so
+			dst = append(dst, e)
 		}
 	}
-	uw.scratch = m
-	return m, true
+	return dst
+}
+
+// hasUnits reports whether section si's links make a unit in this
+// assembly.
+func (u *unitWalk) hasUnits(si int) bool {
+	return si < len(u.units) && u.units[si] != nil && u.units[si].hasUnit
 }
 
 // setOf returns the links' units of section si and the root of e's set,
 // when e is in a unit that may be sent (one of two members or more).
 func (a *Assembler) setOf(si int, e *ixEntry) (*ixUnits, int32, bool) {
 	uw := &a.inc.units
-	if si >= len(uw.units) || uw.units[si] == nil || !linked(e.b) {
+	if !uw.hasUnits(si) || !linked(e.b) {
 		return nil, 0, false
 	}
 	p := uw.units[si]
@@ -202,7 +213,7 @@ func (a *Assembler) unitOf(si int, e *ixEntry) (int32, bool) {
 // si's links, its members in request_id order, or in the walk's order
 // once its section's walk ordered them (orderMembers), and returns it.
 func (a *Assembler) makeUnit(si int, root int32) int32 {
-	uw, x := &a.inc.units, a.inc.x
+	uw := &a.inc.units
 	p := uw.units[si]
 	u := int32(len(a.plan.units))
 	a.plan.units = addUnit(a.plan.units, p.names[root])
@@ -216,14 +227,9 @@ func (a *Assembler) makeUnit(si int, root int32) int32 {
 	if uw.of == nil {
 		uw.of = make(map[*ixEntry]int32)
 	}
-	s := &x.secs[si]
-	for i := p.head[root]; i >= 0; i = p.next[i] {
-		e := s.entryNear(x, si, p.blocks[i], &p.at[i])
-		if e == nil {
-			continue // a link without its entry: never so
-		}
+	uw.members[u] = a.setMembers(si, p, root, uw.members[u])
+	for _, e := range uw.members[u] {
 		uw.of[e] = u
-		uw.members[u] = append(uw.members[u], e)
 		a.plan.units[u].required = a.plan.units[u].required || e.required()
 	}
 	if uw.ordered == si {
@@ -527,8 +533,7 @@ func (s *ixSection) extendUnits(old *ixUnits) *ixUnits {
 func (a *Assembler) orderMembers(si int) {
 	uw, w := &a.inc.units, &a.inc.w
 	uw.ordered = -1
-	has := si < len(uw.units) && uw.units[si] != nil && uw.units[si].hasUnit
-	if !has && !a.inc.replSec[si] {
+	if !uw.hasUnits(si) && !a.inc.replSec[si] {
 		return
 	}
 	if uw.prior == nil {
