@@ -2,9 +2,11 @@ package assemble
 
 import (
 	"fmt"
-	"github.com/contextasm/contextasm/declare"
 	"maps"
+	"reflect"
 	"slices"
+
+	"github.com/contextasm/contextasm/declare"
 )
 
 // SetEntriesPerLane sets how many recency entries a lane must hold on
@@ -235,4 +237,72 @@ func TopRelevant(rels map[string]float64, k int) []string {
 		ids = append(ids, c.id)
 	}
 	return ids
+}
+
+// PlansExtended returns how many plans of summaries a's assemblies
+// extended (extendPlan), in all.
+func (a *Assembler) PlansExtended() int { return a.inc.extended }
+
+// CheckExtendedPlans has every plan extendPlan extends checked against
+// one made again from the same summaries, until restore; a difference is
+// reported to fail.
+func CheckExtendedPlans(fail func(format string, args ...any)) (restore func()) {
+	checkExtended = func(a *Assembler, r *run, si int, p *replPlan) {
+		made := newPlan(p.sumList)
+		a.makePlan(r, si, made)
+		if err := samePlans(p, made); err != nil {
+			fail("section %d: the plan extended is not the one made: %v", si, err)
+		}
+	}
+	return func() { checkExtended = nil }
+}
+
+// samePlans returns what differs between an extended plan p and one
+// made (q) of the same summaries, or nil.
+func samePlans(p, q *replPlan) error {
+	if len(p.order) != len(q.order) {
+		return fmt.Errorf("%d replacements stand, %d", len(p.order), len(q.order))
+	}
+	for k := range p.order {
+		x, y := &p.all[p.order[k]], &q.all[q.order[k]]
+		if x.summary != y.summary || !slices.Equal(x.members, y.members) || x.named != y.named || !reflect.DeepEqual(x.rp, y.rp) {
+			return fmt.Errorf("replacement %d: %s with %d members, %+v; %s with %d, %+v", k, x.summary.ID, len(x.members), x.rp, y.summary.ID, len(y.members), y.rp)
+		}
+	}
+	if len(p.of) != len(q.of) {
+		return fmt.Errorf("%d blocks in a replacement, %d", len(p.of), len(q.of))
+	}
+	for b, i := range q.of {
+		j, ok := p.of[b]
+		if !ok || p.at(j) != q.at(i) {
+			return fmt.Errorf("%s: in replacement %d, not %d (%v)", b.ID, q.at(i), p.at(j), ok)
+		}
+	}
+	switch {
+	case !slices.Equal(p.gone, q.gone) || !slices.Equal(p.goneNamed, q.goneNamed):
+		return fmt.Errorf("superseded %v %v, %v %v", blockIDs(p.gone), p.goneNamed, blockIDs(q.gone), q.goneNamed)
+	case !maps.Equal(p.named, q.named) || !maps.Equal(p.summarised, q.summarised):
+		return fmt.Errorf("%d ids named, %d; %d summarised, %d", len(p.named), len(q.named), len(p.summarised), len(q.summarised))
+	case p.sums != q.sums || p.linked != q.linked || p.first != q.first || p.firstNamed != q.firstNamed:
+		return fmt.Errorf("candidates %v, %v; linked %v, %v; first %v %v, %v %v", p.sums, q.sums, p.linked, q.linked, p.first, p.firstNamed, q.first, q.firstNamed)
+	}
+	return nil
+}
+
+func blockIDs(bs []*Block) []string {
+	ids := make([]string, len(bs))
+	for i, b := range bs {
+		ids[i] = b.ID
+	}
+	return ids
+}
+
+// CandidatesMade returns how many candidates the last assembly made, in
+// every section.
+func (a *Assembler) CandidatesMade() int {
+	n := 0
+	for si := range a.secs {
+		n += len(a.secs[si].cands)
+	}
+	return n
 }

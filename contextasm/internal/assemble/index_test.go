@@ -164,8 +164,9 @@ func TestIndexedEqualsFull(t *testing.T) {
 	restore := assemble.SetHitCutoff(256, 32)
 	t.Cleanup(restore)
 	var served, fallback, failed, skippedSome, rebuilt, warm, floors, prefixes, queried, turnQueries, conflicts, keyedServed, chats, withCalls, toolServed, passedUnits, donated, near int
-	var sumServed, sumKept, sumChats, sumQueried, sumFloors int
+	var sumServed, sumKept, sumChats, sumQueried, sumFloors, extendedPlans int
 	defer assemble.SetEntriesPerLane(8)()
+	defer assemble.CheckExtendedPlans(t.Errorf)()
 	for k := range runs + runs/4 {
 		// Runs of their own after the others declare summaries, as a host
 		// would and of any kind, in the workloads of every fourth run.
@@ -446,6 +447,7 @@ func TestIndexedEqualsFull(t *testing.T) {
 		}
 		x.Settle()
 		checkHeat(t, fmt.Sprintf("run %d, at the end", run), s, want)
+		extendedPlans += fastAsm.PlansExtended()
 	}
 	t.Logf("%d assemblies served incrementally (%d failed alike; %d with a prefix, %d with a floor), %d by the full assembly only, %d refreshed sections, %d warm, %d with a query",
 		served, failed, prefixes, floors, fallback, rebuilt, warm, queried)
@@ -454,6 +456,10 @@ func TestIndexedEqualsFull(t *testing.T) {
 	t.Logf("%d served with summaries in the store (%d with one in the text, %d in a chat format, %d with a query, %d following a floor)", sumServed, sumKept, sumChats, sumQueried, sumFloors)
 	if sumServed < served/10 || sumKept < sumServed/10 || sumChats < sumServed/5 || sumQueried < sumServed/5 || sumFloors == 0 {
 		t.Errorf("the runs do not cover summaries: %d served with them, %d with one kept, %d in a chat format, %d with a query, %d following a floor, of %d served", sumServed, sumKept, sumChats, sumQueried, sumFloors, served)
+	}
+	t.Logf("%d plans of summaries extended (each checked against one made again)", extendedPlans)
+	if extendedPlans == 0 {
+		t.Errorf("no plan of summaries was extended: the runs do not cover extendPlan")
 	}
 	t.Logf("%d indexes made with the documents of another session's", donated)
 	if donated == 0 {
@@ -760,6 +766,11 @@ func randomSummary(rng *rand.Rand, id string, at time.Time, offered []outcome.Su
 	var ids []string
 	if len(offered) > 0 && rng.IntN(3) > 0 {
 		ids = slices.Clone(offered[rng.IntN(len(offered))].IDs)
+		if rng.IntN(2) == 0 {
+			// As a host summarises: a run it was offered, and only that
+			// (what extendPlan extends a plan with).
+			return newSummary(rng, id, at, ids)
+		}
 	}
 	var history []string
 	for _, b := range blocks {
@@ -786,6 +797,11 @@ func randomSummary(rng *rand.Rand, id string, at time.Time, offered []outcome.Su
 	if len(ids) == 0 {
 		ids = []string{"gone001"}
 	}
+	return newSummary(rng, id, at, ids)
+}
+
+// newSummary returns a summary of ids (randomSummary's).
+func newSummary(rng *rand.Rand, id string, at time.Time, ids []string) *assemble.Block {
 	b := &assemble.Block{ID: id, Type: declare.History, Scope: declare.ScopeGlobal, ForAssistant: true, Weight: float64(rng.IntN(5)) / 4,
 		Content: "SUMMARY: " + randomContent(rng, 1+rng.IntN(2)), LastModified: at}
 	if rng.IntN(8) == 0 {

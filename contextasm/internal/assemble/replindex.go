@@ -58,6 +58,7 @@ func (a *Assembler) planReplsIndexed(r *run) bool {
 		if !ok {
 			return false
 		}
+		p := a.planOf(r, si, sums) // before a plain assembly leaves the summaries out
 		if a.deg.plain {
 			for _, b := range sums {
 				e := x.entryOfBlock(si, b)
@@ -66,10 +67,10 @@ func (a *Assembler) planReplsIndexed(r *run) bool {
 				}
 				a.leaveOut(e)
 			}
-		} else if !a.replsOf(r, si, sums) {
+		} else if !a.replsOf(r, si, p) {
 			return false
 		}
-		a.deg.borrowSummarised(s.plan.summarised)
+		a.deg.borrowSummarised(p.summarised)
 	}
 	return true
 }
@@ -97,11 +98,19 @@ type reach struct {
 // replacements resolveClaims makes of them, with the required blocks
 // declared so (an assembly adds the ones it requires), and the summaries
 // that cannot stand. An Index keeps it while no change touches a
-// summary, a linked block or a block a summary names (ixSection.touch).
+// summary, a linked block or a block a summary names (ixSection.touch);
+// summaries only added are kept to extend it with (extendPlan).
 type replPlan struct {
-	repls []planRepl
-	gone  []*Block         // summaries that cannot stand (superseded)
-	of    map[*Block]int32 // a summary's or a member's replacement
+	// all holds every replacement made, by a stable index: those that
+	// stand, and those a replacement extended since took in (planRepl.in).
+	all   []planRepl
+	order []int32  // the ones that stand, in the order resolveClaims takes them
+	pos   []int32  // by index in all: the position in order of what it is in
+	gone  []*Block // summaries that cannot stand (superseded), in take order
+	// goneNamed holds, by gone, whether another summary names it: where
+	// it is taken (compareTake).
+	goneNamed []bool
+	of        map[*Block]int32 // a summary's or a member's replacement, in all
 	// named holds every request_id the summaries reach or name, held or
 	// not: a change to one of them makes the plan again.
 	named map[string]struct{}
@@ -110,18 +119,40 @@ type replPlan struct {
 	sums       bool     // some summary is a candidate: the assembly weighs one
 	sumList    []*Block // the section's summaries, by request_id
 	linked     bool     // one of them is in a group or a tool exchange
+	// first is the claim taken first (stand or gone), for an extension's
+	// claims to come before; nil when no summary is a candidate.
+	first      *Block
+	firstNamed bool
+	// added are summaries declared since it was made, in sumList but
+	// not planned yet (extendPlan).
+	added []*Block
 }
 
 // planRepl is one replacement of a replPlan.
 type planRepl struct {
 	rp      repl // its figures, as newRepl makes them
 	summary *Block
-	members []*Block // the turns that are candidates
+	members []*Block // the turns that are candidates, by request_id
+	named   bool     // another summary names it (claim.named)
+	// in is the replacement standing for it: itself, or the one an
+	// extension made of a summary naming its own (extendPlan), which
+	// holds its index in took.
+	in   int32
+	took []int32
 }
+
+// at returns the position in p.order of replacement i's, or -1.
+func (p *replPlan) at(i int32) int32 { return p.pos[p.all[i].in] }
+
+// maxPlanAdded is the most summaries a plan keeps to extend with: more
+// declared before an assembly make it again.
+const maxPlanAdded = 64
 
 // touch drops s's plan, and its units, when a change of b may move them:
 // b added (added true) or removed. Links only added are kept to extend
-// the units with (ixUnits.added); a link removed has them made again.
+// the units with (ixUnits.added); a link removed has them made again. A
+// summary only added, which no summary planned names, is kept to extend
+// the plan with (replPlan.added), in its list of summaries already.
 func (s *ixSection) touch(b *Block, added bool) {
 	if linked(b) && s.units != nil {
 		if added && !s.units.stale {
@@ -130,10 +161,21 @@ func (s *ixSection) touch(b *Block, added bool) {
 			s.units.stale, s.units.added = true, nil
 		}
 	}
-	if p := s.plan; p != nil {
-		if _, named := p.named[b.ID]; named || isSummary(b) || linked(b) {
-			s.plan = nil
-		}
+	p := s.plan
+	if p == nil {
+		return
+	}
+	_, named := p.named[b.ID]
+	switch {
+	case named || linked(b):
+		s.plan = nil
+	case !isSummary(b):
+	case !added || len(p.added) == maxPlanAdded:
+		s.plan = nil
+	default:
+		i, _ := slices.BinarySearchFunc(p.sumList, b, func(p, q *Block) int { return strings.Compare(p.ID, q.ID) })
+		p.sumList = slices.Insert(slices.Clip(p.sumList), i, b) // a copy: an assembly may hold the list
+		p.added = append(p.added, b)
 	}
 }
 
@@ -154,18 +196,32 @@ func (s *ixSection) summaries() ([]*Block, bool) {
 	return sums, !linkedSum
 }
 
-// planOf returns section si's plan, made again when a change dropped it:
-// the blocks its summaries (sums, by request_id) reach, from the store
-// by request_id, and their claims.
+// planOf returns section si's plan: the one kept, extended with the
+// summaries added since (extendPlan), or, when a change dropped it or it
+// cannot be extended, made again from the section's summaries (sums, by
+// request_id).
 func (a *Assembler) planOf(r *run, si int, sums []*Block) *replPlan {
-	x := r.x
-	s := &x.secs[si]
-	if s.plan != nil {
-		return s.plan
+	s := &r.x.secs[si]
+	if p := s.plan; p != nil && (len(p.added) == 0 || a.extendPlan(r, si, p)) {
+		return p
 	}
+	p := newPlan(sums)
+	a.makePlan(r, si, p)
+	s.plan = p
+	return p
+}
+
+// newPlan returns an empty plan of the summaries sums.
+func newPlan(sums []*Block) *replPlan {
+	return &replPlan{of: make(map[*Block]int32), named: make(map[string]struct{}), summarised: make(map[string]bool), sumList: sums}
+}
+
+// makePlan makes p, the plan of section si's summaries (p.sumList): the
+// blocks they reach, from the store by request_id, and their claims.
+func (a *Assembler) makePlan(r *run, si int, p *replPlan) {
+	x := r.x
 	uw := &a.inc.units
 	rc := reach{at: make(map[string]int)}
-	p := &replPlan{of: make(map[*Block]int32), named: make(map[string]struct{}), summarised: make(map[string]bool), sumList: sums}
 	var queue []string
 	add := func(b *Block) {
 		if _, ok := rc.at[b.ID]; ok {
@@ -186,7 +242,7 @@ func (a *Assembler) planOf(r *run, si int, sums []*Block) *replPlan {
 			}
 		}
 	}
-	for _, b := range sums {
+	for _, b := range p.sumList {
 		p.named[b.ID] = struct{}{}
 		for _, id := range b.Replaces() {
 			p.summarised[id] = true
@@ -213,35 +269,43 @@ func (a *Assembler) planOf(r *run, si int, sums []*Block) *replPlan {
 	for _, g := range gone {
 		out[g.at] = true
 		p.gone = append(p.gone, rc.blocks[ranked[g.at].Index])
+		p.goneNamed = append(p.goneNamed, g.named)
 	}
 	for k := range stand {
 		c := &stand[k]
-		pr := planRepl{rp: newRepl(si, c, ranked, rc.blocks), summary: rc.blocks[ranked[c.summaryAt].Index]}
-		ri := int32(len(p.repls))
-		p.of[pr.summary] = ri
+		pr := planRepl{rp: newRepl(si, c, ranked, rc.blocks), summary: rc.blocks[ranked[c.summaryAt].Index], named: c.named, in: int32(k)}
+		pr.rp.summary, pr.rp.members = -1, nil // block indexes of the planning: not the walk's
+		p.of[pr.summary] = int32(k)
 		for _, q := range c.set {
 			if !out[q] {
 				m := rc.blocks[ranked[q].Index]
 				pr.members = append(pr.members, m)
-				p.of[m] = ri
+				p.of[m] = int32(k)
 			}
 		}
-		p.repls = append(p.repls, pr)
+		p.all = append(p.all, pr)
+		p.order = append(p.order, int32(k))
+		p.pos = append(p.pos, int32(k))
 	}
-	s.plan = p
-	return p
+	// The claim taken first: the first that stands or the first that
+	// does not, whichever is taken first.
+	switch {
+	case len(stand) > 0 && (len(gone) == 0 || compareTake(stand[0].named, p.all[0].summary, gone[0].named, p.gone[0]) < 0):
+		p.first, p.firstNamed = p.all[0].summary, stand[0].named
+	case len(gone) > 0:
+		p.first, p.firstNamed = p.gone[0], gone[0].named
+	}
 }
 
-// replsOf makes the replacements of section si, whose summaries are sums
-// (by request_id), from its plan; it reports false when one of them is
-// required for the assembly (the chat's current turn).
-func (a *Assembler) replsOf(r *run, si int, sums []*Block) bool {
-	p := a.planOf(r, si, sums)
+// replsOf makes the replacements of section si from its plan p; it
+// reports false when one of them is required for the assembly (the
+// chat's current turn).
+func (a *Assembler) replsOf(r *run, si int, p *replPlan) bool {
 	base := int32(len(a.deg.repls))
-	for _, pr := range p.repls {
+	for _, i := range p.order {
+		pr := &p.all[i]
 		rp := pr.rp
 		rp.sBlock, rp.mBlocks, rp.sCand = pr.summary, pr.members, -1
-		rp.members = nil // block indexes of the planning: not the walk's
 		a.deg.repls = append(a.deg.repls, rp)
 	}
 	for _, q := range a.inc.reqd {
@@ -253,8 +317,8 @@ func (a *Assembler) replsOf(r *run, si int, sums []*Block) bool {
 		if isSummary(q.e.b) {
 			return false // a summary as the chat's current turn: a plain assembly finds another
 		}
-		if ri, ok := p.of[q.e.b]; ok {
-			a.deg.repls[base+ri].unusable = true
+		if i, ok := p.of[q.e.b]; ok {
+			a.deg.repls[base+p.at(i)].unusable = true
 		}
 	}
 	for i := base; i < int32(len(a.deg.repls)); i++ {
@@ -287,8 +351,8 @@ type planRef struct {
 // replIndex returns entry e's replacement in Assembler.deg.repls.
 func (a *Assembler) replIndex(e *ixEntry) (int32, bool) {
 	for _, pr := range a.inc.plans {
-		if ri, ok := pr.p.of[e.b]; ok {
-			return pr.base + ri, true
+		if i, ok := pr.p.of[e.b]; ok {
+			return pr.base + pr.p.at(i), true
 		}
 	}
 	return 0, false

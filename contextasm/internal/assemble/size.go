@@ -38,8 +38,8 @@ func (s *ixSection) bytes() int {
 	}
 	if p := s.plan; p != nil {
 		// The replacements' members are about the blocks p.of maps.
-		n += int(unsafe.Sizeof(*p)) + cap(p.repls)*int(unsafe.Sizeof(planRepl{})) + len(p.of)*ptrBytes +
-			cap(p.gone)*ptrBytes + cap(p.sumList)*ptrBytes + mapBytes(len(p.of), ptrBytes+4) +
+		n += int(unsafe.Sizeof(*p)) + cap(p.all)*int(unsafe.Sizeof(planRepl{})) + len(p.of)*ptrBytes +
+			(cap(p.order)+cap(p.pos))*4 + cap(p.gone)*(ptrBytes+1) + cap(p.sumList)*ptrBytes + mapBytes(len(p.of), ptrBytes+4) +
 			mapBytes(len(p.named), 16) + mapBytes(len(p.summarised), 16+1)
 	}
 	return n

@@ -103,8 +103,12 @@ func (a *Assembler) replSection(sec *template.Section, blocks []*Block, sums []i
 }
 
 // superseded is a summary that cannot stand (at, a position in ranked),
-// and the summary standing instead (by).
-type superseded struct{ at, by int }
+// the summary standing instead (by), and whether another summary names
+// it (claim.named: where it is taken).
+type superseded struct {
+	at, by int
+	named  bool
+}
 
 // resolveClaims returns what the summaries at sums among one section's
 // ranked blocks stand for, in the order they are taken, and the summaries
@@ -148,7 +152,7 @@ func resolveClaims(ranked []Ranked, blocks []*Block, unitOf map[int32]int32, sum
 			owner, clash = c.clashes(b.ID, taken)
 		}
 		if clash {
-			gone = append(gone, superseded{at: c.summaryAt, by: claims[owner].summaryAt})
+			gone = append(gone, superseded{at: c.summaryAt, by: claims[owner].summaryAt, named: c.named})
 			continue
 		}
 		taken[b.ID] = k
@@ -294,22 +298,28 @@ func (cl *claimer) order(claims []claim) []int {
 	}
 	slices.SortFunc(order, func(x, y int) int {
 		cx, cy := &claims[x], &claims[y]
-		if cx.named != cy.named {
-			if cy.named {
-				return -1
-			}
-			return 1
-		}
-		bx, by := cl.blocks[cl.ranked[cx.summaryAt].Index], cl.blocks[cl.ranked[cy.summaryAt].Index]
-		if c := by.LastModified.Compare(bx.LastModified); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(by.Seq, bx.Seq); c != 0 {
-			return c
-		}
-		return strings.Compare(by.ID, bx.ID)
+		return compareTake(cx.named, cl.blocks[cl.ranked[cx.summaryAt].Index], cy.named, cl.blocks[cl.ranked[cy.summaryAt].Index])
 	})
 	return order
+}
+
+// compareTake orders two summaries' claims as resolveClaims takes them:
+// one no other summary names (named false) first, then the newest
+// (last_modified, declaration, request_id).
+func compareTake(xNamed bool, x *Block, yNamed bool, y *Block) int {
+	if xNamed != yNamed {
+		if yNamed {
+			return -1
+		}
+		return 1
+	}
+	if c := y.LastModified.Compare(x.LastModified); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(y.Seq, x.Seq); c != 0 {
+		return c
+	}
+	return strings.Compare(y.ID, x.ID)
 }
 
 // clashes returns the claim already standing for the summary (id) or for

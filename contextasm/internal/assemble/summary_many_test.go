@@ -10,6 +10,7 @@ import (
 
 	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/contextasm/internal/assemble"
+	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/outcome"
 	"github.com/contextasm/contextasm/truncate"
 )
@@ -197,4 +198,80 @@ func indexedAt(a *assemble.Assembler, x *assemble.Index, blocks []*assemble.Bloc
 	}
 	out, _, ok, err := a.AssembleIndexed(x, req, c, get)
 	return out, ok, err
+}
+
+// TestSummarisedAsItGoes: a conversation whose host summarises every run
+// it is offered, as it goes (the summaries of runs that hold summaries
+// chain them), is served incrementally and gives the full assembly's
+// text, messages and runs at every call; the plan of its summaries is
+// extended, not made again, and what an assembly makes candidates of
+// does not grow with what was summarised before.
+func TestSummarisedAsItGoes(t *testing.T) {
+	tpl := mustParse(t, `{"budget": 8192, "sections": [
+ {"name": "CONTEXT", "priority": 1, "memory_types": ["context"], "max_tokens": 300, "render": "<context>{content}</context>", "fill": "skip"},
+ {"name": "HISTORY", "priority": 2, "memory_types": ["history"], "max_tokens": 400, "render": "{content}", "fill": "skip"}]}`)
+	tok := &memoCounter{Counter: realTokenizer(t), counts: map[string]int{}}
+	s := &store{heat: map[string]*assemble.Heat{}}
+	for i := range 30 {
+		s.put(keyedPtr(&assemble.Block{ID: fmt.Sprintf("c%03d", i), Type: declare.Context, Scope: declare.ScopeGlobal, ForAssistant: true,
+			Weight: float64(i%5) / 4, Trust: 0.5, Content: fmt.Sprintf("a document about fee number %d and its rate", i), LastModified: now}))
+	}
+	turn := func(id string, role declare.Role, content string, at time.Time) *assemble.Block {
+		return keyedPtr(&assemble.Block{ID: id, Type: declare.History, Scope: declare.ScopeSession, SessionID: "s1", ForAssistant: true,
+			Weight: 0.5, Trust: 0.5, Role: role, Content: content, LastModified: at})
+	}
+	req := assemble.Request{SessionID: "s1", Record: true, Chat: assemble.ChatCost{Format: chat.FormatOpenAI, PerMessage: 3, Reply: 3}}
+	at := now
+	req.Now = at
+	x := assemble.NewIndex(tpl, req, truncate.Scoring{})
+	x.Build(s.blocks, at)
+	var a, full assemble.Assembler
+	const calls = 120
+	var made, summarised [calls]int
+	nsum, declaring := 0, 0 // summaries, and calls that declared some
+	for call := range calls {
+		at = at.Add(time.Minute)
+		for _, b := range []*assemble.Block{
+			turn(fmt.Sprintf("t%04d-a", call), declare.RoleUser, fmt.Sprintf("USER: what is fee number %d?", call%30), at),
+			turn(fmt.Sprintf("t%04d-b", call), declare.RoleAssistant, fmt.Sprintf("ASSISTANT: fee number %d is the one in the rate sheet, paid monthly.", call%30), at.Add(time.Second)),
+		} {
+			x.Update(s.put(b), b)
+		}
+		req.Now = at.Add(2 * time.Second)
+		out, ok, err := indexedAt(&a, x, s.blocks, req, tok, s.get)
+		if !ok || err != nil {
+			t.Fatalf("call %d: not served (%v)", call, err)
+		}
+		made[call] = a.CandidatesMade()
+		want, err := full.AssembleRefs(tpl, s.blocks, req, tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Text != want.Text || !reflect.DeepEqual(out.Messages, want.Messages) || !reflect.DeepEqual(out.SummarizeCandidates, want.SummarizeCandidates) {
+			t.Fatalf("call %d: the incremental assembly differs from the full one", call)
+		}
+		if len(want.SummarizeCandidates) > 0 {
+			declaring++
+		}
+		for _, run := range want.SummarizeCandidates {
+			b := turn(fmt.Sprintf("sum%04d", nsum), declare.RoleAssistant, fmt.Sprintf("SUMMARY of %d turns about fees.", len(run.IDs)), req.Now)
+			b.EditRare().Replaces = slices.Clone(run.IDs)
+			x.Update(s.put(b), b)
+			nsum++
+		}
+		for _, b := range s.blocks {
+			summarised[call] += len(b.Replaces())
+		}
+		req.Previous = want.Decision
+	}
+	t.Logf("%d summaries, declared after %d calls; %d plans extended; candidates made at calls 20, 60, 119: %d, %d, %d (%d, %d, %d turns summarised)",
+		nsum, declaring, a.PlansExtended(), made[20], made[60], made[calls-1], summarised[20], summarised[60], summarised[calls-1])
+	// The first assembly with summaries makes the plan; each after a
+	// call that declared more extends it.
+	if a.PlansExtended() < declaring-1-declaring/10 {
+		t.Errorf("%d plans extended after %d calls that declared summaries: the plan was made again", a.PlansExtended(), declaring)
+	}
+	if summarised[calls-1] < 3*summarised[20] || made[calls-1] > made[20]+made[20]/2 {
+		t.Errorf("candidates made at call 20: %d, at call %d: %d (%d and %d turns summarised): they grow with what was summarised", made[20], calls-1, made[calls-1], summarised[20], summarised[calls-1])
+	}
 }

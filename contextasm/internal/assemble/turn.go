@@ -31,6 +31,7 @@ type incremental struct {
 	priorAll []*ixEntry // every prior item's entry, pulled or not
 	looked   int        // index entries looked at (TestTurnLooksAtWhatItKeeps)
 	passed   int        // units passed over whole (passUnit; TestIndexedEqualsFull)
+	extended int        // plans of summaries extended, by every assembly (extendPlan; TestIndexedEqualsFull)
 	// The planning's (currentTurnIndexed, planUnitsIndexed): the entries
 	// required for this assembly (markReq), which the walks take first;
 	// the current turn's assistant turn, whose reasoning is written;
@@ -399,6 +400,13 @@ func (a *Assembler) pullHistory(x *Index, sec *template.Section, c truncate.Coun
 		var cd *candidate
 		if j, ok := pulled[e]; ok {
 			cd = &a.secs[si].cands[j]
+		} else if a.deg.summarised[e.b.ID] {
+			// Never pulled, so not in the text, and a summary names it:
+			// dropRuns passes over it without ending a run, as a
+			// candidate or not. Made one, a host summarising every run
+			// offered would have each call make candidates of all it
+			// summarised.
+			continue
 		} else {
 			// Never pulled: dropped without a count, for room.
 			inc, news := e.mark&markInc != 0, e.mark&markNews != 0
