@@ -30,7 +30,7 @@ func (a *Assembler) explain(r *run) {
 	}
 	if r.x != nil && conversation {
 		for si := range a.secs {
-			a.pullHistory(r.x, tpl.Section(si), c) // what summarizeCandidates reads, never pulled
+			a.pullHistory(r.x, tpl.Section(si), c, r.lookup) // what summarizeCandidates reads, never pulled
 		}
 	}
 	blocks := a.view(r.blocks)

@@ -117,6 +117,13 @@ type ixSection struct {
 	// kept until a change touches it (nil: to make).
 	sums map[*Block]struct{}
 	plan *replPlan
+	// hskip is pullHistory's: a union-find over positions in history
+	// (hskip[i] == i: a position it reads) that passes over the turns
+	// plan hskipPlan names (its sumIDs up to hskipDone), made again for
+	// another plan or time order (index; rescoring keeps the order).
+	hskip     []int32
+	hskipPlan *replPlan
+	hskipDone int
 }
 
 // ixEntry is an eligible block with what ranking needs.
@@ -740,6 +747,7 @@ func compareRank(a, b *ixEntry, reqA, reqB bool) int {
 // again at every new now (its scores move with recency), so this is on a
 // live conversation's turn. keys and scratch are reused buffers.
 func (s *ixSection) index(keys, scratch *[]rankKey) {
+	s.hskipPlan = nil // positions in the history made again
 	s.tree.build(s.base)
 	k := (*keys)[:0]
 	for i := range s.base {

@@ -206,9 +206,7 @@ func resolveNew(p *replPlan, claims []newClaim) bool {
 func (p *replPlan) apply(si int, claims []newClaim, added []*Block) {
 	for _, b := range added {
 		p.named[b.ID] = struct{}{}
-		for _, id := range b.Replaces() {
-			p.summarised[id] = true
-		}
+		p.summarise(b)
 	}
 	if len(claims) == 0 {
 		return

@@ -114,8 +114,10 @@ type replPlan struct {
 	// named holds every request_id the summaries reach or name, held or
 	// not: a change to one of them makes the plan again.
 	named map[string]struct{}
-	// summarised is noteSummary's for the section's summaries.
+	// summarised is noteSummary's for the section's summaries, and
+	// sumIDs its ids in the order they came (historySkip reads them).
 	summarised map[string]bool
+	sumIDs     []string
 	sums       bool     // some summary is a candidate: the assembly weighs one
 	sumList    []*Block // the section's summaries, by request_id
 	linked     bool     // one of them is in a group or a tool exchange
@@ -126,6 +128,16 @@ type replPlan struct {
 	// added are summaries declared since it was made, in sumList but
 	// not planned yet (extendPlan).
 	added []*Block
+}
+
+// summarise notes the ids summary b names in p.summarised.
+func (p *replPlan) summarise(b *Block) {
+	for _, id := range b.Replaces() {
+		if !p.summarised[id] {
+			p.summarised[id] = true
+			p.sumIDs = append(p.sumIDs, id)
+		}
+	}
 }
 
 // planRepl is one replacement of a replPlan.
@@ -244,9 +256,7 @@ func (a *Assembler) makePlan(r *run, si int, p *replPlan) {
 	}
 	for _, b := range p.sumList {
 		p.named[b.ID] = struct{}{}
-		for _, id := range b.Replaces() {
-			p.summarised[id] = true
-		}
+		p.summarise(b)
 		add(b)
 	}
 	for len(queue) > 0 {

@@ -353,7 +353,7 @@ func (a *Assembler) startWalk(r *run, si int) {
 // section's max_tokens, and every block never pulled was left out for
 // room (dropped under the cap, or under the floor). They are appended as
 // dropped, after the fill, so nothing else reads them.
-func (a *Assembler) pullHistory(x *Index, sec *template.Section, c truncate.Counter) {
+func (a *Assembler) pullHistory(x *Index, sec *template.Section, c truncate.Counter, lookup func(string) (*Block, bool)) {
 	si := sec.Index()
 	s := &x.secs[si]
 	if len(s.history) == 0 && !slices.ContainsFunc(s.extra, func(e ixEntry) bool { return e.b.Type == declare.History }) {
@@ -377,11 +377,18 @@ func (a *Assembler) pullHistory(x *Index, sec *template.Section, c truncate.Coun
 	for i := range a.secs[si].cands {
 		pulled[a.inc.pulledE[a.secs[si].cands[i].Index]] = int32(i)
 	}
+	skip := s.historySkip(lookup)
 	total, bi, xi := 0, 0, 0
 	for total < sec.MaxTokens() {
 		a.inc.looked++
 		var e *ixEntry
-		for bi < len(s.history) && s.base[s.history[bi]].dead {
+		for {
+			if skip {
+				bi = s.skipFrom(bi)
+			}
+			if bi == len(s.history) || !s.base[s.history[bi]].dead {
+				break
+			}
 			bi++
 		}
 		switch {
@@ -424,6 +431,48 @@ func (a *Assembler) pullHistory(x *Index, sec *template.Section, c truncate.Coun
 		}
 		total += a.wholeTokens(sec, e.b, cd, c)
 	}
+}
+
+// historySkip brings s.hskip up to date with s's plan, whose summaries
+// name the turns pullHistory passes over (they are not in the text when
+// never pulled, and a run goes on past them: see dropRuns), and reports
+// whether there is one. The positions skipped are found by time.
+func (s *ixSection) historySkip(lookup func(string) (*Block, bool)) bool {
+	p := s.plan
+	if p == nil {
+		return false
+	}
+	if s.hskipPlan != p {
+		n := len(s.history)
+		s.hskip = slices.Grow(s.hskip[:0], n+1)[:n+1]
+		for i := range s.hskip {
+			s.hskip[i] = int32(i)
+		}
+		s.hskipPlan, s.hskipDone = p, 0
+	}
+	for _, id := range p.sumIDs[s.hskipDone:] {
+		b, ok := lookup(id)
+		if !ok || b.Type != declare.History {
+			continue
+		}
+		k, found := slices.BinarySearchFunc(s.history, b, func(i int32, b *Block) int { return compareNewest(s.base[i].b, b) })
+		if found && s.base[s.history[k]].b == b {
+			s.hskip[k] = int32(k + 1)
+		}
+	}
+	s.hskipDone = len(p.sumIDs)
+	return true
+}
+
+// skipFrom returns the first position in s.history from i that
+// historySkip does not pass over (len(s.history) when none is).
+func (s *ixSection) skipFrom(i int) int {
+	h := s.hskip
+	for int(h[i]) != i {
+		h[i] = h[h[i]] // halving the path
+		i = int(h[i])
+	}
+	return i
 }
 
 // take makes entry e the next candidate of section si, and returns it.
