@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -97,6 +98,57 @@ func TestDeclareRefusesLinkCycles(t *testing.T) {
 	// then v1 may supersede v3.
 	if err := eng.Declare(fact("v3"), fact("v1", "v3")); err != nil {
 		t.Errorf("no cycle once v3 is replaced: %v", err)
+	}
+}
+
+// A summary declared atop a chain of summaries costs its own links, not
+// the chain's (checkLinks walks the store's blocks only when one may name
+// a declaration), and a cycle through the chain is still refused, also
+// once what the store names was counted again (linkRefs).
+func TestDeclareSummaryAtopAChain(t *testing.T) {
+	turn := func(id string) declare.Declaration {
+		return declare.Declaration{RequestID: id, MemoryType: declare.History, Scope: declare.ScopeSession, SessionID: "s1", Content: "USER: " + id}
+	}
+	summary := func(id string, replaces ...string) declare.Declaration {
+		d := turn(id)
+		d.Content, d.Replaces = "SUMMARY of "+strings.Join(replaces, ", "), replaces
+		return d
+	}
+	chain := func(n int) (*contextasm.Engine, func() float64) {
+		eng := newEngine(t, contextasm.Config{}, summary("sum-00000", "head"))
+		for k := 1; k < n; k++ {
+			if err := eng.Declare(turn(fmt.Sprintf("t-%05d", k)), summary(fmt.Sprintf("sum-%05d", k), fmt.Sprintf("sum-%05d", k-1), fmt.Sprintf("t-%05d", k))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		top := n - 1
+		return eng, func() float64 { // bytes allocated by a Declare
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			for range 20 {
+				top++
+				if err := eng.Declare(summary(fmt.Sprintf("sum-%05d", top), fmt.Sprintf("sum-%05d", top-1))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			runtime.ReadMemStats(&after)
+			return float64(after.TotalAlloc-before.TotalAlloc) / 20
+		}
+	}
+	_, short := chain(20)
+	eng, long := chain(1500)
+	s, l := short(), long()
+	t.Logf("bytes allocated by a Declare atop a chain of 20 summaries: %.0f; of 1,500: %.0f", s, l)
+	// The store's chunks grow with it; a walk of the chain costs about
+	// thirty times more.
+	if l > 4*s {
+		t.Errorf("a Declare atop a chain of 1,500 summaries allocates %.0f bytes, atop 20 %.0f: it walks the chain", l, s)
+	}
+	// "head" closes a cycle through every summary of the chain.
+	err := eng.Declare(summary("head", "sum-01519"))
+	var ve *declare.ValidationError
+	if !errors.As(err, &ve) || len(ve.Problems) != 1 || ve.Problems[0].RequestID != "head" || ve.Problems[0].Field != "replaces" {
+		t.Fatalf("a cycle through the chain: err = %v", err)
 	}
 }
 

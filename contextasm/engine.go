@@ -160,6 +160,7 @@ type Engine struct {
 	declTrust map[string]float64
 	bySession sessionBlocks     // the session-scoped blocks by session; guarded by mu
 	calls     declare.CallIndex // the store's tool calls and results (checkToolCalls); guarded by mu
+	links     linkRefs          // what the store's blocks may name in supersedes and replaces (checkLinks); guarded by mu
 
 	// The parts.
 	tokens  *tokens.Counts   // token counting, its caches, the usage learned
@@ -290,7 +291,7 @@ func (e *Engine) declare(decls []declare.Declaration, announce bool) error {
 	if err := checkToolCalls(&e.calls, decls); err != nil {
 		return err
 	}
-	if err := checkLinks(e.current(), decls); err != nil {
+	if err := checkLinks(e.current(), &e.links, decls); err != nil {
 		return err
 	}
 	var global []declare.Declaration
@@ -317,6 +318,7 @@ func (e *Engine) declare(decls []declare.Declaration, announce bool) error {
 		return fmt.Errorf("%w: %d blocks would exceed Config.MaxBlocks (%d); forget some first", ErrStoreFull, set.len()+added, e.cfg.MaxBlocks)
 	}
 	set, changes := set.put(incoming)
+	e.links.add(set, decls)
 	e.publish(set, changes)
 	e.rep.Announce(global, nil)
 	return nil
