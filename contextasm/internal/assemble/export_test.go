@@ -184,6 +184,10 @@ func (x *Index) verifyLex() error {
 // Looked returns how many index entries the last AssembleIndexed looked at.
 func (a *Assembler) Looked() int { return a.inc.looked }
 
+// HistoryRead returns how many history entries the last assembly's
+// pullHistory read.
+func (a *Assembler) HistoryRead() int { return a.inc.histRead }
+
 // Lexical reports whether x keeps its entries' documents.
 func (x *Index) Lexical() bool { return x.lexOn }
 
@@ -297,12 +301,6 @@ func blockIDs(bs []*Block) []string {
 	return ids
 }
 
-// CandidatesMade returns how many candidates the last assembly made, in
-// every section.
-func (a *Assembler) CandidatesMade() int {
-	n := 0
-	for si := range a.secs {
-		n += len(a.secs[si].cands)
-	}
-	return n
-}
+// CandidatesMade returns how many candidates the last AssembleIndexed
+// made, in both walks of one with summaries.
+func (a *Assembler) CandidatesMade() int { return a.inc.made }

@@ -176,6 +176,11 @@ const (
 	markSummarized = 256
 	// markPassed: a member of a unit the walk passed over (passUnit).
 	markPassed = 512
+	// markRepl: the summary or a turn of a replacement, which the walk
+	// takes from its replacements' lane (walk.replLane), never passing
+	// over it, as a full fill decides the replacement at the first of
+	// them; the base and extra lanes pass over it.
+	markRepl = 1024
 )
 
 // required reports whether e ranks as required in the assembly under way:

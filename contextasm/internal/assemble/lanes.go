@@ -389,19 +389,21 @@ func (w *walk) baseHead(skip bool, m int32) *ixEntry {
 				c.at = w.s.lanes[lj].hi
 			}
 			w.heap = w.heap[:0]
-			return w.floorHead()
+			return nil // the replacements under it come from their lane (replHead)
 		}
 		return e
 	}
-	return w.floorHead()
+	return nil
 }
 
-// floorHead returns the floor lane's next entry under the floor that the
-// walk has not taken, nil when none is left (or there is no floor).
-func (w *walk) floorHead() *ixEntry {
-	for w.hasFloor && w.fi < len(w.floorLane) {
+// replHead returns the replacements' lane's next entry that the walk
+// has not taken (nor taken out of rank order: an incumbent, news, a
+// relevance hit or a required block, which come in their own lanes), nil
+// when none is left.
+func (w *walk) replHead() *ixEntry {
+	for w.fi < len(w.replLane) {
 		*w.looked++
-		if e := w.floorLane[w.fi]; !e.dead && e.mark == 0 && w.eff(e) <= w.floor {
+		if e := w.replLane[w.fi]; !e.dead && e.mark == markRepl {
 			return e
 		}
 		w.fi++
@@ -409,9 +411,10 @@ func (w *walk) floorHead() *ixEntry {
 	return nil
 }
 
-// floorLane makes the walk's floor lane of section si: its replacements'
-// summaries and turns, in rank order.
-func (a *Assembler) floorLane(si int) {
+// replLane makes the walk's replacements' lane of section si: its
+// replacements' summaries and turns, in rank order, marked so that the
+// base and extra lanes pass over them (markRepl).
+func (a *Assembler) replLane(si int) {
 	w := &a.inc.w
 	for i := range a.deg.repls {
 		r := &a.deg.repls[i]
@@ -424,12 +427,16 @@ func (a *Assembler) floorLane(si int) {
 				b = r.mBlocks[j]
 			}
 			if e := a.entryOfBlock(si, b); e != nil {
-				w.floorLane = append(w.floorLane, e)
+				w.replLane = append(w.replLane, e)
 			}
 		}
 	}
-	slices.SortFunc(w.floorLane, func(p, q *ixEntry) int { return compareRank(p, q, p.req, q.req) })
-	w.floorLane = slices.Compact(w.floorLane) // a summary another names
+	slices.SortFunc(w.replLane, func(p, q *ixEntry) int { return compareRank(p, q, p.req, q.req) })
+	w.replLane = slices.Compact(w.replLane) // a summary another names
+	for _, e := range w.replLane {
+		e.mark |= markRepl
+	}
+	a.inc.priorAll = append(a.inc.priorAll, w.replLane...) // unmarked by endWalk
 }
 
 // laneHead is head for one lane, ending at hi.
@@ -452,10 +459,6 @@ func (w *walk) laneHead(c *laneCursor, hi int32, skip bool, m int32) *ixEntry {
 
 // pullBase moves past the base's head, which the walk took.
 func (w *walk) pullBase() {
-	if len(w.heap) == 0 {
-		w.fi++ // the floor lane's
-		return
-	}
 	li := w.heap[0]
 	c := &w.lc[li]
 	c.at++

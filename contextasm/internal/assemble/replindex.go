@@ -28,15 +28,24 @@ import (
 // left out, and the one that represents more is taken, as AssembleRefs
 // takes it.
 //
+// The walk may pass over what cannot fit (a section that fills by skip)
+// and stops at a previous decision's floor, but a full fill decides a
+// replacement at the first of its blocks it comes to, fitting or not,
+// over the floor or under it: in such a section the replacements' blocks
+// come from a lane of their own (walk.replLane), which passes nothing
+// over, and the other lanes pass over them.
+//
+// A host that summarises as it goes declares summaries of the runs it is
+// offered, which hold the summaries dropped in them: the plan is then
+// extended with them (planextend.go), not made again.
+//
 // With a query, the index's lexical statistics leave summaries out, as
 // the relevance pass's do, and findHits scores them apart
 // (scoreSummaries), in the assembly with summaries only.
 //
-// Served by the full assembly only: a chat whose current turn is
-// a summary, and a section with summaries that follows a previous
-// decision's floor (the walk passes over what scores under it, a full
-// fill decides a replacement there) or holds a summary in a group or a
-// tool exchange.
+// Served by the full assembly only: a chat whose current turn is a
+// summary, and a section that holds a summary in a group or a tool
+// exchange.
 
 // planReplsIndexed is buildRepls for an incremental assembly: it makes
 // the replacements of every section that has summaries, leaves out (as
@@ -560,18 +569,41 @@ func (f *filler) unpulledNeed(r *repl, need, texts int) (int, int) {
 // copy of the section's walk from r's summary until the last of r's
 // turns, counting what a full fill would count there (every candidate not
 // decided yet), without making candidates.
+//
+// The lanes go back to where they first passed over an entry, so the
+// copy comes to those that did not fit too; of them, it counts only those
+// ranked after the summary, as the full fill has decided the others. A
+// relevance hit passed over for not fitting (walk.relSkip) would not fit
+// now either: ranked between the summary and an entry the copy comes to,
+// it makes the turns not fit there.
 func (f *filler) fitsUntilIndexed(r *repl) bool {
 	a := f.a
 	w := a.inc.w.forkUnfloored() // the walk itself does not move
 	room := f.sec.MaxTokens() - f.st.used - f.st.msgs
 	u := untilNeed{texts: f.st.kept, sep: f.st.sep}
 	left := len(r.mBlocks)
-	ri := int32(f.cands()[r.sCand].repl - 1)
+	s := &f.cands()[r.sCand]
+	ri := int32(s.repl - 1)
+	se, sk := a.inc.pulledE[s.Index], a.inc.keys[s.Index]
+	var skipped *relItem // the first hit passed over after the summary
+	for _, it := range a.inc.w.relSkip {
+		if compareHeads(it.e, it.eff, false, it.tier, se, sk.eff, sk.inc, sk.tier) > 0 &&
+			(skipped == nil || compareHeads(it.e, it.eff, false, it.tier, skipped.e, skipped.eff, false, skipped.tier) < 0) {
+			skipped = it
+		}
+	}
 	seen := make(map[int32]bool) // replacements a turn of which came before
 	for left > 0 {
 		e, p, rel := w.next(false, 0)
 		if e == nil {
 			break
+		}
+		k := a.walkKeyOf(e, p, rel)
+		if compareHeads(e, k.eff, k.inc, k.tier, se, sk.eff, sk.inc, sk.tier) < 0 {
+			continue // decided before the summary came up
+		}
+		if skipped != nil && compareHeads(skipped.e, skipped.eff, false, skipped.tier, e, k.eff, k.inc, k.tier) < 0 {
+			return false
 		}
 		o, in := a.replIndex(e)
 		if in && o == ri {

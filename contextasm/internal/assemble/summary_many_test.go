@@ -11,7 +11,9 @@ import (
 	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/internal/lexical"
 	"github.com/contextasm/contextasm/outcome"
+	"github.com/contextasm/contextasm/template"
 	"github.com/contextasm/contextasm/truncate"
 )
 
@@ -181,8 +183,15 @@ func summaryStore(runs int, chained bool) ([]*assemble.Block, func(string) (*ass
 	for _, bl := range summaryHistory(runs, chained) {
 		blocks = append(blocks, &bl)
 	}
+	get := sortedLookup(blocks)
+	return blocks, get
+}
+
+// sortedLookup sorts blocks by request_id, as a store holds them, and
+// returns their lookup.
+func sortedLookup(blocks []*assemble.Block) func(string) (*assemble.Block, bool) {
 	slices.SortFunc(blocks, func(p, q *assemble.Block) int { return strings.Compare(p.ID, q.ID) })
-	return blocks, func(id string) (*assemble.Block, bool) {
+	return func(id string) (*assemble.Block, bool) {
 		i, ok := slices.BinarySearchFunc(blocks, id, func(x *assemble.Block, id string) int { return strings.Compare(x.ID, id) })
 		if !ok {
 			return nil, false
@@ -204,8 +213,9 @@ func indexedAt(a *assemble.Assembler, x *assemble.Index, blocks []*assemble.Bloc
 // it is offered, as it goes (the summaries of runs that hold summaries
 // chain them), is served incrementally and gives the full assembly's
 // text, messages and runs at every call; the plan of its summaries is
-// extended, not made again, and what an assembly makes candidates of
-// does not grow with what was summarised before.
+// extended, not made again, and neither what an assembly makes
+// candidates of nor the history it reads for the runs it offers grows
+// with what was summarised before.
 func TestSummarisedAsItGoes(t *testing.T) {
 	tpl := mustParse(t, `{"budget": 8192, "sections": [
  {"name": "CONTEXT", "priority": 1, "memory_types": ["context"], "max_tokens": 300, "render": "<context>{content}</context>", "fill": "skip"},
@@ -242,7 +252,7 @@ func TestSummarisedAsItGoes(t *testing.T) {
 		if !ok || err != nil {
 			t.Fatalf("call %d: not served (%v)", call, err)
 		}
-		made[call], looked[call] = a.CandidatesMade(), a.Looked()
+		made[call], looked[call] = a.CandidatesMade(), a.HistoryRead()
 		want, err := full.AssembleRefs(tpl, s.blocks, req, tok)
 		if err != nil {
 			t.Fatal(err)
@@ -264,15 +274,102 @@ func TestSummarisedAsItGoes(t *testing.T) {
 		}
 		req.Previous = want.Decision
 	}
-	t.Logf("%d summaries, declared after %d calls; %d plans extended; candidates made at calls 20, 60, 119: %d, %d, %d; entries looked at: %d, %d, %d (%d, %d, %d turns summarised)",
+	t.Logf("%d summaries, declared after %d calls; %d plans extended; candidates made at calls 20, 60, 119: %d, %d, %d; history entries read for the runs to summarise: %d, %d, %d (%d, %d, %d turns summarised)",
 		nsum, declaring, a.PlansExtended(), made[20], made[60], made[calls-1], looked[20], looked[60], looked[calls-1], summarised[20], summarised[60], summarised[calls-1])
 	// The first assembly with summaries makes the plan; each after a
 	// call that declared more extends it.
 	if a.PlansExtended() < declaring-1-declaring/10 {
 		t.Errorf("%d plans extended after %d calls that declared summaries: the plan was made again", a.PlansExtended(), declaring)
 	}
-	if summarised[calls-1] < 3*summarised[20] || made[calls-1] > made[20]+made[20]/2 || looked[calls-1] > 2*looked[20] {
-		t.Errorf("at call 20: %d candidates made, %d entries looked at; at call %d: %d, %d (%d and %d turns summarised): they grow with what was summarised",
+	if summarised[calls-1] < 3*summarised[20] || made[calls-1] > made[20]+made[20]/2 || looked[calls-1] > 3*looked[20] {
+		t.Errorf("at call 20: %d candidates made, %d history entries read; at call %d: %d, %d (%d and %d turns summarised): they grow with what was summarised",
 			made[20], looked[20], calls-1, made[calls-1], looked[calls-1], summarised[20], summarised[calls-1])
 	}
+}
+
+// TestSummaryLooksPastAHitThatDoesNotFit: in a section that fills by
+// skip, a relevance hit too large for the section ranks between a summary
+// and its turns. The full fill, come to the summary, counts the hit among
+// what lies between (fitsUntil) and takes the summary at once; the walk
+// passed the hit over before it came to the summary, and must count it
+// too (walk.relSkip).
+func TestSummaryLooksPastAHitThatDoesNotFit(t *testing.T) {
+	tpl := mustParse(t, `{"budget": 8192, "sections": [
+ {"name": "HISTORY", "priority": 1, "memory_types": ["history"], "max_tokens": 120, "render": "{content}", "fill": "skip"}]}`)
+	tok := boundedCounter{&memoCounter{Counter: realTokenizer(t), counts: map[string]int{}}} // lower bounds: the walk passes over what cannot fit
+	var blocks []*assemble.Block
+	var ids []string
+	for k := range 4 {
+		b := turnAt(fmt.Sprintf("t%d", k), 20, 30+k)
+		blocks = append(blocks, &b)
+		ids = append(ids, b.ID)
+	}
+	big := turnAt("big", 400, 29)
+	big.Content = "passport renewal fees " + big.Content
+	big.MinTokens, big.Weight = 380, 0 // ranked under the summary even with its relevance
+	sum := summaryOf("sum", 10, 1, ids...)
+	sum.Content = "SUMMARY: " + sum.Content // no hit: the walk takes it from the replacements' lane
+	sum.Weight, sum.Trust = 1, 1
+	blocks = append(blocks, &big, &sum)
+	req := assemble.Request{Now: now}
+	req.Query, req.QueryKey = lexical.NewQuery("passport renewal fees"), "passport renewal fees"
+	out, want, _ := bothWays(t, tpl, blocks, req, tok)
+	if !strings.Contains(want.Text, "SUMMARY") {
+		t.Fatalf("the full assembly does not keep the summary: %q", want.Text)
+	}
+	if out.Text != want.Text {
+		t.Errorf("incremental %q, full %q", out.Text, want.Text)
+	}
+}
+
+// TestSummariesLetTheWalkPassOver: a section that fills by skip, with
+// summaries in it, is walked as one without: what cannot fit is passed
+// over (the replacements' blocks come from their own lane), not made a
+// candidate, and the text is the full assembly's.
+func TestSummariesLetTheWalkPassOver(t *testing.T) {
+	tpl := mustParse(t, `{"budget": 8192, "sections": [
+ {"name": "HISTORY", "priority": 1, "memory_types": ["history"], "max_tokens": 300, "render": "{content}", "fill": "skip"}]}`)
+	tok := boundedCounter{&memoCounter{Counter: realTokenizer(t), counts: map[string]int{}}}
+	var blocks []*assemble.Block
+	for k := range 400 {
+		b := turnAt(fmt.Sprintf("t%04d", k), 80, 10+k) // too large for what is left, once a few are in
+		b.MinTokens = int32(tokensOf(t, b.Content)) - 2
+		blocks = append(blocks, &b)
+	}
+	for r := range 5 {
+		var ids []string
+		for k := range 10 {
+			ids = append(ids, fmt.Sprintf("t%04d", 100+r*50+k))
+		}
+		s := summaryOf(fmt.Sprintf("sum%d", r), 8, 5+r, ids...)
+		blocks = append(blocks, &s)
+	}
+	out, want, made := bothWays(t, tpl, blocks, assemble.Request{Now: now}, tok)
+	if out.Text != want.Text {
+		t.Errorf("incremental %q, full %q", out.Text, want.Text)
+	}
+	t.Logf("%d candidates made of %d blocks", made, len(blocks))
+	if made > len(blocks)/4 {
+		t.Errorf("%d candidates made of %d blocks: the walk passes nothing over", made, len(blocks))
+	}
+}
+
+// bothWays assembles blocks for req from an Index made of them and by
+// AssembleRefs, and returns both outputs and how many candidates the
+// incremental assembly made.
+func bothWays(t *testing.T, tpl *template.Template, blocks []*assemble.Block, req assemble.Request, tok truncate.Counter) (out, want *assemble.Output, made int) {
+	t.Helper()
+	get := sortedLookup(blocks)
+	x := assemble.NewIndex(tpl, req, truncate.Scoring{})
+	x.Build(blocks, req.Now)
+	var a, full assemble.Assembler
+	out, _, ok, err := a.AssembleIndexed(x, req, tok, get)
+	if !ok || err != nil {
+		t.Fatalf("not served: %v", err)
+	}
+	want, err = full.AssembleRefs(tpl, blocks, req, tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, want, a.CandidatesMade()
 }

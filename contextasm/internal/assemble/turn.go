@@ -32,6 +32,8 @@ type incremental struct {
 	looked   int        // index entries looked at (TestTurnLooksAtWhatItKeeps)
 	passed   int        // units passed over whole (passUnit; TestIndexedEqualsFull)
 	extended int        // plans of summaries extended, by every assembly (extendPlan; TestIndexedEqualsFull)
+	histRead int        // history entries pullHistory read (TestSummarisedAsItGoes)
+	made     int        // candidates made (take), by both walks of an assembly with summaries
 	// The planning's (currentTurnIndexed, planUnitsIndexed): the entries
 	// required for this assembly (markReq), which the walks take first;
 	// the current turn's assistant turn, whose reasoning is written;
@@ -73,17 +75,18 @@ type walk struct {
 	lc       []laneCursor
 	heap     []int32
 	xi, gapX int
-	// floorLane, in a section with summaries that follows a floor, is
-	// its replacements' entries in rank order: once the base and extra
-	// lanes end at the floor, the walk goes on with the ones under it
-	// (from fi), which a full fill still decides (lanes.go).
-	floorLane []*ixEntry
-	fi        int
-	prior     []priorItem // in fill order
-	pi        int
-	hasFloor  bool
-	floor     float64
-	done      bool
+	// replLane, in a section with summaries, is its replacements'
+	// entries in rank order (from fi), merged with the other lanes: the
+	// base and extra lanes pass over them (markRepl) and over what does
+	// not fit, stop at a floor; a full fill decides a replacement at the
+	// first of them it comes to, wherever that is (lanes.go).
+	replLane []*ixEntry
+	fi       int
+	prior    []priorItem // in fill order
+	pi       int
+	hasFloor bool
+	floor    float64
+	done     bool
 	// With a query (queried), entries score (1 − share)·score + share·
 	// relevance: the ones it touches come in their own lane, rel, in that
 	// order; every other entry's score is scaled alike, so the base and
@@ -93,6 +96,7 @@ type walk struct {
 	rel     []relItem
 	ri      int
 	relGap  []*relItem // items passed over for their lower bound
+	relSkip []*relItem // of those, the ones that did not fit (fitsUntilIndexed)
 	// unitGap are the members of units passed over for their lower
 	// bound (passUnit), noted for the tail as the lanes' gaps are.
 	unitGap []*ixEntry
@@ -244,9 +248,10 @@ func (a *Assembler) AssembleIndexed(x *Index, req Request, c truncate.Counter, l
 	if a.deg.weighed {
 		// A summary took part: it must not leave the model with less
 		// than dropping alone would (degrade.go).
-		looked := a.inc.looked
+		looked, made := a.inc.looked, a.inc.made
 		plain, pheat, pok, perr := a.assembleIndexed(x, req, c, lookup, true)
 		a.inc.looked += looked // both walks' (TestIndexedServesSummaries)
+		a.inc.made += made
 		if !pok {
 			return nil, nil, false, nil
 		}
@@ -269,7 +274,7 @@ func (a *Assembler) assembleIndexed(x *Index, req Request, c truncate.Counter, l
 	// buffer is kept from one assembly to the next.
 	r.out.Events = a.inc.events[:0]
 	r.x, r.lookup, a.inc.x, a.inc.out = x, lookup, x, r.out
-	a.inc.on, a.inc.pulled, a.inc.pulledE, a.inc.keys, a.inc.looked, a.inc.passed = true, a.inc.pulled[:0], a.inc.pulledE[:0], a.inc.keys[:0], 0, 0
+	a.inc.on, a.inc.pulled, a.inc.pulledE, a.inc.keys, a.inc.looked, a.inc.passed, a.inc.histRead, a.inc.made = true, a.inc.pulled[:0], a.inc.pulledE[:0], a.inc.keys[:0], 0, 0, 0, 0
 	a.inc.priorAll = a.inc.priorAll[:0]
 	defer a.endWalk()
 	if a.chat.on() {
@@ -318,8 +323,8 @@ func (a *Assembler) startWalk(r *run, si int) {
 	if r.req.hostRelevance() {
 		share = x.secs[si].hostShare
 	}
-	a.inc.w = walk{looked: &a.inc.looked, s: &x.secs[si], lc: a.inc.w.lc, heap: a.inc.w.heap, floorLane: a.inc.w.floorLane[:0], gapX: len(x.secs[si].extra), prior: a.inc.w.prior[:0],
-		queried: r.req.queried(), share: share, rel: a.inc.w.rel[:0], relGap: a.inc.w.relGap[:0], unitGap: a.inc.w.unitGap[:0],
+	a.inc.w = walk{looked: &a.inc.looked, s: &x.secs[si], lc: a.inc.w.lc, heap: a.inc.w.heap, replLane: a.inc.w.replLane[:0], gapX: len(x.secs[si].extra), prior: a.inc.w.prior[:0],
+		queried: r.req.queried(), share: share, rel: a.inc.w.rel[:0], relGap: a.inc.w.relGap[:0], relSkip: a.inc.w.relSkip[:0], unitGap: a.inc.w.unitGap[:0],
 		tiered: r.follow && r.req.queried() && share > 0, queryTurn: r.out.QueryTurn}
 	a.inc.w.startLanes()
 	if r.follow {
@@ -341,8 +346,10 @@ func (a *Assembler) startWalk(r *run, si int) {
 	if a.inc.w.queried {
 		a.relevanceLane(r, si)
 	}
-	if a.inc.w.hasFloor && a.inc.replSec[si] {
-		a.floorLane(si)
+	if a.inc.replSec[si] && (x.tpl.Section(si).Fill() == template.FillSkip || a.inc.w.hasFloor) {
+		// The base and extra lanes pass over what does not fit, or stop
+		// at the floor: the replacements come from a lane of their own.
+		a.replLane(si)
 	}
 	a.orderMembers(si)
 }
@@ -381,6 +388,7 @@ func (a *Assembler) pullHistory(x *Index, sec *template.Section, c truncate.Coun
 	total, bi, xi := 0, 0, 0
 	for total < sec.MaxTokens() {
 		a.inc.looked++
+		a.inc.histRead++
 		var e *ixEntry
 		for {
 			if skip {
@@ -478,6 +486,7 @@ func (s *ixSection) skipFrom(i int) int {
 // take makes entry e the next candidate of section si, and returns it.
 func (a *Assembler) take(si int, e *ixEntry) *candidate {
 	e.mark |= markVisited
+	a.inc.made++
 	rel := e.rel
 	score := e.score
 	if a.inc.w.queried {
@@ -523,7 +532,9 @@ func (a *Assembler) endWalk() {
 	a.inc.hits = a.inc.hits[:0]
 	clear(a.inc.w.rel)
 	clear(a.inc.w.relGap)
-	a.inc.w = walk{prior: a.inc.w.prior[:0], rel: a.inc.w.rel[:0], relGap: a.inc.w.relGap[:0], lc: a.inc.w.lc[:0], heap: a.inc.w.heap[:0]}
+	clear(a.inc.w.relSkip)
+	clear(a.inc.w.replLane)
+	a.inc.w = walk{prior: a.inc.w.prior[:0], rel: a.inc.w.rel[:0], relGap: a.inc.w.relGap[:0], relSkip: a.inc.w.relSkip[:0], replLane: a.inc.w.replLane[:0], lc: a.inc.w.lc[:0], heap: a.inc.w.heap[:0]}
 }
 
 // more reports whether section si has a candidate at i: made up front by
@@ -672,10 +683,10 @@ func (a *Assembler) pull(sec *template.Section, st *fillState, bounded bool, c t
 		return false
 	}
 	skip, room := false, 0
-	// Under stop, the first misfit stops the section; a section with
-	// summaries passes nothing over, so that the fill comes to every
-	// replacement a full fill decides (fillRepl).
-	if bounded && sec.Fill() == template.FillSkip && !a.inc.replSec[si] {
+	// Under stop, the first misfit stops the section. The replacements'
+	// lane passes nothing over, so that the fill comes to every
+	// replacement where a full fill decides it (fillRepl).
+	if bounded && sec.Fill() == template.FillSkip {
 		room = sec.MaxTokens() - st.used - st.msgs
 		if st.kept > 0 && !a.chat.on() {
 			// A message needs no separator: in a chat format the room
@@ -766,6 +777,11 @@ func (w *walk) next(skip bool, room int) (*ixEntry, *priorItem, *relItem) {
 	if r := w.relHead(skip, m); r != nil && (best == nil || compareHeads(r.e, r.eff, false, r.tier, best, bestEff, false, bestTier) < 0) {
 		best, bestEff, bestTier, from, rel = r.e, r.eff, r.tier, &w.ri, r
 	}
+	if re := w.replHead(); re != nil {
+		if rt, reff := w.tierOf(re), w.eff(re); best == nil || compareHeads(re, reff, false, rt, best, bestEff, false, bestTier) < 0 {
+			best, bestEff, bestTier, from, rel = re, reff, rt, &w.fi, nil
+		}
+	}
 	if p != nil && (best == nil || compareHeads(p.e, p.eff, p.inc, p.tier(), best, bestEff, false, bestTier) < 0) {
 		w.pi++
 		w.took = p.tier()
@@ -805,8 +821,9 @@ func (w *walk) relHead(skip bool, m int32) *relItem {
 		case !r.e.req && !r.recall && w.hasFloor && r.eff <= w.floor:
 			w.relGap = append(w.relGap, r) // under the floor; one the query recalls may come after it
 			w.ri++
-		case skip && !r.e.req && r.e.min > m:
+		case skip && !r.e.req && r.e.min > m && r.e.mark&markRepl == 0:
 			w.relGap = append(w.relGap, r) // for finishWalk's tail
+			w.relSkip = append(w.relSkip, r)
 			w.ri++
 		default:
 			return r
@@ -879,6 +896,11 @@ func (a *Assembler) finishWalk(si int) {
 	}
 	for _, e := range w.unitGap {
 		note(e)
+	}
+	for _, e := range w.replLane[w.fi:] {
+		if !e.dead && e.mark == markRepl {
+			note(e)
+		}
 	}
 	a.secs[si].tail = t
 }
