@@ -184,6 +184,7 @@ type Engine struct {
 	fullOnly bool
 	indexed  atomic.Int64 // assemblies served from an index, for the tests
 	donated  atomic.Int64 // indexes built with another's documents (donor), for the tests
+	adopted  atomic.Int64 // new sessions' indexes that took over an ended one's (adopt), for the tests
 }
 
 // New returns an Engine configured by cfg.

@@ -3,6 +3,7 @@ package contextasm
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -59,17 +60,22 @@ type indexSet struct {
 	bytes     int // what list and spare hold
 	evicted   int // for the tests
 	// spare are the indexes of the sessions ended last (maxSpare, the
-	// newest last), kept only to give a new session's index their
-	// documents (donor): read, never changed. They count in bytes, and
-	// go first when the indexes hold too much.
-	spare []spareIndex
+	// newest last): a new session of the same template, user and roles
+	// takes one over (takeSpare), or, when none is left to take, a new
+	// session's build copies one's documents (donor). They count in
+	// bytes, and go first when the indexes hold too much.
+	spare []*spareIndex
 }
 
-// spareIndex is an ended session's index, the shape it was of, and its size.
+// spareIndex is an ended session's index, the shape it was of, the
+// snapshot version it is at, and its size. A donor reads it under a read
+// lock; a new session that takes it over (takeSpare) waits for them.
 type spareIndex struct {
-	key   shapeKey
-	x     *assemble.Index
-	bytes int
+	mu      sync.RWMutex
+	key     shapeKey
+	x       *assemble.Index
+	version uint64
+	bytes   int
 }
 
 // maxSpare is how many ended sessions' indexes an Engine keeps as donors:
@@ -196,11 +202,33 @@ func (e *Engine) donor(si *shapeIndex) (*assemble.Index, func()) {
 		return best.x, best.mu.Unlock
 	}
 	for i := len(s.spare) - 1; i >= 0; i-- {
-		if like(s.spare[i].key) {
-			return s.spare[i].x, func() {} // read only: no lock
+		if sp := s.spare[i]; like(sp.key) && sp.mu.TryRLock() {
+			return sp.x, sp.mu.RUnlock
 		}
 	}
 	return nil, nil
+}
+
+// takeSpare takes out of the spare indexes the newest one of si's
+// template, user and roles, for si to take over (catchUp), or returns
+// nil. It waits for the donors reading it.
+func (e *Engine) takeSpare(si *shapeIndex) *spareIndex {
+	s := &e.ixs
+	s.mu.Lock()
+	var sp *spareIndex
+	for i := len(s.spare) - 1; i >= 0; i-- {
+		if k := s.spare[i].key; k.tpl == si.key.tpl && k.user == si.key.user && k.roles == si.key.roles {
+			sp = s.spare[i]
+			s.spare = slices.Delete(s.spare, i, i+1)
+			s.bytes -= sp.bytes
+			break
+		}
+	}
+	s.mu.Unlock()
+	if sp != nil {
+		sp.mu.Lock() // never let go: no one else finds it now
+	}
+	return sp
 }
 
 // dropIndexes drops the indexes of session's request shapes (the session
@@ -214,9 +242,9 @@ func (e *Engine) dropIndexes(session string) {
 	}
 	s.mu.Unlock()
 	for _, si := range gone {
-		if x := si.retire(); x != nil {
+		if x, version := si.retire(); x != nil {
 			s.mu.Lock()
-			s.spare = append(s.spare, spareIndex{si.key, x, si.bytes})
+			s.spare = append(s.spare, &spareIndex{key: si.key, x: x, version: version, bytes: si.bytes})
 			s.bytes += si.bytes
 			if len(s.spare) > maxSpare {
 				s.bytes -= s.spare[0].bytes
@@ -228,17 +256,18 @@ func (e *Engine) dropIndexes(session string) {
 }
 
 // retire settles the index's heat and lets it go: it serves no more. It
-// returns the index let go (nil when it was gone already).
-func (si *shapeIndex) retire() *assemble.Index {
+// returns the index let go and the snapshot version it is at (nil when it
+// was gone already).
+func (si *shapeIndex) retire() (*assemble.Index, uint64) {
 	si.mu.Lock()
 	defer si.mu.Unlock()
 	if si.gone {
-		return nil
+		return nil, 0
 	}
 	x := si.x
 	x.Settle()
 	si.gone, si.x = true, nil
-	return x
+	return x, si.version
 }
 
 // settleHeat moves the drops the indexes counted lazily into the heat
@@ -257,25 +286,22 @@ func (e *Engine) settleHeat() {
 }
 
 // catchUp brings si's index to snap at now, and reports false when it
-// cannot serve snap (an index already at a later snapshot). The caller
-// holds si.mu.
+// cannot serve snap (an index already at a later snapshot). A new index
+// takes over a spare one of an ended session when it can (adopt), else
+// it is built, with another's documents when one has them (donor). The
+// caller holds si.mu.
 func (e *Engine) catchUp(si *shapeIndex, snap *snapshot, now time.Time) bool {
 	if si.gone || si.version > snap.version {
 		return false
 	}
-	x := si.x
-	build := !x.Built()
-	for v := si.version + 1; !build && v <= snap.version; v++ {
-		changes, ok := e.log.at(v)
-		if !ok {
-			build = true // the log no longer has them, or they are the whole store
-			break
-		}
-		for _, c := range changes {
-			x.Update(c.old, c.new)
-		}
+	build := !si.x.Built()
+	if build && e.adopt(si, snap) {
+		build = false
+	} else if !build && !e.replay(si.x, si.version, snap.version) {
+		build = true // the log no longer has them, or they are the whole store
 	}
 	si.version = snap.version
+	x := si.x
 	switch {
 	case build:
 		d, release := e.donor(si)
@@ -295,6 +321,71 @@ func (e *Engine) catchUp(si *shapeIndex, snap *snapshot, now time.Time) bool {
 		x.Refresh(blocks, now)
 	}
 	return true
+}
+
+// replay applies to x, at snapshot version from, the changes of the
+// versions after it up to to, and reports false when the log no longer
+// has them one by one (then x is to be built).
+func (e *Engine) replay(x *assemble.Index, from, to uint64) bool {
+	for v := from + 1; v <= to; v++ {
+		changes, ok := e.log.at(v)
+		if !ok {
+			return false
+		}
+		for _, c := range changes {
+			x.Update(c.old, c.new)
+		}
+	}
+	return true
+}
+
+// adopt makes si, a new session's index, the spare index of an ended
+// session of the same template, user and roles, brought to snap and
+// retargeted to si's session (Index.Retarget): a session started after
+// another ended costs the blocks the two hold and the changes since, not
+// a build from the store. It reports false, leaving si as it was, when
+// no spare is left or the log no longer has the changes since.
+func (e *Engine) adopt(si *shapeIndex, snap *snapshot) bool {
+	sp := e.takeSpare(si)
+	if sp == nil {
+		return false
+	}
+	if sp.version > snap.version || !e.replay(sp.x, sp.version, snap.version) {
+		return false // the spare is let go
+	}
+	if sp.key.session != si.key.session { // the same session again: nothing moves
+		moved, ok := e.sessionBlocksAt(snap, sp.key.session, si.key.session)
+		if !ok {
+			return false
+		}
+		sp.x.Retarget(si.key.session, moved)
+	}
+	si.x = sp.x
+	e.adopted.Add(1)
+	return true
+}
+
+// sessionBlocksAt returns the session-scoped blocks of sessions in snap,
+// sorted by request_id, or false when snap is no longer the current
+// snapshot (the Engine's index by session is the current one's). The
+// caller may hold an index's lock: e.mu is never held while one is
+// taken.
+func (e *Engine) sessionBlocksAt(snap *snapshot, sessions ...string) ([]*assemble.Block, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.current() != snap {
+		return nil, false
+	}
+	var out []*assemble.Block
+	for _, s := range sessions {
+		for id := range e.bySession[s] {
+			if b, ok := snap.set.get(id); ok {
+				out = append(out, b)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b *assemble.Block) int { return strings.Compare(a.ID, b.ID) })
+	return out, true
 }
 
 // assembleIndexed is an incremental assembly of areq, from req's index at

@@ -341,6 +341,25 @@ func (x *Index) BuildFrom(blocks []*Block, now time.Time, donor *Index) bool {
 	return true
 }
 
+// Retarget makes x, an index of another session's shape (the same
+// template, user and roles), one of session's. moved must be every
+// session-scoped block of the two sessions in the store x is at: the
+// only blocks whose eligibility a session changes (eligibility's
+// out_of_scope). Each leaves the index under the old shape and comes
+// back under the new, as Update would move them, so that x is then the
+// index Build makes for session, at the cost of the blocks moved. A
+// churn of sessions so reuses an ended session's index instead of
+// building one from the store for each (the Engine's spare indexes).
+func (x *Index) Retarget(session string, moved []*Block) {
+	for _, b := range moved {
+		x.Update(b, nil)
+	}
+	x.shape.SessionID = session
+	for _, b := range moved {
+		x.Update(nil, b)
+	}
+}
+
 // Serves reports whether the index ranks as it would at now, so that it
 // can serve an assembly at now without Refresh.
 func (x *Index) Serves(now time.Time) bool {

@@ -163,7 +163,7 @@ func TestIndexedEqualsFull(t *testing.T) {
 	}
 	restore := assemble.SetHitCutoff(256, 32)
 	t.Cleanup(restore)
-	var served, fallback, failed, skippedSome, rebuilt, warm, floors, prefixes, queried, turnQueries, conflicts, keyedServed, chats, withCalls, toolServed, passedUnits, donated, near int
+	var served, fallback, failed, skippedSome, rebuilt, warm, floors, prefixes, queried, turnQueries, conflicts, keyedServed, chats, withCalls, toolServed, passedUnits, donated, retargeted, near int
 	var sumServed, sumKept, sumChats, sumQueried, sumFloors, extendedPlans int
 	defer assemble.SetEntriesPerLane(8)()
 	defer assemble.CheckExtendedPlans(t.Errorf)()
@@ -190,6 +190,7 @@ func TestIndexedEqualsFull(t *testing.T) {
 		trng := rand.New(rand.NewPCG(uint64(run), 211)) // tool exchanges, likewise
 		srng := rand.New(rand.NewPCG(uint64(run), 307)) // summaries, likewise
 		drng := rand.New(rand.NewPCG(uint64(run), 401)) // builds from a donor, likewise
+		rrng := rand.New(rand.NewPCG(uint64(run), 503)) // retargets, likewise
 		var offered []outcome.SummarizeCandidate        // the last full assembly's runs to summarise
 		nsum := 0
 		tools := run%4 == 2 // tool calls and their results in the history
@@ -306,6 +307,23 @@ func TestIndexedEqualsFull(t *testing.T) {
 					x.Update(c[0], c[1])
 				}
 				pending = pending[:0]
+				if rrng.IntN(6) == 0 {
+					// To the other session and back, as the Engine gives a
+					// new session an ended one's index (Index.Retarget):
+					// each is the index built for its session.
+					var moved []*assemble.Block
+					for _, b := range s.blocks {
+						if b.Scope == declare.ScopeSession && (b.SessionID == "s1" || b.SessionID == "other") {
+							moved = append(moved, b)
+						}
+					}
+					x.Retarget("other", moved)
+					if err := x.Verify(s.blocks); err != nil {
+						t.Fatalf("run %d step %d: the index retargeted to the other session: %v", run, step, err)
+					}
+					x.Retarget("s1", moved)
+					retargeted++
+				}
 				if !x.Serves(at) {
 					x.Refresh(s.blocks, at)
 					rebuilt++
@@ -461,9 +479,9 @@ func TestIndexedEqualsFull(t *testing.T) {
 	if extendedPlans == 0 {
 		t.Errorf("no plan of summaries was extended: the runs do not cover extendPlan")
 	}
-	t.Logf("%d indexes made with the documents of another session's", donated)
-	if donated == 0 {
-		t.Errorf("no index was made with another's documents: the runs do not cover BuildFrom")
+	t.Logf("%d indexes made with the documents of another session's, %d retargeted to it and back", donated, retargeted)
+	if donated == 0 || retargeted == 0 {
+		t.Errorf("%d indexes were made with another's documents and %d retargeted: the runs do not cover BuildFrom and Retarget", donated, retargeted)
 	}
 	if passedUnits == 0 {
 		t.Errorf("no walk passed a unit over whole: the runs do not cover passUnit")
