@@ -94,11 +94,10 @@ func setupWith(b *testing.B, n int, cfg contextasm.Config) (*contextasm.Engine, 
 // declared, one assembly, EndSession. It reports the heap the Engine
 // holds after the run (end-MB) beside the heap after the first 100
 // sessions (start-MB), which stays flat when ending a session releases
-// everything it held. The token-count cache keeps the counts of texts
-// (an equal text declared again is not counted again) up to its bound,
-// Config.CacheSize: with the default (65,536 entries) it fills during
-// the run, two texts a session, and the heap grows by its entries (about
-// 190 bytes each) until it is full; /cache=512 is full before the start.
+// everything it held, the token counts of its texts too (before
+// 2026-12-03 they stayed, and with the default Config.CacheSize of 65,536
+// entries the heap grew by the cache's size; /cache=512 is a cache full
+// before the start).
 func BenchmarkSessionChurn(b *testing.B) {
 	for _, size := range []int{0, 512} {
 		name := "cache=default"

@@ -105,11 +105,11 @@ func TestHeatNeverFillsTheQueue(t *testing.T) {
 }
 
 // Sessions started and ended leave nothing behind: after 3,000 of them
-// (two turns each, an assembly, EndSession), the heap is within 10% of
-// what it was after the first 200. The token-count cache keeps the whole
-// counts of texts (an equal text declared again is not counted again) up
-// to its bound, Config.CacheSize: small here, so that it is full before
-// the heap is first measured.
+// (two turns each, an assembly, EndSession), with the default
+// Config, the heap is within 3% of what it was after the first 200 (the
+// target is 10%). Ending a session forgets the token counts of its texts
+// too: before, the count cache filled with them towards its bound (8% more
+// heap here, and 90% over 100,000 sessions of BenchmarkSessionChurn).
 func TestSessionChurnReturnsMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("3,000 sessions")
@@ -118,7 +118,7 @@ func TestSessionChurnReturnsMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng := newEngine(t, contextasm.Config{CacheSize: 512}, bench.Generate(500, 1)...)
+	eng := newEngine(t, contextasm.Config{}, bench.Generate(500, 1)...)
 	session := func(i int) {
 		s := fmt.Sprintf("churn-%07d", i)
 		var decls []declare.Declaration
@@ -151,8 +151,8 @@ func TestSessionChurnReturnsMemory(t *testing.T) {
 	}
 	end := heap()
 	t.Logf("heap %d B after 200 sessions, %d B after 3,200", start, end)
-	if float64(end) > 1.1*float64(start) {
-		t.Errorf("heap grew from %d B to %d B over 3,000 sessions started and ended: more than 10%%", start, end)
+	if float64(end) > 1.03*float64(start) {
+		t.Errorf("heap grew from %d B to %d B over 3,000 sessions started and ended: more than 3%%", start, end)
 	}
 	runtime.KeepAlive(eng)
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/declare"
 )
@@ -176,15 +177,38 @@ func (e *Engine) releaseBlocks(ids []string) []*assemble.Block {
 		return nil
 	}
 	e.last.forget()
-	contents := make([]string, len(gone))
-	for i, b := range gone {
+	// The texts counted of them: their contents (a message's, a cut's)
+	// and renderings (the render memo's, and the content alone, as
+	// "{content}" renders it), each also with the newline that ends it in
+	// a section that separates blocks by lines (assemble's lineMode), and
+	// their tool calls' ids and arguments.
+	texts := make([]string, 0, 4*len(gone))
+	for _, b := range gone {
+		texts = appendCounted(texts, b.Content)
+		for _, r := range e.renders.cache.Group(b.Key) {
+			texts = appendCounted(texts, r.text)
+		}
+		if id := b.ToolCallID(); id != "" {
+			texts = append(texts, chat.WireID(id))
+		}
+		for _, tc := range b.ToolCalls() {
+			texts = append(texts, chat.WireID(tc.ID), tc.Arguments)
+		}
 		e.memo.cache.RemoveGroup(b.Key)
 		e.renders.cache.RemoveGroup(b.Key)
-		contents[i] = b.Content
 	}
-	// A partial block's cut plan and cuts are cached by its content's hash.
-	e.tokens.ForgetCuts(contents)
+	// Counts, cuts and cut plans are cached by the content's hash.
+	e.tokens.Forget(texts)
 	return gone
+}
+
+// appendCounted appends text, when not empty, and text with the newline
+// that ends it in a section of lines.
+func appendCounted(texts []string, text string) []string {
+	if text == "" {
+		return texts
+	}
+	return append(texts, text, text+"\n")
 }
 
 // sessionBlocks indexes the session-scoped blocks of the current snapshot

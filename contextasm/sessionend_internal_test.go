@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contextasm/contextasm/bench"
+	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/declare"
 	"github.com/contextasm/contextasm/template"
 )
@@ -126,5 +128,78 @@ func TestEndSessionDoesNotWalkTheStore(t *testing.T) {
 	}
 	if got := e.bySession.ids("s1"); len(got) != 0 {
 		t.Errorf("the index still lists %v for the ended session", got)
+	}
+}
+
+// Ending a session forgets the token counts of what it held: its turns'
+// contents and renderings, its tool calls' ids and arguments; another
+// session's stay. A churn of sessions, in text and in a chat format, each
+// with a tool exchange, leaves at most one count a session behind (the
+// text before a cache breakpoint that ends in its turns, an assembly's
+// and not a block's, which the cache's bound holds).
+func TestEndSessionForgetsItsCounts(t *testing.T) {
+	e, tpl := benchEngine(t, Config{})
+	if err := e.Declare(bench.Generate(300, 1)...); err != nil {
+		t.Fatal(err)
+	}
+	now := bench.Epoch
+	texts := func(i int) []string {
+		return []string{fmt.Sprintf("USER: what would a %d-month loan cost me?", 12+i), fmt.Sprintf("get_rate: %d months at 4.%02d%% APR", 12+i, i%100),
+			chat.WireID(fmt.Sprintf("call_%03d", i)), fmt.Sprintf(`{"term_months":%d}`, 12+i)}
+	}
+	held := func(i int) (n int) {
+		for _, s := range texts(i) {
+			if e.tokens.Holds("o200k_base", s) {
+				n++
+			}
+		}
+		return n
+	}
+	session := func(i int, end bool) {
+		s := fmt.Sprintf("count-%03d", i)
+		at := func(k int) *time.Time { t := now.Add(time.Duration(k) * time.Second); return &t }
+		call, x := fmt.Sprintf("call_%03d", i), texts(i)
+		decls := []declare.Declaration{
+			{RequestID: s + "-user", MemoryType: declare.History, Scope: declare.ScopeSession, SessionID: s, Role: declare.RoleUser,
+				Content: x[0], LastModified: at(0)},
+			{RequestID: s + "-call", MemoryType: declare.History, Scope: declare.ScopeSession, SessionID: s, Role: declare.RoleAssistant,
+				ToolCalls: []declare.ToolCall{{ID: call, Name: "get_rate", Arguments: x[3]}}, LastModified: at(1)},
+			{RequestID: s + "-result", MemoryType: declare.History, Scope: declare.ScopeSession, SessionID: s, Role: declare.RoleTool,
+				ToolCallID: call, Content: x[1], LastModified: at(2)},
+		}
+		if err := e.Declare(decls...); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []chat.Format{0, chat.FormatOpenAI} {
+			if _, err := e.Assemble(context.Background(), Request{Template: tpl, Now: now.Add(time.Minute), SessionID: s, UserID: bench.User, Format: f}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := held(i); n != len(x) {
+			t.Fatalf("session %d: %d of its %d texts' counts cached: the fixture counts them all", i, n, len(x))
+		}
+		if !end {
+			return
+		}
+		if _, err := e.EndSession(s); err != nil {
+			t.Fatal(err)
+		}
+		if n := held(i); n != 0 {
+			t.Errorf("session %d ended: %d of its texts' counts still cached", i, n)
+		}
+	}
+	session(999, false) // left open
+	for i := range 3 {
+		session(i, true)
+	}
+	was := e.tokens.Cached()
+	for i := 3; i < 40; i++ {
+		session(i, true)
+	}
+	if n := e.tokens.Cached(); n > was+37 {
+		t.Errorf("%d counts cached after 40 sessions started and ended, %d after 3: more than one a session", n, was)
+	}
+	if n := held(999); n != 4 {
+		t.Errorf("the open session: %d of its 4 texts' counts cached", n)
 	}
 }

@@ -68,6 +68,24 @@ func (c *Cache[K, G, V]) Groups() int {
 	return len(c.index)
 }
 
+// Group returns the values of group g's entries, without marking them
+// used.
+func (c *Cache[K, G, V]) Group(g G) []V {
+	c.mu.Lock()
+	keys := make([]K, 0, len(c.index[g]))
+	for k := range c.index[g] {
+		keys = append(keys, k)
+	}
+	c.mu.Unlock()
+	var vs []V
+	for _, k := range keys {
+		if v, ok := c.lru.Peek(k); ok {
+			vs = append(vs, v)
+		}
+	}
+	return vs
+}
+
 // RemoveGroup removes every entry of group g.
 func (c *Cache[K, G, V]) RemoveGroup(g G) {
 	c.mu.Lock()

@@ -3,6 +3,7 @@ package grouped
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -14,7 +15,7 @@ func byGroup(k key) (int, bool) { return k.group, k.group >= 0 }
 
 // The index follows the cache through adds, evictions, removals and
 // group removals: RemoveGroup removes exactly the group's entries, and a
-// group leaves the index with its last entry.
+// group leaves the index with its last entry; Group lists its values.
 func TestIndexFollowsCache(t *testing.T) {
 	c, err := New[key, int, string](64, byGroup)
 	if err != nil {
@@ -38,6 +39,22 @@ func TestIndexFollowsCache(t *testing.T) {
 			}
 		default:
 			c.Add(k, fmt.Sprint(k))
+		}
+		if k.group >= 0 && step%7 == 0 {
+			// Group gives the values of exactly the group's entries.
+			var want []string
+			for _, have := range c.Keys() {
+				if have.group == k.group {
+					v, _ := c.Peek(have)
+					want = append(want, v)
+				}
+			}
+			got := c.Group(k.group)
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Fatalf("step %d: group %d has %v, the cache %v", step, k.group, got, want)
+			}
 		}
 		groups := map[int]bool{}
 		for _, have := range c.Keys() {

@@ -274,22 +274,44 @@ func (c *Counts) Usage() learned.UsageLog {
 	return c.usage.Clone()
 }
 
-// ForgetCuts drops the cached cuts and cut plans of texts (the blocks an
-// ended session released); their whole counts stay, shared by any equal
-// text.
-func (c *Counts) ForgetCuts(texts []string) {
+// Forget drops what is cached of texts (the blocks an ended session
+// released): their whole counts in every encoding counted with, their
+// cuts and their cut plans, so that a churn of sessions leaves the caches
+// as it found them. An equal text declared again is counted again.
+func (c *Counts) Forget(texts []string) {
 	if len(texts) == 0 {
 		return
 	}
+	tags := c.tags()
 	for _, t := range texts {
 		sum := sha256.Sum256([]byte(t))
-		c.plans.RemoveGroup([16]byte(sum[:16]))
-		c.counts.RemoveGroup([16]byte(sum[:16]))
+		h := [16]byte(sum[:16])
+		c.plans.RemoveGroup(h)
+		c.counts.RemoveGroup(h)
+		for _, tag := range tags {
+			c.counts.Remove(key{tag: tag, hash: h})
+		}
 	}
 }
 
+// tags returns the count-cache tags of the counters loaded.
+func (c *Counts) tags() []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var tags []byte
+	if c.counter != nil {
+		tags = append(tags, c.counter.tag)
+	}
+	for _, t := range c.tokenizers {
+		if !slices.Contains(tags, t.tag) {
+			tags = append(tags, t.tag)
+		}
+	}
+	return tags
+}
+
 // cutOf groups the count cache's cuts by their text (whole counts are in
-// no group: ForgetCuts keeps them).
+// no group, found by their key: Forget removes them one by one).
 func cutOf(k key) ([16]byte, bool) { return k.hash, k.cut > 0 }
 
 // textOf groups cut plans by their text.
@@ -297,3 +319,19 @@ func textOf(k key) ([16]byte, bool) { return k.hash, true }
 
 // CutPlans returns the number of cut plans cached.
 func (c *Counts) CutPlans() int { return c.plans.Len() }
+
+// Cached returns the number of counts and cuts cached.
+func (c *Counts) Cached() int { return c.counts.Len() }
+
+// Holds reports whether the whole count of text in encoding (a built-in
+// one, loaded) is cached.
+func (c *Counts) Holds(encoding, text string) bool {
+	c.mu.Lock()
+	t, ok := c.tokenizers[encoding]
+	c.mu.Unlock()
+	if !ok {
+		return false
+	}
+	_, ok = c.counts.Peek(t.key(text))
+	return ok
+}

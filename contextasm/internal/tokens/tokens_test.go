@@ -85,9 +85,9 @@ func TestReport(t *testing.T) {
 	}
 }
 
-// ForgetCuts drops the cuts and cut plans of a text and keeps its whole
-// count, and everything of other texts.
-func TestForgetCuts(t *testing.T) {
+// Forget drops the whole count, the cuts and the cut plans of a text,
+// and keeps everything of other texts.
+func TestForget(t *testing.T) {
 	c := newCounts(t)
 	tok, err := c.builtin("o200k_base")
 	if err != nil {
@@ -105,14 +105,14 @@ func TestForgetCuts(t *testing.T) {
 		_, cut = c.counts.Peek(k)
 		return whole, cut
 	}
-	if w, ct := cuts(gone); !w || !ct || c.CutPlans() != 2 {
-		t.Fatalf("fixture: whole %v, cut %v, %d plans", w, ct, c.CutPlans())
+	if w, ct := cuts(gone); !w || !ct || c.CutPlans() != 2 || c.Cached() != 4 {
+		t.Fatalf("fixture: whole %v, cut %v, %d plans, %d cached", w, ct, c.CutPlans(), c.Cached())
 	}
-	c.ForgetCuts([]string{gone})
-	if w, ct := cuts(gone); !w || ct {
-		t.Errorf("forgotten text: whole count kept %v, cut kept %v; want the count only", w, ct)
+	c.Forget([]string{gone})
+	if w, ct := cuts(gone); w || ct {
+		t.Errorf("forgotten text: whole count kept %v, cut kept %v; want neither", w, ct)
 	}
-	if w, ct := cuts(kept); !w || !ct || c.CutPlans() != 1 {
-		t.Errorf("other text: whole %v, cut %v, %d plans; want both and 1 plan", w, ct, c.CutPlans())
+	if w, ct := cuts(kept); !w || !ct || c.CutPlans() != 1 || c.Cached() != 2 {
+		t.Errorf("other text: whole %v, cut %v, %d plans, %d cached; want both, 1 plan, 2 cached", w, ct, c.CutPlans(), c.Cached())
 	}
 }
