@@ -78,9 +78,10 @@ type spareIndex struct {
 	bytes   int
 }
 
-// maxSpare is how many ended sessions' indexes an Engine keeps as donors:
-// one per template, user and roles a churn of sessions goes through at once
-// is enough, and they cost one session's index each.
+// maxSpare is how many ended sessions' indexes an Engine keeps, for new
+// sessions to take over or copy documents from: one per template, user
+// and roles a churn of sessions goes through at once is enough, and they
+// cost one session's index each.
 const maxSpare = 4
 
 // index returns the index of req's shape, made (empty) on first use.
