@@ -22,9 +22,7 @@ import (
 // the learned heat is the same, and every session after the first took
 // an ended one's index.
 func TestSessionsTakeOverEndedIndexes(t *testing.T) {
-	fast, tpl := benchEngine(t, Config{})
-	full, _ := benchEngine(t, Config{})
-	full.fullOnly = true
+	fast, full, tpl := benchPair(t)
 	at := bench.Epoch
 	turn := func(session, id string, role declare.Role, content string) declare.Declaration {
 		lm := at

@@ -17,9 +17,7 @@ import (
 // an Engine that assembles from scratch makes, whether the sessions
 // come one after another or at once, and none sees another's turns.
 func TestSessionsFromDonorsEqualFull(t *testing.T) {
-	fast, tpl := benchEngine(t, Config{})
-	full, _ := benchEngine(t, Config{})
-	full.fullOnly = true
+	fast, full, tpl := benchPair(t)
 	store := bench.Generate(800, 1)
 	for _, e := range []*Engine{fast, full} {
 		if err := e.Declare(store...); err != nil {

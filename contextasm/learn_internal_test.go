@@ -52,6 +52,16 @@ func benchEngine(t *testing.T, cfg Config) (*Engine, *template.Template) {
 	return e, tpl
 }
 
+// benchPair returns benchEngine's Engine and one that assembles from
+// scratch (fullOnly), the reference the incremental one is held to.
+func benchPair(t *testing.T) (fast, full *Engine, tpl *template.Template) {
+	t.Helper()
+	fast, tpl = benchEngine(t, Config{})
+	full, _ = benchEngine(t, Config{})
+	full.fullOnly = true
+	return fast, full, tpl
+}
+
 // citingResponse cites up to three blocks of text (every other one it
 // finds, in reverse), one made-up id, and breaks some constraints.
 func citingResponse(rng *rand.Rand, text string) string {

@@ -31,6 +31,12 @@ type shapeKey struct {
 	session, user, roles string
 }
 
+// like reports whether o is k's shape but for the session: an index of
+// one can be made or taken over for the other (donor, takeSpare).
+func (k shapeKey) like(o shapeKey) bool {
+	return k.tpl == o.tpl && k.user == o.user && k.roles == o.roles
+}
+
 // shapeIndex is one shape's index, locked while it is brought up to date
 // and assembled from.
 type shapeIndex struct {
@@ -182,12 +188,9 @@ func (e *Engine) donor(si *shapeIndex) (*assemble.Index, func()) {
 	s := &e.ixs
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	like := func(k shapeKey) bool {
-		return k.tpl == si.key.tpl && k.user == si.key.user && k.roles == si.key.roles
-	}
 	var best *shapeIndex
 	for _, d := range s.list {
-		if d == si || !like(d.key) || (best != nil && d.used < best.used) || !d.mu.TryLock() {
+		if d == si || !si.key.like(d.key) || (best != nil && d.used < best.used) || !d.mu.TryLock() {
 			continue
 		}
 		if d.gone {
@@ -203,7 +206,7 @@ func (e *Engine) donor(si *shapeIndex) (*assemble.Index, func()) {
 		return best.x, best.mu.Unlock
 	}
 	for i := len(s.spare) - 1; i >= 0; i-- {
-		if sp := s.spare[i]; like(sp.key) && sp.mu.TryRLock() {
+		if sp := s.spare[i]; si.key.like(sp.key) && sp.mu.TryRLock() {
 			return sp.x, sp.mu.RUnlock
 		}
 	}
@@ -218,7 +221,7 @@ func (e *Engine) takeSpare(si *shapeIndex) *spareIndex {
 	s.mu.Lock()
 	var sp *spareIndex
 	for i := len(s.spare) - 1; i >= 0; i-- {
-		if k := s.spare[i].key; k.tpl == si.key.tpl && k.user == si.key.user && k.roles == si.key.roles {
+		if si.key.like(s.spare[i].key) {
 			sp = s.spare[i]
 			s.spare = slices.Delete(s.spare, i, i+1)
 			s.bytes -= sp.bytes
