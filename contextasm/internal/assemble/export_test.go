@@ -120,6 +120,15 @@ func (s *ixSection) verifyLanes() error {
 	if len(s.lanes) == 0 || s.lanes[0].lo != 0 || s.lanes[len(s.lanes)-1].hi != int32(len(s.base)) {
 		return fmt.Errorf("lanes %v do not cover a base of %d", s.lanes, len(s.base))
 	}
+	var movers []int32
+	for i := s.lanes[0].lo; i < s.lanes[0].hi; i++ {
+		if s.base[i].moves != stillScore {
+			movers = append(movers, i)
+		}
+	}
+	if !slices.Equal(s.movers, movers) {
+		return fmt.Errorf("lane 0's movers %v, its entries' %v", s.movers, movers)
+	}
 	for li, l := range s.lanes {
 		if li > 0 {
 			p := s.lanes[li-1]

@@ -100,10 +100,15 @@ type ixSection struct {
 	tree    minTree // the least MinTokens below each node of base
 	byTime  []int32 // base positions, newest first (compareNewest)
 	history []int32 // the same, of history blocks only
-	extra   []ixEntry
-	win     window           // the times its entries hold for
-	sc      truncate.Scoring // the section's weights (sectionScoring)
-	share   float64          // the section's relevance share
+	// movers are lane 0's positions (ascending) of the entries whose
+	// score moves with now: a new now scores them again and checks
+	// lane 0's order around them only, so that a section of still
+	// scores costs nothing at a new now, however large.
+	movers []int32
+	extra  []ixEntry
+	win    window           // the times its entries hold for
+	sc     truncate.Scoring // the section's weights (sectionScoring)
+	share  float64          // the section's relevance share
 	// hostShare is the share of the host's own relevance
 	// (Request.Relevance; sectionScoring).
 	hostShare float64
@@ -429,7 +434,7 @@ func (x *Index) rescore(si int) {
 	// The window's bounds of eligibility stay; what it says of the
 	// scores is made again at now.
 	s.win.point, s.win.hasScoreHi = false, false
-	for i := s.lanes[0].lo; i < s.lanes[0].hi; i++ {
+	for _, i := range s.movers {
 		s.rescoreEntry(&s.base[i])
 	}
 	for _, l := range s.lanes[1:] {
@@ -572,7 +577,7 @@ func (x *Index) fill(blocks []*Block, redo []bool) {
 		s := &x.secs[si]
 		old := *s
 		base, lanes := x.layout(lists[si], &s.sc, s.lanes)
-		*s = ixSection{base: base, lanes: lanes, now: s.now, nowN: s.nowN, fast: s.fast, win: s.win, links: s.links, sums: s.sums, tree: s.tree, byTime: s.byTime[:0], history: s.history[:0], sc: s.sc, share: s.share, hostShare: s.hostShare}
+		*s = ixSection{base: base, lanes: lanes, now: s.now, nowN: s.nowN, fast: s.fast, win: s.win, links: s.links, sums: s.sums, tree: s.tree, byTime: s.byTime[:0], history: s.history[:0], movers: s.movers[:0], sc: s.sc, share: s.share, hostShare: s.hostShare}
 		s.index(&x.keys, &x.keysTmp)
 		switch {
 		case x.lexOn && all && x.seed != nil:
@@ -799,6 +804,14 @@ func (s *ixSection) index(keys, scratch *[]rankKey) {
 		}
 	}
 	*keys = k[:0]
+	s.movers = s.movers[:0]
+	if len(s.lanes) > 0 {
+		for i := s.lanes[0].lo; i < s.lanes[0].hi; i++ {
+			if s.base[i].moves != stillScore {
+				s.movers = append(s.movers, i)
+			}
+		}
+	}
 }
 
 // newestKey maps t to a key that sorts ascending where compareNewest puts

@@ -16,7 +16,9 @@ import (
 // lower, whatever the now; stale blocks of one stale window share its
 // penalty. Lane 0 holds every other entry, in rank order at the index's
 // now, sorted again when a new now unorders it. A new now then scores
-// lane 0 again and sorts nothing else: a lane's entries are scored when
+// again lane 0's entries whose scores move (ixSection.movers: few, for
+// a section of constraints or documents, which do not) and sorts
+// nothing else: a lane's entries are scored when
 // read (ixSection.entryAt), and the walk merges the lanes' heads (a
 // heap) only until the section stops filling.
 //
@@ -496,13 +498,14 @@ func (w *walk) baseTail() *ixEntry {
 func (s *ixSection) resortRest(perm, place *[]int32, permBase *[]ixEntry) {
 	l := s.lanes[0]
 	lane := s.base[l.lo:l.hi]
-	sorted, moving := true, 0
-	for i := range lane {
-		if lane[i].moves != stillScore {
-			moving++
-		}
-		if i > 0 && sorted {
-			sorted = inOrder(&lane[i-1], &lane[i])
+	// Two still entries are in order (the lane was): only the pairs
+	// with a mover need a look.
+	sorted, moving := true, len(s.movers)
+	for _, m := range s.movers {
+		i := int(m - l.lo)
+		if i > 0 && !inOrder(&lane[i-1], &lane[i]) || i+1 < len(lane) && !inOrder(&lane[i], &lane[i+1]) {
+			sorted = false
+			break
 		}
 	}
 	if sorted {
@@ -549,6 +552,10 @@ func (s *ixSection) resortRest(perm, place *[]int32, permBase *[]ixEntry) {
 			}
 		}
 	}
+	for i, m := range s.movers {
+		s.movers[i] = l.lo + pl[m-l.lo]
+	}
+	slices.Sort(s.movers)
 	s.tree.build(s.base)
 	*perm, *place, *permBase = p[:0], pl[:0], tmp[:0]
 }

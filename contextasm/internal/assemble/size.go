@@ -28,7 +28,7 @@ func (x *Index) Bytes() int {
 func (s *ixSection) bytes() int {
 	n := int(unsafe.Sizeof(*s)) + (cap(s.base)+cap(s.extra))*entryBytes +
 		len(s.base)*int(unsafe.Sizeof(ixHeat{})) + len(s.extra)*(int(unsafe.Sizeof(ixHeat{}))+16) + // a cell each, made in slabs or alone
-		cap(s.lanes)*int(unsafe.Sizeof(ixLane{})) + (cap(s.tree.v)+cap(s.byTime)+cap(s.history))*4 +
+		cap(s.lanes)*int(unsafe.Sizeof(ixLane{})) + (cap(s.tree.v)+cap(s.byTime)+cap(s.history)+cap(s.movers))*4 +
 		mapBytes(len(s.links), ptrBytes) + mapBytes(len(s.sums), ptrBytes)
 	if u := s.units; u != nil {
 		// keys: a list per group or call, of about two links each.
