@@ -127,6 +127,9 @@ func BenchmarkIndexScore(b *testing.B) {
 					}
 					p := c.postings[kind]
 					b.ReportMetric(float64(p), "postings/op")
+					if k > 0 && c.x.read > 0 {
+						b.ReportMetric(float64(c.x.read), "read/op") // pruned: the postings read
+					}
 					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(max(p, 1)), "ns/posting")
 				})
 			}

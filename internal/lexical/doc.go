@@ -56,7 +56,11 @@
 // on one pass over the documents touched, and returns those at or above
 // the k-th largest relevance (ties included) with Score's bits, so that
 // a common term costs its postings but not a hit per document
-// (TestScoreTopMatchesScore). [Index.Score], [Index.ScoreTop] and
+// (TestScoreTopMatchesScore). When the query's lists are long, ScoreTop
+// reads them in runs of one class (of frequency and document length),
+// highest bound first, and stops once no document untouched can be among
+// the k (prune.go), scoring again exactly those touched that might.
+// [Index.Score], [Index.ScoreTop] and
 // [Query.Set] allocate nothing once their buffers have grown
 // (TestScoreAllocs).
 package lexical

@@ -39,11 +39,23 @@ type Index struct {
 	length uint64
 	pcap   int // the postings' capacity, all lists together (Bytes)
 
+	// groups are the long lists' runs (prune.go), by list.
+	groups map[int32]*grouping
+
 	// Query scratch.
 	acc  []float64 // by Handle; 0 when untouched
 	seen []Handle
 	qs   []qterm
 	top  []float64 // ScoreTop's heap
+	// ScoreTop's pruning's (prune.go).
+	qruns         []qrun
+	qstart, qnext []int32
+	wit           []Handle
+	read          int     // postings the last pruned query read, for tests
+	stopped       int     // pruned queries that stopped before the end, for tests
+	classN        []int32 // by class
+	pcls          []uint16
+	ptmp          []posting
 }
 
 // slot is what scoring reads of a document, kept apart from its terms so
@@ -136,6 +148,12 @@ func (x *Index) Clone() Index {
 		n += len(x.plists[i].p)
 	}
 	c.pcap = n
+	if x.groups != nil {
+		c.groups = make(map[int32]*grouping, len(x.groups))
+		for li, g := range x.groups {
+			c.groups[li] = &grouping{n: g.n, runs: slices.Clone(g.runs)}
+		}
+	}
 	slab := make([]posting, 0, n) // one allocation; each list capped, so an append copies it out
 	c.plists = make([]plist, len(x.plists))
 	for i, pl := range x.plists {
@@ -152,7 +170,7 @@ func (x *Index) Clone() Index {
 func (x *Index) Bytes() int {
 	return x.pcap*int(unsafe.Sizeof(posting{})) + cap(x.plists)*int(unsafe.Sizeof(plist{})) +
 		cap(x.slots)*int(unsafe.Sizeof(slot{})) + cap(x.byDoc)*int(unsafe.Sizeof(Doc{})) +
-		cap(x.acc)*8 + (cap(x.free)+cap(x.spare))*4 + mapBytes(len(x.lists), 8+4)
+		cap(x.acc)*8 + (cap(x.free)+cap(x.spare))*4 + mapBytes(len(x.lists), 8+4) + x.groupBytes()
 }
 
 // mapBytes is about what a map of n entries of k+v bytes each holds: a
@@ -180,6 +198,9 @@ func (x *Index) Remove(h Handle) {
 		pl := &x.plists[li]
 		pl.df--
 		pl.dead++
+		if g := x.groups[li]; g != nil {
+			g.n = 0 // compacted or let go: to group again
+		}
 		switch {
 		case pl.df == 0:
 			delete(x.lists, e>>16)
@@ -227,25 +248,43 @@ func (x *Index) ScoreTop(q *Query, k int, dst []Hit) []Hit {
 	if len(x.qs) == 0 {
 		return dst
 	}
-	acc, slots := x.acc, x.slots
-	for _, qt := range x.qs {
-		for _, p := range x.plists[qt.list].p {
-			s := slots[p.doc]
-			if s.gen != p.gen {
-				continue
-			}
-			if acc[p.doc] == 0 {
-				x.seen = append(x.seen, p.doc)
-			}
-			acc[p.doc] += w.term(qt.idf, p.tf, s.length)
+	if k > 0 {
+		if out, ok := x.scoreTopPruned(k, &w, max, dst); ok {
+			return out
 		}
 	}
+	for _, qt := range x.qs {
+		x.accumulate(x.plists[qt.list].p, &w, qt.idf)
+	}
+	return x.hits(k, max, dst)
+}
+
+// accumulate adds to the sums what the live postings ps, of a term of
+// inverse frequency idf, add, noting the documents touched first.
+func (x *Index) accumulate(ps []posting, w *weights, idf float64) {
+	acc, slots := x.acc, x.slots
+	for _, p := range ps {
+		s := slots[p.doc]
+		if s.gen != p.gen {
+			continue
+		}
+		if acc[p.doc] == 0 {
+			x.seen = append(x.seen, p.doc)
+		}
+		acc[p.doc] += w.term(idf, p.tf, s.length)
+	}
+}
+
+// hits appends the documents touched, each with its sum divided by max,
+// only those at or above the k-th largest when there are more than k > 0
+// (appendTop), and clears the sums.
+func (x *Index) hits(k int, max float64, dst []Hit) []Hit {
 	if k > 0 && len(x.seen) > k {
 		dst = x.appendTop(k, max, dst)
 	} else {
 		for _, h := range x.seen {
-			dst = append(dst, Hit{Doc: h, Relevance: acc[h] / max})
-			acc[h] = 0
+			dst = append(dst, Hit{Doc: h, Relevance: x.acc[h] / max})
+			x.acc[h] = 0
 		}
 	}
 	x.seen = x.seen[:0]

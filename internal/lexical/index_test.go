@@ -417,6 +417,7 @@ func TestScoreAllocs(t *testing.T) {
 // the two change apart: each still matches a scan of its own documents
 // after adds and removes (compactions among them) to either.
 func TestCloneIsApart(t *testing.T) {
+	defer ReadInRuns()() // the lists' runs are copied too (prune.go)
 	for seed := range uint64(20) {
 		r := rand.New(rand.NewPCG(seed, 11))
 		a := model{live: make(map[Handle]Doc)}
@@ -432,8 +433,18 @@ func TestCloneIsApart(t *testing.T) {
 			delete(a.live, h)
 		}
 		handles = handles[40:]
-		a.check(t, randomQuery(r)) // a query's scratch in the original
+		q0 := randomQuery(r)
+		a.check(t, q0) // a query's scratch in the original
+		a.x.ScoreTop(q0, 3, nil) // and its lists' runs
 		b := model{x: a.x.Clone(), live: maps.Clone(a.live)}
+		if len(a.x.groups) == 0 {
+			t.Fatalf("seed %d: no list in runs", seed)
+		}
+		for li, g := range a.x.groups {
+			if h := b.x.groups[li]; h == g || len(g.runs) > 0 && &h.runs[0] == &g.runs[0] {
+				t.Fatalf("seed %d: list %d's runs shared with the clone", seed, li)
+			}
+		}
 		q := randomQuery(r)
 		a.check(t, q)
 		b.check(t, q)
@@ -451,6 +462,11 @@ func TestCloneIsApart(t *testing.T) {
 			q := randomQuery(r)
 			a.check(t, q)
 			b.check(t, q)
+			for _, m := range []*model{&a, &b} {
+				if msg := checkTop(m.x.Score(q, nil), m.x.ScoreTop(q, 3, nil), 3); msg != "" {
+					t.Fatalf("seed %d: ScoreTop in runs: %s", seed, msg)
+				}
+			}
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package lexical
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -76,6 +77,31 @@ func tieText(r *rand.Rand, v int) string {
 // k-th largest relevance up, bit for bit, and leaves the index scoring
 // as before.
 func TestScoreTopMatchesScore(t *testing.T) {
+	never := func(int) int { return math.MaxInt / 2 }
+	for _, c := range []struct {
+		name                 string
+		least, total, giveUp int
+		rescore              func(int) int
+	}{
+		{"default", pruneMin, pruneTotal, pruneGiveUp, rescoreCost},
+		{"stop-when-it-can", 1, 0, 1, func(int) int { return 0 }},
+		{"runs-of-6", 6, 0, 1, func(int) int { return 0 }},
+		{"priced", 1, 0, pruneGiveUp, rescoreCost},
+		{"never-stop", 1, 0, 1, never},
+		{"give-up-soon", 1, 0, 64, func(int) int { return 0 }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			defer func(m, n, g int, r func(int) int) { pruneMin, pruneTotal, pruneGiveUp, rescoreCost = m, n, g, r }(pruneMin, pruneTotal, pruneGiveUp, rescoreCost)
+			pruneMin, pruneTotal, pruneGiveUp, rescoreCost = c.least, c.total, c.giveUp, c.rescore
+			stopped := scoreTopMatchesScore(t)
+			if c.rescore(1) == 0 && c.giveUp == 1 && stopped == 0 {
+				t.Error("no query stopped before reading every posting")
+			}
+		})
+	}
+}
+
+func scoreTopMatchesScore(t *testing.T) (stopped int) {
 	for seed := range uint64(300) {
 		r := rand.New(rand.NewPCG(seed, 13))
 		v := 2 + r.IntN(14)
@@ -103,12 +129,20 @@ func TestScoreTopMatchesScore(t *testing.T) {
 				if msg := checkTop(all, top[1:], k); msg != "" {
 					t.Fatalf("seed %d, k %d of %d hits: %s", seed, k, n, msg)
 				}
-				if again := x.Score(q, nil); !slices.Equal(again, all) {
+				// In no particular order: reading lists in runs moves
+				// their postings.
+				byDoc := func(a, b Hit) int { return cmp.Compare(a.Doc, b.Doc) }
+				again := x.Score(q, nil)
+				slices.SortFunc(again, byDoc)
+				slices.SortFunc(all, byDoc)
+				if !slices.Equal(again, all) {
 					t.Fatalf("seed %d, k %d: Score after ScoreTop differs", seed, k)
 				}
 			}
 		}
+		stopped += x.stopped
 	}
+	return stopped
 }
 
 // TestScoreTopRounding: two sums an ulp apart may divide to one
@@ -182,6 +216,12 @@ func FuzzScoreTop(f *testing.F) {
 		all := x.Score(q, nil)
 		if msg := checkTop(all, x.ScoreTop(q, k, nil), k); msg != "" {
 			t.Fatalf("k %d of %d hits: %s", k, len(all), msg)
+		}
+		// Again with every list read in runs, stopping when it can.
+		defer func(m, n, g int, r func(int) int) { pruneMin, pruneTotal, pruneGiveUp, rescoreCost = m, n, g, r }(pruneMin, pruneTotal, pruneGiveUp, rescoreCost)
+		pruneMin, pruneTotal, pruneGiveUp, rescoreCost = 1, 0, 1, func(int) int { return 0 }
+		if msg := checkTop(all, x.ScoreTop(q, k, nil), k); msg != "" {
+			t.Fatalf("k %d of %d hits, read in runs: %s", k, len(all), msg)
 		}
 	})
 }
