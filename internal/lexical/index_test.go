@@ -434,7 +434,7 @@ func TestCloneIsApart(t *testing.T) {
 		}
 		handles = handles[40:]
 		q0 := randomQuery(r)
-		a.check(t, q0) // a query's scratch in the original
+		a.check(t, q0)           // a query's scratch in the original
 		a.x.ScoreTop(q0, 3, nil) // and its lists' runs
 		b := model{x: a.x.Clone(), live: maps.Clone(a.live)}
 		if len(a.x.groups) == 0 {
