@@ -51,9 +51,11 @@ type Index struct {
 	qruns         []qrun
 	qstart, qnext []int32
 	wit           []Handle
-	read          int     // postings the last pruned query read, for tests
-	stopped       int     // pruned queries that stopped before the end, for tests
-	classN        []int32 // by class
+	mask          []uint64  // by Handle: the terms read for it (0 when untouched)
+	bounds        []float64 // by term: its next bound
+	read          int       // postings the last pruned query read, for tests
+	stopped       int       // pruned queries that stopped before the end, for tests
+	classN        []int32   // by class
 	pcls          []uint16
 	ptmp          []posting
 }
@@ -254,14 +256,15 @@ func (x *Index) ScoreTop(q *Query, k int, dst []Hit) []Hit {
 		}
 	}
 	for _, qt := range x.qs {
-		x.accumulate(x.plists[qt.list].p, &w, qt.idf)
+		x.accumulate(x.plists[qt.list].p, &w, qt.idf, 0)
 	}
 	return x.hits(k, max, dst)
 }
 
 // accumulate adds to the sums what the live postings ps, of a term of
-// inverse frequency idf, add, noting the documents touched first.
-func (x *Index) accumulate(ps []posting, w *weights, idf float64) {
+// inverse frequency idf, add, noting the documents touched first, and,
+// when bit is not 0, the term in their masks (prune.go).
+func (x *Index) accumulate(ps []posting, w *weights, idf float64, bit uint64) {
 	acc, slots := x.acc, x.slots
 	for _, p := range ps {
 		s := slots[p.doc]
@@ -272,6 +275,9 @@ func (x *Index) accumulate(ps []posting, w *weights, idf float64) {
 			x.seen = append(x.seen, p.doc)
 		}
 		acc[p.doc] += w.term(idf, p.tf, s.length)
+		if bit != 0 {
+			x.mask[p.doc] |= bit
+		}
 	}
 }
 

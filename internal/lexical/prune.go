@@ -16,8 +16,10 @@ import (
 // next bounds add up to less than the k-th largest sum so far, no
 // document not yet touched can be among the k most relevant, and the rest
 // of the postings are not read. The documents touched that still might
-// be are then scored again from their own terms, in the query's term
-// order, so that each relevance has Score's bits.
+// be (their sums so far, with the next bounds of the terms not read for
+// them: each keeps a mask of the terms read) are then scored again from
+// their own terms, in the query's term order, so that each relevance has
+// Score's bits.
 
 // What pruning pays for (variables, for the tests to take every path):
 //   - pruneMin is how many postings a list holds before ScoreTop reads it
@@ -214,6 +216,9 @@ func (x *Index) scoreTopPruned(k int, w *weights, max float64, dst []Hit) ([]Hit
 	}
 
 	acc := x.acc
+	if n := len(x.slots) - len(x.mask); n > 0 {
+		x.mask = append(x.mask, make([]uint64, n)...)
+	}
 	wit := x.wit[:0]
 	witSeen := 0
 	theta, rest, counted := 0.0, 0.0, math.Inf(1)
@@ -249,7 +254,7 @@ func (x *Index) scoreTopPruned(k int, w *weights, max float64, dst []Hit) ([]Hit
 			// bounds fell by a tenth: a count reads every one touched).
 			if rest < theta*(1-2*boundSlack) && rest <= 0.9*counted {
 				counted = rest
-				if x.mightReach(theta*(1-2*boundSlack)-rest)*rescoreCost(len(x.qs)) <= total-x.read {
+				if x.mightReach(theta*(1-2*boundSlack), nextBound)*rescoreCost(len(x.qs)) <= total-x.read {
 					x.stopped++
 					break
 				}
@@ -259,7 +264,7 @@ func (x *Index) scoreTopPruned(k int, w *weights, max float64, dst []Hit) ([]Hit
 		next[j]++
 		x.read += int(r.hi - r.lo)
 		qt := x.qs[r.j]
-		x.accumulate(x.plists[qt.list].p[r.lo:r.hi], w, qt.idf)
+		x.accumulate(x.plists[qt.list].p[r.lo:r.hi], w, qt.idf, 1<<r.j)
 	}
 	if len(x.seen) >= k {
 		// Theta as high as the sums so far make it: the fewer to score
@@ -269,42 +274,71 @@ func (x *Index) scoreTopPruned(k int, w *weights, max float64, dst []Hit) ([]Hit
 	}
 	x.wit = wit[:0]
 	// The documents that might still be among the k most relevant (their
-	// sum so far and every term's next bound reach theta; theta is 0
-	// unless k were touched), scored again exactly; the others dropped.
-	cut := theta*(1-2*boundSlack) - rest
-	if rest == 0 && x.mightReach(cut)*rescoreCost(len(x.qs)) > total {
+	// sum so far and the next bounds of the terms not read for them reach
+	// theta; theta is 0 unless k were touched), scored again exactly; the
+	// others dropped.
+	cut := theta * (1 - 2*boundSlack)
+	if rest == 0 && x.mightReach(cut, nextBound)*rescoreCost(len(x.qs)) > total {
 		// Read whole: the plain read costs less than scoring them again.
 		x.unscore()
 		return dst, false
 	}
+	open, bounds := x.openTerms(nextBound)
 	kept := x.seen[:0]
 	for _, d := range x.seen {
-		if acc[d] < cut {
-			acc[d] = 0
+		if acc[d]+unread(x.mask[d], open, bounds) < cut {
+			acc[d], x.mask[d] = 0, 0
 			continue
 		}
-		acc[d] = x.exact(d, w)
+		acc[d], x.mask[d] = x.exact(d, w), 0
 		kept = append(kept, d)
 	}
 	x.seen = kept
 	return x.hits(k, max, dst), true
 }
 
-// mightReach counts the documents touched whose sums are at least cut.
-func (x *Index) mightReach(cut float64) int {
+// openTerms returns the terms of x.qs with runs left to read, as a mask,
+// and each one's next bound (in x.bounds).
+func (x *Index) openTerms(nextBound func(int) float64) (open uint64, bounds []float64) {
+	bounds = x.bounds[:0]
+	for j := range x.qs {
+		b := nextBound(j)
+		if b > 0 {
+			open |= 1 << j
+		}
+		bounds = append(bounds, b)
+	}
+	x.bounds = bounds
+	return open, bounds
+}
+
+// unread is the most the terms open and not in read (a document's terms
+// read) may still add to a document's sum: each one's next bound.
+func unread(read, open uint64, bounds []float64) float64 {
+	sum := 0.0
+	for m := open &^ read; m != 0; m &= m - 1 {
+		sum += bounds[bits.TrailingZeros64(m)]
+	}
+	return sum
+}
+
+// mightReach counts the documents touched that might still reach cut:
+// their sums with what the terms not read for them may add.
+func (x *Index) mightReach(cut float64, nextBound func(int) float64) int {
+	open, bounds := x.openTerms(nextBound)
 	n := 0
 	for _, d := range x.seen {
-		if x.acc[d] >= cut {
+		if x.acc[d]+unread(x.mask[d], open, bounds) >= cut {
 			n++
 		}
 	}
 	return n
 }
 
-// unscore clears the sums of the documents touched.
+// unscore clears the sums and masks of the documents touched.
 func (x *Index) unscore() {
 	for _, d := range x.seen {
-		x.acc[d] = 0
+		x.acc[d], x.mask[d] = 0, 0
 	}
 	x.seen = x.seen[:0]
 }
@@ -386,7 +420,7 @@ func (x *Index) exact(d Handle, w *weights) float64 {
 // groupBytes is what the groupings and the pruning's scratch hold.
 func (x *Index) groupBytes() int {
 	n := mapBytes(len(x.groups), 4+8) + cap(x.classN)*4 + cap(x.pcls)*2 + cap(x.ptmp)*int(unsafe.Sizeof(posting{})) +
-		cap(x.qruns)*int(unsafe.Sizeof(qrun{})) + (cap(x.qstart)+cap(x.qnext)+cap(x.wit))*4
+		cap(x.qruns)*int(unsafe.Sizeof(qrun{})) + (cap(x.qstart)+cap(x.qnext)+cap(x.wit))*4 + (cap(x.mask)+cap(x.bounds))*8
 	for _, g := range x.groups {
 		n += int(unsafe.Sizeof(*g)) + cap(g.runs)*int(unsafe.Sizeof(prun{}))
 	}
