@@ -200,17 +200,16 @@ func (x *Index) Remove(h Handle) {
 		pl := &x.plists[li]
 		pl.df--
 		pl.dead++
-		if g := x.groups[li]; g != nil {
-			g.n = 0 // compacted or let go: to group again
-		}
 		switch {
 		case pl.df == 0:
 			delete(x.lists, e>>16)
 			x.pcap -= cap(pl.p)
 			*pl = plist{}
 			x.spare = append(x.spare, li)
+			x.ungroup(li)
 		case pl.dead > pl.df && pl.dead >= minCompact:
 			x.compact(pl)
+			x.ungroup(li) // its postings moved
 		}
 	}
 }

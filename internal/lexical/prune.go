@@ -100,8 +100,7 @@ type prun struct {
 }
 
 // group returns list li's grouping, made again when more than a 32nd of
-// its postings came after it (or it was dropped: a compaction moves the
-// postings).
+// its postings came after it or it was dropped (ungroup).
 func (x *Index) group(li int32) *grouping {
 	pl := &x.plists[li]
 	g := x.groups[li]
@@ -148,6 +147,14 @@ func (x *Index) group(li int32) *grouping {
 	return g
 }
 
+// ungroup drops list li's runs, when its postings moved or it was let
+// go: a stale posting alone stays where it was, passed over when read.
+func (x *Index) ungroup(li int32) {
+	if g := x.groups[li]; g != nil {
+		g.n = 0
+	}
+}
+
 // qrun is a run of postings [lo, hi) of the query's term j, with the
 // most one of them adds.
 type qrun struct {
@@ -161,21 +168,13 @@ type qrun struct {
 // is (ScoreTop then accumulates every posting).
 func (x *Index) scoreTopPruned(k int, w *weights, max float64, dst []Hit) ([]Hit, bool) {
 	x.read = 0
-	long := false
+	long, total := false, 0
 	for _, qt := range x.qs {
-		if len(x.plists[qt.list].p) >= pruneMin {
-			long = true
-			break
-		}
+		n := len(x.plists[qt.list].p)
+		long = long || n >= pruneMin
+		total += n
 	}
-	if !long {
-		return dst, false
-	}
-	total := 0
-	for _, qt := range x.qs {
-		total += len(x.plists[qt.list].p)
-	}
-	if total < pruneTotal || len(x.qs) > 64 {
+	if !long || total < pruneTotal || len(x.qs) > 64 {
 		return dst, false
 	}
 	// Each term's runs, highest bound first; next[j] is term j's next.

@@ -2,6 +2,7 @@ package lexical
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -26,5 +27,33 @@ func TestClassBounds(t *testing.T) {
 				t.Fatalf("tf %d, length %d: class %d's bounds (%d, %d) are of class %d", tf, n, c, maxTF, minLen, classOf(maxTF, minLen))
 			}
 		}
+	}
+}
+
+// TestRemovalKeepsRuns: a removal leaves a stale posting where it was, so
+// a list's runs stay; a compaction moves the postings, and drops them.
+func TestRemovalKeepsRuns(t *testing.T) {
+	defer ReadInRuns()()
+	var x Index
+	var hs []Handle
+	for i := range 40 {
+		hs = append(hs, x.Add(Analyze(strings.Repeat("fee ", 1+i%3)+"rate")))
+	}
+	q := NewQuery("fee")
+	x.ScoreTop(q, 2, nil)
+	li := x.lists[q.keys[0]]
+	g := x.groups[li]
+	if g == nil || g.n == 0 {
+		t.Fatal("the list was not read in runs")
+	}
+	x.Remove(hs[0])
+	if g.n == 0 {
+		t.Fatal("a removal that compacted nothing dropped the runs")
+	}
+	for _, h := range hs[1 : len(hs)/2+1] { // more stale than live: compacted
+		x.Remove(h)
+	}
+	if x.plists[li].dead != 0 || g.n != 0 {
+		t.Fatalf("after a compaction (%d stale left) the runs stay (%d grouped)", x.plists[li].dead, g.n)
 	}
 }
