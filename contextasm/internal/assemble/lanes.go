@@ -433,12 +433,51 @@ func (a *Assembler) replLane(si int) {
 			}
 		}
 	}
-	slices.SortFunc(w.replLane, func(p, q *ixEntry) int { return compareRank(p, q, p.req, q.req) })
+	w.replLane = a.sortByRank(w.replLane)
 	w.replLane = slices.Compact(w.replLane) // a summary another names
 	for _, e := range w.replLane {
 		e.mark |= markRepl
 	}
 	a.inc.priorAll = append(a.inc.priorAll, w.replLane...) // unmarked by endWalk
+}
+
+// sortByRank returns es in rank order (compareRank's), sorted as rank
+// keys: the lane of a section with many summaries holds every turn they
+// stand for, and comparing entries through their pointers cost more than
+// the rest of the walk. Only runs of equal keys are compared by block
+// (compareTie). The result is es's array or a.inc.byRank's; the other
+// becomes a.inc.byRank.
+func (a *Assembler) sortByRank(es []*ixEntry) []*ixEntry {
+	if len(es) < 2 {
+		return es
+	}
+	keys := a.keys[:0]
+	for i, e := range es {
+		k := rankKey{score: descending(e.score), index: uint32(i), req: 1}
+		if e.req {
+			k.req = 0
+		}
+		keys = append(keys, k)
+	}
+	keys = a.sortRankKeys(keys)
+	out := slices.Grow(a.inc.byRank[:0], len(es))
+	for _, k := range keys {
+		out = append(out, es[k.index])
+	}
+	for i := 0; i < len(out); {
+		j := i + 1
+		for j < len(out) && keys[j].score == keys[i].score && keys[j].req == keys[i].req {
+			j++
+		}
+		if j-i > 1 {
+			slices.SortFunc(out[i:j], func(p, q *ixEntry) int { return compareTie(p.b, q.b) })
+		}
+		i = j
+	}
+	a.keys = keys[:0]
+	clear(es)
+	a.inc.byRank = es[:0]
+	return out
 }
 
 // laneHead is head for one lane, ending at hi.

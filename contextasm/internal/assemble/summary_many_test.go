@@ -373,3 +373,56 @@ func bothWays(t *testing.T, tpl *template.Template, blocks []*assemble.Block, re
 	}
 	return out, want, a.CandidatesMade()
 }
+
+// TestSummarisedTiesAsFull: runs of turns and their summaries all said at
+// one instant tie in rank (score, time, declaration), so only request_id
+// orders them; the Index's replacements' lane must take them in the full
+// assembly's order, which decides what a section that cannot hold them
+// all keeps.
+func TestSummarisedTiesAsFull(t *testing.T) {
+	tok := &memoCounter{Counter: realTokenizer(t), counts: map[string]int{}}
+	for _, fill := range []string{"stop", "skip"} {
+		tpl := mustParse(t, strings.Replace(manySummariesTemplate, `"fill": "stop"`, `"fill": "`+fill+`"`, 1))
+		for _, chained := range []bool{false, true} {
+			var blocks []*assemble.Block
+			for r := range 60 {
+				var ids []string
+				for k := range 1 + r%4 {
+					id := fmt.Sprintf("t%04d-%d", (r*37)%60, k) // request_ids out of run order
+					b := turnAt(id, 6+k%3, 30)
+					blocks = append(blocks, &b)
+					ids = append(ids, id)
+				}
+				if chained && r%5 > 0 {
+					ids = append(ids, fmt.Sprintf("s%04d", ((r-1)*37)%60))
+				}
+				s := summaryOf(fmt.Sprintf("s%04d", (r*37)%60), 4+r%3, 30, ids...)
+				blocks = append(blocks, &s)
+			}
+			get := sortedLookup(blocks)
+			req := assemble.Request{Chat: assemble.ChatCost{Format: chat.FormatOpenAI, PerMessage: 3, Reply: 3}}
+			x := assemble.NewIndex(tpl, req, truncate.Scoring{})
+			at := now
+			x.Build(blocks, at)
+			var a, full assemble.Assembler
+			for step := range 3 {
+				at = at.Add(time.Minute)
+				req.Now = at
+				out, ok, err := indexedAt(&a, x, blocks, req, tok, get)
+				if !ok || err != nil {
+					t.Fatalf("fill=%s chained=%v step %d: not served (%v)", fill, chained, step, err)
+				}
+				want, err := full.AssembleRefs(tpl, blocks, req, tok)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(want.Messages) == 0 || len(want.Messages) >= len(blocks) {
+					t.Fatalf("fill=%s chained=%v: %d messages of %d blocks: the section must hold some", fill, chained, len(want.Messages), len(blocks))
+				}
+				if out.Text != want.Text || !reflect.DeepEqual(out.Messages, want.Messages) {
+					t.Fatalf("fill=%s chained=%v step %d: the indexed assembly differs from the full one", fill, chained, step)
+				}
+			}
+		}
+	}
+}

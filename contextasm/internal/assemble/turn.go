@@ -55,6 +55,7 @@ type incremental struct {
 	events []outcome.Event // the walk's events, reused (assembleIndexed)
 	sumRel []sumRelevance  // findHits' scratch: the summaries' relevance
 	lex    []lexical.Hit   // scratch of the lexical index's Score
+	byRank []*ixEntry      // sortByRank's other array
 	// Summaries (replindex.go): the sections' plans; the sections that
 	// have replacements; the Output events go to.
 	plans   []planRef
