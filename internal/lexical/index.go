@@ -369,21 +369,50 @@ func siftDown(h []float64, i int) {
 // statistics: what Score gives a document of x with d's terms and length,
 // were x's statistics the same with it (a summary is scored so: it
 // repeats its turns' words, and counted too it would count them twice).
+// To score many documents against one query, a Scorer weighs the query
+// once.
 func (x *Index) Relevance(q *Query, d *Doc) float64 {
 	if x.docs == 0 || len(q.keys) == 0 {
 		return 0
 	}
-	w, max := x.terms(q)
-	sum := 0.0
-	for _, qt := range x.qs {
-		if tf := d.tf(qt.key); tf > 0 {
-			sum += w.term(qt.idf, tf, d.length)
-		}
+	s := Scorer{qs: x.qs[:0]} // x's own terms: one document, no copy
+	s.w, s.max = x.terms(q)
+	s.qs = x.qs
+	return s.Relevance(d)
+}
+
+// A Scorer scores documents not in an Index against one query, as the
+// Index's Relevance does: the query's terms and weights are computed once,
+// by Reset, not for every document. It is for as long as the Index does
+// not change. Its zero value scores every document 0.
+type Scorer struct {
+	w   weights
+	max float64
+	qs  []qterm
+}
+
+// Reset makes s score against q under x's statistics, reusing s's memory.
+func (s *Scorer) Reset(x *Index, q *Query) {
+	s.qs, s.max = s.qs[:0], 0
+	if x.docs == 0 || len(q.keys) == 0 {
+		return
 	}
-	if max == 0 {
+	s.w, s.max = x.terms(q)
+	s.qs = append(s.qs, x.qs...)
+}
+
+// Relevance returns d's relevance to the query of the last Reset.
+func (s *Scorer) Relevance(d *Doc) float64 {
+	if s.max == 0 {
 		return 0
 	}
-	return sum / max
+	sum := 0.0
+	for _, qt := range s.qs {
+		if tf := d.tf(qt.key); tf > 0 {
+			sum += s.w.term(qt.idf, tf, d.length)
+		}
+	}
+	return sum / s.max
 }
 
 // terms makes x.qs the scored terms of q, in q's order, and returns the

@@ -56,6 +56,7 @@ func scanAll(q *Query, docs []Doc) []float64 {
 type model struct {
 	x    Index
 	live map[Handle]Doc
+	sc   Scorer // reused by every check, as the assembler reuses its own
 }
 
 func (m *model) scoreMap(q *Query) map[Handle]float64 {
@@ -122,6 +123,17 @@ func (m *model) check(t *testing.T, q *Query) {
 	}
 	if got, want := m.x.Relevance(q, &outside), s.Relevance(&outside); got != want {
 		t.Fatalf("a document outside: relevance %v from the index, %v from scratch", got, want)
+	}
+	// A Scorer gives the Index's Relevance, for every document, after
+	// the scores of another query (its previous Reset).
+	m.sc.Reset(&m.x, q)
+	if got, want := m.sc.Relevance(&outside), s.Relevance(&outside); got != want {
+		t.Fatalf("a document outside: relevance %v from a Scorer, %v from scratch", got, want)
+	}
+	for i := range docs {
+		if got, want := m.sc.Relevance(&docs[i]), s.Relevance(&docs[i]); got != want {
+			t.Fatalf("doc %d scored as outside: relevance %v from a Scorer, %v from scratch", handles[i], got, want)
+		}
 	}
 	got := m.scoreMap(q)
 	for i, h := range handles {

@@ -164,7 +164,7 @@ func TestIndexedEqualsFull(t *testing.T) {
 	restore := assemble.SetHitCutoff(256, 32)
 	t.Cleanup(restore)
 	var served, fallback, failed, skippedSome, rebuilt, warm, floors, prefixes, queried, turnQueries, conflicts, keyedServed, chats, withCalls, toolServed, passedUnits, donated, retargeted, near int
-	var sumServed, sumKept, sumChats, sumQueried, sumFloors, extendedPlans int
+	var sumServed, sumKept, sumChats, sumQueried, sumFloors, extendedPlans, damaged int
 	defer assemble.SetEntriesPerLane(8)()
 	defer assemble.CheckExtendedPlans(t.Errorf)()
 	var restoreRuns func()
@@ -207,6 +207,7 @@ func TestIndexedEqualsFull(t *testing.T) {
 		srng := rand.New(rand.NewPCG(uint64(run), 307)) // summaries, likewise
 		drng := rand.New(rand.NewPCG(uint64(run), 401)) // builds from a donor, likewise
 		rrng := rand.New(rand.NewPCG(uint64(run), 503)) // retargets, likewise
+		vrng := rand.New(rand.NewPCG(uint64(run), 601)) // damaged previous decisions, likewise
 		var offered []outcome.SummarizeCandidate        // the last full assembly's runs to summarise
 		nsum := 0
 		tools := run%4 == 2 // tool calls and their results in the history
@@ -372,6 +373,12 @@ func TestIndexedEqualsFull(t *testing.T) {
 			if crng.IntN(2) == 0 {
 				req.Chat = assemble.ChatCost{Format: chat.Format(1 + crng.IntN(3)), PerMessage: 3, Reply: 3}
 			}
+			if prev != nil && vrng.IntN(8) == 0 {
+				if d, ok := writtenTwice(vrng, prev); ok {
+					prev = d
+					damaged++
+				}
+			}
 			switch rng.IntN(5) {
 			case 0: // no conversation
 			case 1:
@@ -501,6 +508,9 @@ func TestIndexedEqualsFull(t *testing.T) {
 	}
 	if passedUnits == 0 {
 		t.Errorf("no walk passed a unit over whole: the runs do not cover passUnit")
+	}
+	if damaged == 0 {
+		t.Errorf("no previous decision wrote a block twice: the runs do not cover a damaged record")
 	}
 	if near == 0 {
 		t.Errorf("no index remembered where a block's entry was: the runs do not cover entryOfBlock")
@@ -916,4 +926,33 @@ func TestToolTurnMakesWhatItReads(t *testing.T) {
 	if made[0] == 0 || made[1] > 2*made[0]+20 || made[1] >= 500/2 {
 		t.Errorf("a turn made %d units with 50 exchanges behind it and %d with 500: it should make the ones it reads", made[0], made[1])
 	}
+}
+
+// writtenTwice returns a copy of d in which one section writes one of its
+// blocks a second time, somewhere else and perhaps with another key or
+// cut (a damaged record); false when d writes nothing. Both assemblies
+// must read it alike.
+func writtenTwice(rng *rand.Rand, d *assemble.Decision) (*assemble.Decision, bool) {
+	var secs []int
+	for si, s := range d.Sections {
+		if len(s.Blocks) > 0 {
+			secs = append(secs, si)
+		}
+	}
+	if len(secs) == 0 {
+		return nil, false
+	}
+	c := *d
+	c.Sections = slices.Clone(d.Sections)
+	sd := &c.Sections[secs[rng.IntN(len(secs))]]
+	w := sd.Blocks[rng.IntN(len(sd.Blocks))]
+	switch rng.IntN(3) {
+	case 0:
+		w.Key = "0000000000000000"
+	case 1:
+		w.Cut = 1 + rng.IntN(40)
+	}
+	at := rng.IntN(len(sd.Blocks) + 1)
+	sd.Blocks = slices.Insert(slices.Clone(sd.Blocks), at, w)
+	return &c, true
 }

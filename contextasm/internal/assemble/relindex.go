@@ -196,9 +196,14 @@ func (a *Assembler) scoreSummaries(x *Index, q *lexical.Query) {
 	if a.deg.plain {
 		return
 	}
+	sc, ready := &a.inc.scorer, false
 	for si := range x.secs {
 		if len(x.secs[si].sums) == 0 {
 			continue
+		}
+		if !ready { // the query weighed once, for all the summaries
+			sc.Reset(&x.lex, q)
+			ready = true
 		}
 		sums, _ := x.secs[si].summaries()
 		for _, b := range sums {
@@ -207,7 +212,7 @@ func (a *Assembler) scoreSummaries(x *Index, q *lexical.Query) {
 				own := lexical.Analyze(b.Content)
 				d = &own
 			}
-			if rel := x.lex.Relevance(q, d); rel > 0 {
+			if rel := sc.Relevance(d); rel > 0 {
 				a.inc.sumRel = append(a.inc.sumRel, sumRelevance{b: b, si: int32(si), rel: rel})
 			}
 		}

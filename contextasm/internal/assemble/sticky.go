@@ -110,6 +110,14 @@ type stickySection struct {
 // hexKey returns the first 8 bytes of a block key in hex.
 func hexKey(k [16]byte) string { return hex.EncodeToString(k[:8]) }
 
+// sameKey reports whether written, a WrittenBlock's Key, is hexKey(k),
+// without making the string: an incumbent is checked so every call.
+func sameKey(written string, k [16]byte) bool {
+	var buf [16]byte
+	hex.Encode(buf[:], k[:8])
+	return written == string(buf[:])
+}
+
 // blockKeyOf hashes what a rendering of b reads, for blocks without a Key.
 func blockKeyOf(b *Block) [16]byte {
 	h := sha256.New()
@@ -176,7 +184,7 @@ func (a *Assembler) prepareSticky(r *run, si int) {
 		b := blocks[cd.Index]
 		cd.inc, cd.prevPos, cd.prevRecall = true, int32(w.pos), w.recalled
 		cd.soft = tiered && w.recalled && queryChanged // recalled for another question
-		same := w.key == hexKey(keyOf(b))
+		same := sameKey(w.key, keyOf(b))
 		if same && w.form > 0 && w.form <= len(b.Variants()) && !a.deg.plain {
 			cd.prevForm = int8(w.form) // written in a variant: written so again
 			setForm(cd, cd.prevForm)

@@ -55,6 +55,7 @@ type incremental struct {
 	events []outcome.Event // the walk's events, reused (assembleIndexed)
 	sumRel []sumRelevance  // findHits' scratch: the summaries' relevance
 	lex    []lexical.Hit   // scratch of the lexical index's Score
+	scorer lexical.Scorer  // scoreSummaries': the query weighed once
 	byRank []*ixEntry      // sortByRank's other array
 	// Summaries (replindex.go): the sections' plans; the sections that
 	// have replacements; the Output events go to.
@@ -568,16 +569,6 @@ func (a *Assembler) priorItems(r *run, si int) {
 		a.inc.w.hasFloor, a.inc.w.floor = true, *prev.Floor
 	}
 	s := &x.secs[si]
-	type was struct {
-		pos               int
-		key               string
-		cut               int
-		recalled, cleared bool
-	}
-	written := make(map[string]was, len(prev.Blocks))
-	for i, w := range prev.Blocks {
-		written[w.ID] = was{i, w.Key, w.Cut, w.Recalled, w.Cleared}
-	}
 	clears, _, _ := x.tpl.Section(si).ClearToolResults()
 	add := func(e *ixEntry, p priorItem) {
 		p.e, p.eff = e, a.effOf(e)
@@ -592,8 +583,12 @@ func (a *Assembler) priorItems(r *run, si int) {
 		a.inc.priorAll = append(a.inc.priorAll, e)
 		a.inc.w.prior = append(a.inc.w.prior, p)
 	}
-	for id, w := range written {
-		b, ok := lookup(id)
+	// Backwards, so that of an id written twice (a damaged record) the
+	// last counts, as prepareSticky's map of them has it: an entry marked
+	// prior was added already.
+	for i := len(prev.Blocks) - 1; i >= 0; i-- {
+		w := &prev.Blocks[i]
+		b, ok := lookup(w.ID)
 		if !ok {
 			continue
 		}
@@ -601,16 +596,16 @@ func (a *Assembler) priorItems(r *run, si int) {
 			continue
 		}
 		e := x.entryOfBlock(si, b)
-		if e == nil || e.mark&markGone != 0 {
+		if e == nil || e.mark&markGone != 0 || e.mark&markPrior != 0 {
 			continue
 		}
-		p := priorItem{inc: true, prevPos: int32(w.pos), prevRecall: w.recalled, soft: a.inc.w.tiered && w.recalled && queryChanged}
-		same := w.key == hexKey(keyOf(b))
-		if same && w.cleared && clears && !e.required() && b.ToolCallID() != "" {
+		p := priorItem{inc: true, prevPos: int32(i), prevRecall: w.Recalled, soft: a.inc.w.tiered && w.Recalled && queryChanged}
+		same := sameKey(w.Key, keyOf(b))
+		if same && w.Cleared && clears && !e.required() && b.ToolCallID() != "" {
 			p.prevForm = formCleared // cleared: stays so (prepareSticky)
 		}
-		if w.cut > 0 && same && a.cutHolds(x.tpl.Section(si), b, p.prevForm, w.cut) {
-			p.prevCut = int32(w.cut)
+		if w.Cut > 0 && same && a.cutHolds(x.tpl.Section(si), b, p.prevForm, w.Cut) {
+			p.prevCut = int32(w.Cut)
 		}
 		add(e, p)
 	}
