@@ -3,7 +3,6 @@ package contextasm
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -470,7 +469,7 @@ func (e *Engine) assembleAnew(req Request, snap *snapshot, conv convState, q que
 		return nil, false, err
 	}
 	if out.Decision != nil {
-		if memo.decision, err = json.Marshal(recordOf(out)); err != nil {
+		if memo.decision, err = appendRecord(make([]byte, 0, recordSize(out.Decision)), recordOf(out)); err != nil {
 			return nil, false, fmt.Errorf("contextasm: %w", err)
 		}
 		memo.decisionDigest = digestOf(memo.decision)

@@ -107,7 +107,7 @@ func (e *Engine) previousDecision(session, user, fingerprint string) convState {
 // recordDecision records the decision an assembly at now made as the
 // conversation's next version: a replacement of the version it read, which
 // loses to any other assembly of the same conversation that recorded
-// first. data is json.Marshal's of recordOf (assembled.decision).
+// first. data is appendRecord's of recordOf (assembled.decision).
 func (e *Engine) recordDecision(c convState, now time.Time, d *assemble.Decision, data []byte) error {
 	if ss := e.session(c.key); ss != nil && ss.Version == c.version && ss.Updated.Equal(now) && bytes.Equal(ss.Data, data) {
 		return nil // the same call again: nothing to record

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/contextasm/contextasm/contextasm/internal/assemble"
+	"github.com/contextasm/contextasm/internal/jsonx"
 	"github.com/contextasm/contextasm/learned"
 )
 
@@ -64,6 +66,114 @@ func (e *Engine) addSessionDelta(d learned.SessionDelta, check bool) error {
 type recorded struct {
 	Tools []string `json:"tools,omitempty"`
 	*assemble.Decision
+}
+
+// appendRecord appends r as JSON: json.Marshal's of r, but for '<', '>'
+// and '&' in its strings, which it writes as they are (any JSON reader
+// reads the same record). It is made every call of a conversation, so it
+// is written field by field, without reflection; TestRecordAsJSON and
+// FuzzRecordAsJSON hold it to encoding/json.
+func appendRecord(dst []byte, r recorded) ([]byte, error) {
+	d := r.Decision
+	dst = append(dst, '{')
+	if len(r.Tools) > 0 {
+		dst = append(dst, `"tools":[`...)
+		for i, name := range r.Tools {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = jsonx.AppendString(dst, name)
+		}
+		dst = append(dst, "],"...)
+	}
+	dst = append(dst, `"v":`...)
+	dst = strconv.AppendInt(dst, int64(d.Version), 10)
+	dst = append(dst, `,"now":"`...)
+	dst, err := d.Now.AppendText(dst)
+	if err != nil {
+		return nil, fmt.Errorf("the decision's now: %w", err)
+	}
+	dst = append(dst, `","sections":`...)
+	if d.Sections == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = append(dst, '[')
+		for i := range d.Sections {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, err = appendSectionDecision(dst, &d.Sections[i]); err != nil {
+				return nil, err
+			}
+		}
+		dst = append(dst, ']')
+	}
+	if d.Query != "" {
+		dst = append(dst, `,"query":`...)
+		dst = jsonx.AppendString(dst, d.Query)
+	}
+	return append(dst, '}'), nil
+}
+
+// recordSize is about the size of d's record, so that it is written into
+// one allocation.
+func recordSize(d *assemble.Decision) int {
+	n := 96 + len(d.Query)
+	for i := range d.Sections {
+		n += 48 + len(d.Sections[i].Name)
+		for j := range d.Sections[i].Blocks {
+			w := &d.Sections[i].Blocks[j]
+			n += 48 + len(w.ID) + len(w.Key) + len(w.Span)
+		}
+	}
+	return n
+}
+
+func appendSectionDecision(dst []byte, s *assemble.SectionDecision) ([]byte, error) {
+	dst = append(dst, `{"name":`...)
+	dst = jsonx.AppendString(dst, s.Name)
+	if len(s.Blocks) > 0 {
+		dst = append(dst, `,"blocks":[`...)
+		for i := range s.Blocks {
+			w := &s.Blocks[i]
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"id":`...)
+			dst = jsonx.AppendString(dst, w.ID)
+			dst = append(dst, `,"key":`...)
+			dst = jsonx.AppendString(dst, w.Key)
+			dst = append(dst, `,"span":`...)
+			dst = jsonx.AppendString(dst, w.Span)
+			if w.Cut != 0 {
+				dst = append(dst, `,"cut":`...)
+				dst = strconv.AppendInt(dst, int64(w.Cut), 10)
+			}
+			if w.Message {
+				dst = append(dst, `,"message":true`...)
+			}
+			if w.Variant != 0 {
+				dst = append(dst, `,"variant":`...)
+				dst = strconv.AppendInt(dst, int64(w.Variant), 10)
+			}
+			if w.Cleared {
+				dst = append(dst, `,"cleared":true`...)
+			}
+			if w.Recalled {
+				dst = append(dst, `,"recalled":true`...)
+			}
+			dst = append(dst, '}')
+		}
+		dst = append(dst, ']')
+	}
+	if s.Floor != nil {
+		dst = append(dst, `,"floor":`...)
+		var ok bool
+		if dst, ok = jsonx.AppendFloat(dst, *s.Floor); !ok {
+			return nil, fmt.Errorf("section %q: floor %v is not a JSON number", s.Name, *s.Floor)
+		}
+	}
+	return append(dst, '}'), nil
 }
 
 // recordOf returns what the conversation's state keeps of out.
