@@ -110,6 +110,11 @@ func (s *ixSection) verifyTimes() error {
 	if got := live(s.history); !slices.Equal(got, hist) {
 		return fmt.Errorf("history order %v, base's %v", got, hist)
 	}
+	for h, pos := range s.history {
+		if e := &s.base[pos]; !e.dead && e.hist != int32(h+1) {
+			return fmt.Errorf("history entry %s at %d of the history says it is at %d", e.b.ID, h, e.hist-1)
+		}
+	}
 	return nil
 }
 

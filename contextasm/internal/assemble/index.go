@@ -141,7 +141,11 @@ type ixEntry struct {
 	dead  bool
 	mark  uint16 // during an assembly: markPrior or markVisited
 	moves uint8  // how its score moves with now (rescore): stillScore, recencyScore or otherScore
-	heat  *ixHeat
+	// hist is, for a history entry of base, one more than its place in
+	// ixSection.history (made with it, by index): its time neighbours
+	// are read there without a search. 0 otherwise.
+	hist int32
+	heat *ixHeat
 	// rel is, during an assembly with a query, its relevance when the
 	// query touches it (a hit, Assembler.inc.hits), and 0 otherwise.
 	rel float64
@@ -799,8 +803,10 @@ func (s *ixSection) index(keys, scratch *[]rankKey) {
 	s.history = s.history[:0]
 	for _, e := range k {
 		s.byTime = append(s.byTime, int32(e.index))
+		s.base[e.index].hist = 0
 		if s.base[e.index].b.Type == declare.History {
 			s.history = append(s.history, int32(e.index))
+			s.base[e.index].hist = int32(len(s.history))
 		}
 	}
 	*keys = k[:0]

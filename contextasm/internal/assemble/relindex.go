@@ -251,7 +251,7 @@ func (a *Assembler) neighbourHits(x *Index, queryTurn *Block) {
 			continue
 		}
 		v := NeighbourShare * h.e.rel
-		for _, nb := range x.secs[h.si].timeNeighbours(h.e.b, xh[runs[h.si]:runs[h.si+1]]) {
+		for _, nb := range x.secs[h.si].timeNeighbours(h.e, xh[runs[h.si]:runs[h.si+1]]) {
 			if nb != nil {
 				raises = append(raises, relRaise{nb, h.si, v})
 			}
@@ -288,10 +288,12 @@ func compareExtraRefs(p, q extraRef) int {
 }
 
 // timeNeighbours returns the live history turns (neighbourly) just newer
-// and just older than b in the section's time order (compareNewest), among its
-// base and its extra history entries (newest first), nil where there is
-// none.
-func (s *ixSection) timeNeighbours(b *Block, extra []extraRef) [2]*ixEntry {
+// and just older than e's block in the section's time order
+// (compareNewest), among its base and its extra history entries (newest
+// first), nil where there is none. A base entry's place in the history is
+// its own (ixEntry.hist); an extra entry's is searched for.
+func (s *ixSection) timeNeighbours(e *ixEntry, extra []extraRef) [2]*ixEntry {
+	b := e.b
 	var out [2]*ixEntry // newer, older
 	better := func(side int, e *ixEntry) {
 		// the one nearest b: the newer side wants the oldest of the newer,
@@ -300,7 +302,12 @@ func (s *ixSection) timeNeighbours(b *Block, extra []extraRef) [2]*ixEntry {
 			out[side] = e
 		}
 	}
-	k, _ := slices.BinarySearchFunc(s.history, b, func(pos int32, b *Block) int { return compareNewest(s.base[pos].b, b) })
+	var k int
+	if h := int(e.hist) - 1; h >= 0 && h < len(s.history) && &s.base[s.history[h]] == e {
+		k = h
+	} else {
+		k, _ = slices.BinarySearchFunc(s.history, b, func(pos int32, b *Block) int { return compareNewest(s.base[pos].b, b) })
+	}
 	for j := k - 1; j >= 0; j-- {
 		if e := s.entryAt(s.history[j]); !e.dead && e.b != b && neighbourly(e.b) {
 			better(0, e)
