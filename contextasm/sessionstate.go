@@ -88,12 +88,11 @@ func appendRecord(dst []byte, r recorded) ([]byte, error) {
 	}
 	dst = append(dst, `"v":`...)
 	dst = strconv.AppendInt(dst, int64(d.Version), 10)
-	dst = append(dst, `,"now":"`...)
-	dst, err := d.Now.AppendText(dst)
+	dst, err := jsonx.AppendTime(append(dst, `,"now":`...), d.Now)
 	if err != nil {
 		return nil, fmt.Errorf("the decision's now: %w", err)
 	}
-	dst = append(dst, `","sections":`...)
+	dst = append(dst, `,"sections":`...)
 	if d.Sections == nil {
 		dst = append(dst, "null"...)
 	} else {

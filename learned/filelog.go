@@ -11,7 +11,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
+
+	"github.com/contextasm/contextasm/internal/jsonx"
 )
 
 // The log of a FileStore (PATH.log): one line per batch applied since the
@@ -27,18 +30,143 @@ type record struct {
 	Batch *Batch    `json:"batch"`
 }
 
-// encodeRecord returns r as a line of the log.
+// encodeRecord returns r as a line of the log. r's batch has passed
+// Validate (Apply checks it first), so its session data is JSON.
 func encodeRecord(r record) ([]byte, error) {
-	data, err := json.Marshal(r)
+	line := make([]byte, 9, 9+recordSize(r.Batch))
+	line, err := appendRecordJSON(line, r)
 	if err != nil {
 		return nil, fmt.Errorf("learned: encoding state: %w", err)
 	}
-	line := make([]byte, 0, len(data)+10)
+	data := line[9:]
 	sum := crc32.ChecksumIEEE(data)
-	line = hex.AppendEncode(line, []byte{byte(sum >> 24), byte(sum >> 16), byte(sum >> 8), byte(sum)})
-	line = append(line, ' ')
-	line = append(line, data...)
+	hex.Encode(line[:8], []byte{byte(sum >> 24), byte(sum >> 16), byte(sum >> 8), byte(sum)})
+	line[8] = ' '
 	return append(line, '\n'), nil
+}
+
+// recordSize is about the size of b's record.
+func recordSize(b *Batch) int {
+	if b == nil {
+		return 96
+	}
+	n := 160 + len(b.Writer) + 96*len(b.Trust) + 112*len(b.Heat)
+	for i := range b.Sessions {
+		n += 96 + len(b.Sessions[i].Key) + len(b.Sessions[i].Data)
+	}
+	return n
+}
+
+// appendRecordJSON appends r as JSON: what encoding/json writes for it
+// with HTML escaping off (TestRecordAsJSON), without reflection: a batch
+// of a conversation's call holds its decision, which would be checked and
+// compacted again. The session data is written as it is when it holds no
+// white space (an engine's own records), else compacted.
+func appendRecordJSON(dst []byte, r record) ([]byte, error) {
+	var err error
+	dst = append(dst, `{"rev":`...)
+	dst = strconv.AppendUint(dst, r.Rev, 10)
+	dst = append(dst, `,"epoch":`...)
+	dst = jsonx.AppendString(dst, r.Epoch)
+	if dst, err = jsonx.AppendTime(append(dst, `,"at":`...), r.At); err != nil {
+		return nil, err
+	}
+	dst = append(dst, `,"batch":`...)
+	b := r.Batch
+	if b == nil {
+		return append(dst, "null}"...), nil
+	}
+	dst = append(dst, `{"writer":`...)
+	dst = jsonx.AppendString(dst, b.Writer)
+	dst = append(dst, `,"seq":`...)
+	dst = strconv.AppendUint(dst, b.Seq, 10)
+	if len(b.Trust) > 0 {
+		dst = append(dst, `,"trust":[`...)
+		for i := range b.Trust {
+			d := &b.Trust[i]
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"id":`...)
+			dst = jsonx.AppendString(dst, d.ID)
+			for _, f := range [...]struct {
+				key string
+				v   float64
+			}{{`,"base":`, d.Base}, {`,"add":`, d.Add}, {`,"floor":`, d.Floor}, {`,"ceiling":`, d.Ceiling}} {
+				var ok bool
+				if dst, ok = jsonx.AppendFloat(append(dst, f.key...), f.v); !ok {
+					return nil, fmt.Errorf("trust[%d] (%q): %v is not a JSON number", i, d.ID, f.v)
+				}
+			}
+			dst = append(dst, '}')
+		}
+		dst = append(dst, ']')
+	}
+	if len(b.Heat) > 0 {
+		dst = append(dst, `,"heat":[`...)
+		for i := range b.Heat {
+			d := &b.Heat[i]
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"id":`...)
+			dst = jsonx.AppendString(dst, d.ID)
+			dst = append(dst, `,"heat":{"included":`...)
+			dst = strconv.AppendInt(dst, d.Heat.Included, 10)
+			dst = append(dst, `,"dropped":`...)
+			dst = strconv.AppendInt(dst, d.Heat.Dropped, 10)
+			dst = append(dst, `,"cut":`...)
+			dst = strconv.AppendInt(dst, d.Heat.Cut, 10)
+			dst = append(dst, `,"refs":`...)
+			dst = strconv.AppendInt(dst, d.Heat.Refs, 10)
+			dst = append(dst, `,"start_refs":`...)
+			dst = strconv.AppendInt(dst, d.Heat.StartRefs, 10)
+			dst = append(dst, '}')
+			if d.Delete {
+				dst = append(dst, `,"delete":true`...)
+			}
+			dst = append(dst, '}')
+		}
+		dst = append(dst, ']')
+	}
+	if len(b.Sessions) > 0 {
+		dst = append(dst, `,"sessions":[`...)
+		for i := range b.Sessions {
+			d := &b.Sessions[i]
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"key":`...)
+			dst = jsonx.AppendString(dst, d.Key)
+			if d.Delete {
+				dst = append(dst, `,"delete":true`...)
+			}
+			if d.Base != 0 {
+				dst = append(dst, `,"base":`...)
+				dst = strconv.AppendUint(dst, d.Base, 10)
+			}
+			if !d.Updated.IsZero() {
+				if dst, err = jsonx.AppendTime(append(dst, `,"updated":`...), d.Updated); err != nil {
+					return nil, err
+				}
+			}
+			if len(d.Data) > 0 {
+				dst = append(dst, `,"data":`...)
+				if bytes.ContainsAny(d.Data, " \t\r\n") {
+					var buf bytes.Buffer
+					if err := json.Compact(&buf, d.Data); err != nil {
+						return nil, fmt.Errorf("sessions[%d]: %w", i, err)
+					}
+					dst = append(dst, buf.Bytes()...)
+				} else {
+					dst = append(dst, d.Data...)
+				}
+			}
+			dst = append(dst, '}')
+		}
+		dst = append(dst, ']')
+	}
+	return append(dst, "}}"...), nil
 }
 
 // decodeLine returns the record of one whole line (without its newline).

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/bits"
 	"strconv"
+	"time"
 	"unicode/utf8"
 )
 
@@ -123,4 +124,16 @@ func AppendFloat(dst []byte, f float64) ([]byte, bool) {
 		}
 	}
 	return dst, true
+}
+
+// AppendTime appends t as encoding/json writes a time.Time: RFC 3339 with
+// nanoseconds, quoted; an error for a year outside 0 to 9999, as
+// encoding/json's.
+func AppendTime(dst []byte, t time.Time) ([]byte, error) {
+	dst = append(dst, '"')
+	dst, err := t.AppendText(dst)
+	if err != nil {
+		return nil, err
+	}
+	return append(dst, '"'), nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"testing"
+	"time"
 )
 
 // encodingJSON is what encoding/json writes for v with HTML escaping off.
@@ -74,4 +75,16 @@ func FuzzAppendFloat(f *testing.F) {
 			t.Fatalf("%v: %s, encoding/json %s", v, got, want)
 		}
 	})
+}
+
+func TestAppendTimeAsEncodingJSON(t *testing.T) {
+	for _, v := range []time.Time{{}, time.Date(2026, 12, 7, 17, 30, 1, 5, time.UTC), time.Date(1, 2, 3, 4, 5, 6, 700, time.FixedZone("", -3600*5-1800))} {
+		got, err := AppendTime([]byte("x"), v)
+		if want := append([]byte("x"), encodingJSON(t, v)...); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%v: %s (%v), encoding/json %s", v, got, err, want)
+		}
+	}
+	if _, err := AppendTime(nil, time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)); err == nil {
+		t.Error("year 10000: no error")
+	}
 }
