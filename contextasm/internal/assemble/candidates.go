@@ -91,25 +91,50 @@ func (a *Assembler) historyInTime(si int, blocks []*Block) []int {
 		}
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, func(x, y histKey) int {
-		c := cmp.Compare(x.ns, y.ns)
-		if !exact {
-			c = x.t.Compare(y.t)
+	if exact {
+		// Sorted as 24-byte keys, not the whole histKeys: the ids only
+		// break ties.
+		nk := slices.Grow(a.histNanos[:0], len(keys))
+		for k := range keys {
+			nk = append(nk, histNano{ns: keys[k].ns, seq: keys[k].seq, k: int32(k)})
 		}
-		if c != 0 {
-			return c
+		slices.SortFunc(nk, func(x, y histNano) int {
+			if x.ns != y.ns {
+				return cmp.Compare(x.ns, y.ns)
+			}
+			if x.seq != y.seq {
+				return cmp.Compare(x.seq, y.seq)
+			}
+			return strings.Compare(keys[x.k].id, keys[y.k].id)
+		})
+		for k := range nk {
+			hist[k] = keys[nk[k].k].i
 		}
-		if c := cmp.Compare(x.seq, y.seq); c != 0 {
-			return c
+		a.histNanos = nk[:0]
+	} else {
+		slices.SortFunc(keys, func(x, y histKey) int {
+			if c := x.t.Compare(y.t); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(x.seq, y.seq); c != 0 {
+				return c
+			}
+			return strings.Compare(x.id, y.id) // cmp.Or would compare the ids every time
+		})
+		for k := range keys {
+			hist[k] = keys[k].i
 		}
-		return strings.Compare(x.id, y.id) // cmp.Or would compare the ids every time
-	})
-	for k := range keys {
-		hist[k] = keys[k].i
 	}
 	clear(keys)
 	a.histKeys = keys[:0]
 	return hist
+}
+
+// histNano is a history candidate's place when it is exact (histKey.ns),
+// and its histKey's position k.
+type histNano struct {
+	ns, seq int64
+	k       int32
 }
 
 // dropRun is a run of history dropped for room: positions in hist, their
