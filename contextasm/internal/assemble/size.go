@@ -34,7 +34,7 @@ func (s *ixSection) bytes() int {
 		// keys: a list per group or call, of about two links each.
 		n += int(unsafe.Sizeof(*u)) + cap(u.blocks)*ptrBytes + (cap(u.root)+cap(u.size)+cap(u.at))*4 + cap(u.broken) +
 			cap(u.names)*16 + mapBytes(len(u.keys), int(unsafe.Sizeof(unitKey{}))+24) + len(u.blocks)*ptrBytes +
-			cap(u.added)*ptrBytes
+			cap(u.added)*ptrBytes + mapBytes(len(u.pos), 4) + (cap(u.head)+cap(u.next)+cap(u.brokenAt)+cap(u.reqRoots))*4
 	}
 	if p := s.plan; p != nil {
 		// The replacements' members are about the blocks p.of maps.

@@ -180,12 +180,12 @@ func (u *unitWalk) hasUnits(si int) bool {
 // when e is in a unit that may be sent (one of two members or more).
 func (a *Assembler) setOf(si int, e *ixEntry) (*ixUnits, int32, bool) {
 	uw := &a.inc.units
-	if !uw.hasUnits(si) || !linked(e.b) {
+	if !uw.hasUnits(si) {
 		return nil, 0, false
 	}
 	p := uw.units[si]
-	i, ok := slices.BinarySearchFunc(p.blocks, e.b.ID, func(b *Block, id string) int { return strings.Compare(b.ID, id) })
-	if !ok || p.blocks[i] != e.b {
+	i, ok := p.pos[e.b]
+	if !ok {
 		return nil, 0, false
 	}
 	root := p.root[i]
@@ -262,6 +262,7 @@ type ixUnits struct {
 	// sets that cannot be sent whole, the roots of the units with a
 	// member declared required, and whether it has a unit at all.
 	scanned    bool
+	pos        map[*Block]int32 // each link's place in blocks: setOf's, by the entry's block
 	head, next []int32
 	brokenAt   []int32
 	reqRoots   []int32
@@ -275,6 +276,10 @@ func (p *ixUnits) scan() {
 	}
 	p.scanned = true
 	n := len(p.blocks)
+	p.pos = make(map[*Block]int32, n)
+	for i, b := range p.blocks {
+		p.pos[b] = int32(i)
+	}
 	p.head, p.next = make([]int32, n), make([]int32, n)
 	for i := range p.head {
 		p.head[i] = -1
