@@ -69,7 +69,9 @@ func (a *Assembler) spanHash(piece string) string {
 	return h
 }
 
-// decision records what this assembly decided, for the next one.
+// decision records what this assembly decided, for the next one. Its
+// blocks share one array, and their keys one string: a conversation
+// records one every call.
 func (a *Assembler) decision(tpl *template.Template, blocks []*Block, spans []span, now time.Time) *Decision {
 	d := &Decision{Version: DecisionVersion, Now: now.UTC(), Sections: make([]SectionDecision, tpl.NumSections())}
 	for si := range d.Sections {
@@ -78,18 +80,46 @@ func (a *Assembler) decision(tpl *template.Template, blocks []*Block, spans []sp
 			d.Sections[si].Floor = &ss.floor
 		}
 	}
+	msgs := a.messageOrder(blocks) // in reading order: what the next call keeps too
+	n := len(spans) + len(msgs)
+	if n == 0 {
+		return d
+	}
+	count := make([]int, len(d.Sections))
 	for _, sp := range spans {
+		count[sp.si]++
+	}
+	for _, r := range msgs {
+		count[r.si]++
+	}
+	all := make([]WrittenBlock, n)
+	for si, k := range count {
+		if k > 0 {
+			d.Sections[si].Blocks, all = all[:0:k], all[k:]
+		}
+	}
+	hexKeys := make([]byte, 0, 16*n)
+	for _, sp := range spans {
+		k := keyOf(blocks[a.secs[sp.si].cands[sp.ci].Index])
+		hexKeys = hex.AppendEncode(hexKeys, k[:8]) // WrittenBlock.Key: the first 8 bytes, in hex
+	}
+	for _, r := range msgs {
+		k := keyOf(blocks[a.secs[r.si].cands[r.j].Index])
+		hexKeys = hex.AppendEncode(hexKeys, k[:8])
+	}
+	keys := string(hexKeys)
+	for k, sp := range spans {
 		cd := &a.secs[sp.si].cands[sp.ci]
-		w := WrittenBlock{ID: cd.ID, Key: hexKey(keyOf(blocks[cd.Index])), Span: sp.hash, Variant: writtenVariant(cd), Recalled: cd.late, Cleared: cd.form == formCleared}
+		w := WrittenBlock{ID: cd.ID, Key: keys[16*k : 16*k+16], Span: sp.hash, Variant: writtenVariant(cd), Recalled: cd.late, Cleared: cd.form == formCleared}
 		if cd.status == outcome.StatusCut {
 			w.Cut = cd.cutLen
 		}
 		d.Sections[sp.si].Blocks = append(d.Sections[sp.si].Blocks, w)
 	}
-	// The messages, in reading order: what the next call keeps too.
-	for _, r := range a.messageOrder(blocks) {
+	for k, r := range msgs {
 		cd := &a.secs[r.si].cands[r.j]
-		w := WrittenBlock{ID: cd.ID, Key: hexKey(keyOf(blocks[cd.Index])), Message: true, Variant: writtenVariant(cd), Recalled: cd.late, Cleared: cd.form == formCleared}
+		at := 16 * (len(spans) + k)
+		w := WrittenBlock{ID: cd.ID, Key: keys[at : at+16], Message: true, Variant: writtenVariant(cd), Recalled: cd.late, Cleared: cd.form == formCleared}
 		if cd.status == outcome.StatusCut {
 			w.Cut = cd.cutLen
 		}

@@ -107,11 +107,9 @@ type stickySection struct {
 	floor    float64 // blocks scoring no higher stay out
 }
 
-// hexKey returns the first 8 bytes of a block key in hex.
-func hexKey(k [16]byte) string { return hex.EncodeToString(k[:8]) }
-
-// sameKey reports whether written, a WrittenBlock's Key, is hexKey(k),
-// without making the string: an incumbent is checked so every call.
+// sameKey reports whether written, a WrittenBlock's Key, is the first 8
+// bytes of the block key k in hex (as decision writes it), without making
+// the string: an incumbent is checked so every call.
 func sameKey(written string, k [16]byte) bool {
 	var buf [16]byte
 	hex.Encode(buf[:], k[:8])

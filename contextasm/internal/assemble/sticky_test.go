@@ -879,3 +879,40 @@ func TestStickyRowsInRankOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestDecisionKeys: a decision records, for each block written or sent
+// as a message, the first 8 bytes of the block's key in hex, in text and
+// messages alike, so that the next call tells an edit from the same
+// block.
+func TestDecisionKeys(t *testing.T) {
+	tpl := mustParse(t, `{"budget": 4000, "sections": [
+ {"name": "CONTEXT", "priority": 2, "memory_types": ["context"], "max_tokens": 1000, "render": "{content}"},
+ {"name": "HISTORY", "priority": 1, "memory_types": ["history"], "max_tokens": 1000, "render": "{content}", "order": "time"}]}`)
+	var blocks []assemble.Block
+	want := map[string]string{}
+	for i := range 6 {
+		b := block(fmt.Sprintf("c%d", i), declare.Context, fmt.Sprintf("context number %d", i))
+		b.Key = [16]byte{byte(i), 1, 2, 3, 4, 5, 6, 7, 0xff}
+		want[b.ID] = fmt.Sprintf("%02x01020304050607", i)
+		blocks = append(blocks, b)
+		tb := turnAt(fmt.Sprintf("t%d", i), 5, 10-i)
+		tb.Key = [16]byte{0xa0, byte(i), 9, 9, 9, 9, 9, 9}
+		want[tb.ID] = fmt.Sprintf("a0%02x090909090909", i)
+		blocks = append(blocks, tb)
+	}
+	for _, format := range []chat.Format{0, chat.FormatOpenAI} {
+		out := mustAssemble(t, tpl, blocks, assemble.Request{Record: true, Chat: assemble.ChatCost{Format: format, PerMessage: 3, Reply: 3}})
+		seen := 0
+		for _, s := range out.Decision.Sections {
+			for _, w := range s.Blocks {
+				if w.Key != want[w.ID] {
+					t.Errorf("format %v: %s recorded with key %q, want %q", format, w.ID, w.Key, want[w.ID])
+				}
+				seen++
+			}
+		}
+		if seen != len(blocks) {
+			t.Errorf("format %v: %d blocks recorded, want %d", format, seen, len(blocks))
+		}
+	}
+}
