@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"weak"
 
 	"github.com/contextasm/contextasm/contextasm/internal/grouped"
 
@@ -461,7 +462,7 @@ func (e *Engine) assembleAnew(req Request, snap *snapshot, conv convState, q que
 	if err != nil {
 		return nil, false, fmt.Errorf("contextasm: %w", err)
 	}
-	memo = &assembled{out: out, format: req.Format, why: why, heat: heat, query: &queried{q: q, counter: counter}}
+	memo = &assembled{out: out, format: req.Format, why: why, heat: heat, query: &queried{q: q, counter: counter}, snap: weak.Make(snap)}
 	if q.text != "" {
 		memo.queryInfo() // the request's own query is counted now, once
 	}

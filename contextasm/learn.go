@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"sync"
+	"weak"
 
 	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/contextasm/internal/assemble"
@@ -48,6 +49,10 @@ type assembled struct {
 	// heat counts an incremental assembly's heat again; nil for a full
 	// one, whose sections are counted.
 	heat *heatRecord
+	// snap is the snapshot the assembly read: while it is the store's,
+	// the blocks it showed are the ones declared (Feedback reads them
+	// without looking them up). Weak: a Result kept does not keep it.
+	snap weak.Pointer[snapshot]
 }
 
 // explanation is an incremental assembly's sections and events: the same
@@ -151,7 +156,7 @@ func (e *Engine) feedbackCited(ctx context.Context, res *Result, response string
 	lookup := e.lookupBlocks()
 	var shown []shownBlock
 	if res.told != nil {
-		shown = res.told.asm.shown()
+		shown = res.told.asm.shown(res.told.asm.snap == weak.Make(e.current()))
 	}
 	// The learned trust of the blocks shown, copied: reading the response
 	// (patterns, references) holds up neither assemblies nor the state's
@@ -255,6 +260,9 @@ type shownBlock struct {
 	Trust     float64
 	Patterns  []*regexp.Regexp
 	Sources   []string
+	// block, when set, is the block as the store holds it now: the
+	// snapshot the assembly read is still the current one.
+	block *assemble.Block
 }
 
 // shownOf returns the blocks sections put in the text, in section and rank
@@ -274,7 +282,7 @@ func shownOf(sections []SectionResult) []shownBlock {
 // shown returns the blocks the assembly put in its text: an incremental
 // assembly's from the record of its fill, a full one's from its
 // sections. Neither assembles again.
-func (a *assembled) shown() []shownBlock {
+func (a *assembled) shown(current bool) []shownBlock {
 	if a.heat == nil || a.why == nil {
 		return shownOf(a.out.Sections)
 	}
@@ -282,6 +290,9 @@ func (a *assembled) shown() []shownBlock {
 	for i := range out {
 		b, _ := a.heat.rec.At(i)
 		out[i] = shownBlock{RequestID: b.ID, Trust: b.Trust, Patterns: b.Patterns()}
+		if current {
+			out[i].block = b
+		}
 	}
 	return out
 }
@@ -297,7 +308,11 @@ func feedbackBlocks(learnedTrust map[string]float64, shown []shownBlock, lookup 
 		if t, ok := learnedTrust[b.RequestID]; ok {
 			fbb.Trust = t
 		}
-		if cur, ok := lookupBlock(lookup, b.RequestID); ok {
+		cur, ok := b.block, b.block != nil
+		if !ok {
+			cur, ok = lookupBlock(lookup, b.RequestID)
+		}
+		if ok {
 			fbb.Trust, fbb.Patterns = cur.Trust, cur.Patterns()
 		} else if fbb.Patterns == nil {
 			for _, src := range b.Sources {

@@ -116,7 +116,7 @@ func TestFeedbackDoesNotAssembleAgain(t *testing.T) {
 		// The inputs feedback evaluates: from the fill's record, and (the
 		// path before) from the full assembly's sections.
 		lookup := inc.lookupBlocks()
-		got, err := feedbackBlocks(nil, res[0].told.asm.shown(), lookup)
+		got, err := feedbackBlocks(nil, res[0].told.asm.shown(true), lookup)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -301,5 +301,64 @@ func TestEndSessionLeavesNothing(t *testing.T) {
 	}
 	if end := count(); end != start {
 		t.Errorf("after 200 sessions started and ended the Engine holds %+v, after the first %+v", end, start)
+	}
+}
+
+// Feedback reads a block shown as the store holds it when Feedback runs:
+// from the assembly while nothing was declared since (the snapshot it
+// read is current), looked up when a declaration came between.
+func TestFeedbackReadsBlocksDeclaredSince(t *testing.T) {
+	e, req := feedbackWorkload(t, 2000, false)
+	ctx := context.Background()
+	res, err := e.Assemble(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rule string
+	var was string
+	for _, b := range res.told.asm.shown(true) {
+		if len(b.Patterns) > 0 {
+			if b.block == nil {
+				t.Fatal("an incremental assembly's shown blocks, with its snapshot current, carry no block")
+			}
+			if cur, _ := e.lookupBlocks()(b.RequestID); cur != b.block {
+				t.Fatalf("%s: shown as %p, the store holds %p", b.RequestID, b.block, cur)
+			}
+			rule, was = b.RequestID, b.Patterns[0].String()
+			break
+		}
+	}
+	if rule == "" {
+		t.Fatal("no constraint with a pattern was shown")
+	}
+	violates := func(response string) bool {
+		_, err := e.Feedback(ctx, res, response)
+		var ve *feedback.ViolationError
+		if errors.As(err, &ve) {
+			for _, v := range ve.Violations {
+				if v.RequestID == rule {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if !violates("it says " + was) {
+		t.Fatalf("%s's pattern %q, shown, did not break", rule, was)
+	}
+	for _, d := range bench.Generate(2000, 1) {
+		if d.RequestID == rule {
+			d.BreakOnViolation = true
+			d.ViolationPatterns = []string{"since-declared"}
+			if err := e.Declare(d); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if violates("it says " + was) {
+		t.Errorf("%s declared again without %q: Feedback read the block as assembled", rule, was)
+	}
+	if !violates("it says since-declared") {
+		t.Errorf("%s declared again with a pattern: Feedback did not read it", rule)
 	}
 }
