@@ -223,6 +223,10 @@ func (a *Assembler) UnitsMade() int { return len(a.plan.units) }
 // over whole.
 func (a *Assembler) PassedUnits() int { return a.inc.passed }
 
+// Remembered returns how many incumbents the last incremental assembly
+// found as the assembly before wrote them, not by request_id.
+func (a *Assembler) Remembered() int { return a.inc.remembered }
+
 // SetHitCutoff makes maxHits max(least, budget/perBudget) until the
 // function it returns is called.
 func SetHitCutoff(least, perBudget int) (restore func()) {

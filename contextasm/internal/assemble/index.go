@@ -31,12 +31,18 @@ import (
 //
 // An Index is not safe for concurrent use; package contextasm locks it.
 type Index struct {
-	tpl    *template.Template
-	shape  Request // SessionID, UserID, Roles; Now is the index's now
-	sc     truncate.Scoring
-	built  bool
-	secs   []ixSection
-	hidden [3]int // out_of_scope, access_denied, audience
+	// lastDecision is the decision of the last assembly from the index,
+	// and lastWritten the blocks it names, in its order: the next call of
+	// the conversation follows that decision, and finds its blocks here
+	// rather than by request_id in the store (Assembler.priorItems).
+	lastDecision *Decision
+	lastWritten  []*Block
+	tpl          *template.Template
+	shape        Request // SessionID, UserID, Roles; Now is the index's now
+	sc           truncate.Scoring
+	built        bool
+	secs         []ixSection
+	hidden       [3]int // out_of_scope, access_denied, audience
 	// noSection are the required blocks, not hidden, whose memory type
 	// has no section: unless expired, they fail the assembly.
 	noSection []*Block
@@ -360,6 +366,8 @@ func (x *Index) BuildFrom(blocks []*Block, now time.Time, donor *Index) bool {
 // churn of sessions so reuses an ended session's index instead of
 // building one from the store for each (the Engine's spare indexes).
 func (x *Index) Retarget(session string, moved []*Block) {
+	clear(x.lastWritten) // the old session's conversation
+	x.lastDecision, x.lastWritten = nil, x.lastWritten[:0]
 	for _, b := range moved {
 		x.Update(b, nil)
 	}

@@ -164,7 +164,7 @@ func TestIndexedEqualsFull(t *testing.T) {
 	restore := assemble.SetHitCutoff(256, 32)
 	t.Cleanup(restore)
 	var served, fallback, failed, skippedSome, rebuilt, warm, floors, prefixes, queried, turnQueries, conflicts, keyedServed, chats, withCalls, toolServed, passedUnits, donated, retargeted, near int
-	var sumServed, sumKept, sumChats, sumQueried, sumFloors, extendedPlans, damaged int
+	var sumServed, sumKept, sumChats, sumQueried, sumFloors, extendedPlans, damaged, remembered int
 	defer assemble.SetEntriesPerLane(8)()
 	defer assemble.CheckExtendedPlans(t.Errorf)()
 	var restoreRuns func()
@@ -390,6 +390,7 @@ func TestIndexedEqualsFull(t *testing.T) {
 			full, errFull := fullAsm.AssembleRefs(tpl, s.blocks, req, tok)
 			fast, heat, ok, errFast := fastAsm.AssembleIndexed(x, req, tok, s.get)
 			passedUnits += fastAsm.PassedUnits()
+			remembered += fastAsm.Remembered()
 			if errFull == nil && len(full.Conflicts) > 0 {
 				conflicts++
 				if ok {
@@ -480,6 +481,11 @@ func TestIndexedEqualsFull(t *testing.T) {
 				warm++
 			}
 			prev = full.Decision
+			if vrng.IntN(2) == 0 {
+				// The served assembly's own decision, as the engine keeps
+				// it: the next call finds its incumbents as it wrote them.
+				prev = fast.Decision
+			}
 			offered = full.SummarizeCandidates
 			if rng.IntN(5) == 0 {
 				x.Settle()
@@ -508,6 +514,9 @@ func TestIndexedEqualsFull(t *testing.T) {
 	}
 	if passedUnits == 0 {
 		t.Errorf("no walk passed a unit over whole: the runs do not cover passUnit")
+	}
+	if remembered == 0 {
+		t.Errorf("no incumbent was found as the assembly before wrote it: the runs do not cover Index.writtenOf")
 	}
 	if damaged == 0 {
 		t.Errorf("no previous decision wrote a block twice: the runs do not cover a damaged record")

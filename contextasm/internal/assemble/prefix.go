@@ -69,10 +69,11 @@ func (a *Assembler) spanHash(piece string) string {
 	return h
 }
 
-// decision records what this assembly decided, for the next one. Its
-// blocks share one array, and their keys one string: a conversation
-// records one every call.
-func (a *Assembler) decision(tpl *template.Template, blocks []*Block, spans []span, now time.Time) *Decision {
+// decision records what this assembly decided, for the next one, and
+// the blocks it names, in its order (Output.written). Its blocks share
+// one array, and their keys one string: a conversation records one every
+// call.
+func (a *Assembler) decision(tpl *template.Template, blocks []*Block, spans []span, now time.Time) (*Decision, []*Block) {
 	d := &Decision{Version: DecisionVersion, Now: now.UTC(), Sections: make([]SectionDecision, tpl.NumSections())}
 	for si := range d.Sections {
 		d.Sections[si] = SectionDecision{Name: tpl.Section(si).Name()}
@@ -83,7 +84,7 @@ func (a *Assembler) decision(tpl *template.Template, blocks []*Block, spans []sp
 	msgs := a.messageOrder(blocks) // in reading order: what the next call keeps too
 	n := len(spans) + len(msgs)
 	if n == 0 {
-		return d
+		return d, nil
 	}
 	count := make([]int, len(d.Sections))
 	for _, sp := range spans {
@@ -92,11 +93,14 @@ func (a *Assembler) decision(tpl *template.Template, blocks []*Block, spans []sp
 	for _, r := range msgs {
 		count[r.si]++
 	}
-	all := make([]WrittenBlock, n)
-	for si, k := range count {
-		if k > 0 {
-			d.Sections[si].Blocks, all = all[:0:k], all[k:]
+	all, written := make([]WrittenBlock, n), make([]*Block, n)
+	at := make([]int, len(d.Sections)) // each section's next place in written
+	for si, k := 0, 0; si < len(count); si++ {
+		if count[si] > 0 {
+			d.Sections[si].Blocks = all[k : k : k+count[si]]
 		}
+		at[si] = k
+		k += count[si]
 	}
 	hexKeys := make([]byte, 0, 16*n)
 	for _, sp := range spans {
@@ -115,17 +119,21 @@ func (a *Assembler) decision(tpl *template.Template, blocks []*Block, spans []sp
 			w.Cut = cd.cutLen
 		}
 		d.Sections[sp.si].Blocks = append(d.Sections[sp.si].Blocks, w)
+		written[at[sp.si]] = blocks[cd.Index]
+		at[sp.si]++
 	}
 	for k, r := range msgs {
 		cd := &a.secs[r.si].cands[r.j]
-		at := 16 * (len(spans) + k)
-		w := WrittenBlock{ID: cd.ID, Key: keys[at : at+16], Message: true, Variant: writtenVariant(cd), Recalled: cd.late, Cleared: cd.form == formCleared}
+		ki := 16 * (len(spans) + k)
+		w := WrittenBlock{ID: cd.ID, Key: keys[ki : ki+16], Message: true, Variant: writtenVariant(cd), Recalled: cd.late, Cleared: cd.form == formCleared}
 		if cd.status == outcome.StatusCut {
 			w.Cut = cd.cutLen
 		}
 		d.Sections[r.si].Blocks = append(d.Sections[r.si].Blocks, w)
+		written[at[r.si]] = blocks[cd.Index]
+		at[r.si]++
 	}
-	return d
+	return d, written
 }
 
 // cacheInfo sets out.Prefix (against prev, when there is one),
@@ -135,7 +143,7 @@ func (a *Assembler) cacheInfo(r *run) {
 	blocks := a.view(r.blocks)
 	spans := a.spans(tpl, out.Text)
 	if req.Record {
-		out.Decision = a.decision(tpl, blocks, spans, req.Now)
+		out.Decision, out.written = a.decision(tpl, blocks, spans, req.Now)
 		if req.queried() {
 			out.Decision.Query = req.QueryKey
 		}

@@ -24,16 +24,17 @@ import (
 
 // incremental is an incremental assembly's pull from its Index.
 type incremental struct {
-	on       bool
-	w        walk       // the section being pulled
-	pulled   []*Block   // the blocks pulled, which candidates index
-	pulledE  []*ixEntry // their entries
-	priorAll []*ixEntry // every prior item's entry, pulled or not
-	looked   int        // index entries looked at (TestTurnLooksAtWhatItKeeps)
-	passed   int        // units passed over whole (passUnit; TestIndexedEqualsFull)
-	extended int        // plans of summaries extended, by every assembly (extendPlan; TestIndexedEqualsFull)
-	histRead int        // history entries pullHistory read (TestSummarisedAsItGoes)
-	made     int        // candidates made (take), by both walks of an assembly with summaries
+	on         bool
+	w          walk       // the section being pulled
+	pulled     []*Block   // the blocks pulled, which candidates index
+	pulledE    []*ixEntry // their entries
+	priorAll   []*ixEntry // every prior item's entry, pulled or not
+	looked     int        // index entries looked at (TestTurnLooksAtWhatItKeeps)
+	passed     int        // units passed over whole (passUnit; TestIndexedEqualsFull)
+	remembered int        // incumbents found as the last assembly wrote them (priorItems; TestIndexedEqualsFull)
+	extended   int        // plans of summaries extended, by every assembly (extendPlan; TestIndexedEqualsFull)
+	histRead   int        // history entries pullHistory read (TestSummarisedAsItGoes)
+	made       int        // candidates made (take), by both walks of an assembly with summaries
 	// The planning's (currentTurnIndexed, planUnitsIndexed): the entries
 	// required for this assembly (markReq), which the walks take first;
 	// the current turn's assistant turn, whose reasoning is written;
@@ -265,7 +266,28 @@ func (a *Assembler) AssembleIndexed(x *Index, req Request, c truncate.Counter, l
 		return nil, nil, true, err
 	}
 	x.count(heat.text, heat.gone)
+	x.lastDecision, x.lastWritten = out.Decision, append(x.lastWritten[:0], out.written...)
+	out.written = nil
 	return out, heat, true, nil
+}
+
+// writtenOf returns the blocks the last assembly from x wrote in section
+// si of prev, in prev's order, when prev is that assembly's decision; nil
+// otherwise. A block there may have changed since: the caller checks it
+// still has its entry.
+func (x *Index) writtenOf(prev *Decision, si int) []*Block {
+	if prev == nil || prev != x.lastDecision {
+		return nil
+	}
+	at := 0
+	for s := range si {
+		at += len(prev.Sections[s].Blocks)
+	}
+	n := len(prev.Sections[si].Blocks)
+	if at+n > len(x.lastWritten) {
+		return nil
+	}
+	return x.lastWritten[at : at+n]
 }
 
 // assembleIndexed is one incremental assembly, plain (no summaries) or
@@ -276,7 +298,7 @@ func (a *Assembler) assembleIndexed(x *Index, req Request, c truncate.Counter, l
 	// buffer is kept from one assembly to the next.
 	r.out.Events = a.inc.events[:0]
 	r.x, r.lookup, a.inc.x, a.inc.out = x, lookup, x, r.out
-	a.inc.on, a.inc.pulled, a.inc.pulledE, a.inc.keys, a.inc.looked, a.inc.passed, a.inc.histRead, a.inc.made = true, a.inc.pulled[:0], a.inc.pulledE[:0], a.inc.keys[:0], 0, 0, 0, 0
+	a.inc.on, a.inc.pulled, a.inc.pulledE, a.inc.keys, a.inc.looked, a.inc.passed, a.inc.histRead, a.inc.made, a.inc.remembered = true, a.inc.pulled[:0], a.inc.pulledE[:0], a.inc.keys[:0], 0, 0, 0, 0, 0
 	a.inc.priorAll = a.inc.priorAll[:0]
 	defer a.endWalk()
 	if a.chat.on() {
@@ -586,16 +608,32 @@ func (a *Assembler) priorItems(r *run, si int) {
 	// Backwards, so that of an id written twice (a damaged record) the
 	// last counts, as prepareSticky's map of them has it: an entry marked
 	// prior was added already.
+	// The blocks the last call wrote, when it was this index's: each one
+	// that still has its entry is the store's block of its id (the index
+	// is at the request's store), so it is not looked up.
+	written := x.writtenOf(r.prev, si)
 	for i := len(prev.Blocks) - 1; i >= 0; i-- {
 		w := &prev.Blocks[i]
-		b, ok := lookup(w.ID)
-		if !ok {
-			continue
+		var e *ixEntry
+		var b *Block
+		if written != nil && written[i] != nil && written[i].ID == w.ID {
+			if e = x.entryOfBlock(si, written[i]); e != nil {
+				b = written[i]
+				a.inc.remembered++
+			}
+		}
+		if b == nil {
+			var ok bool
+			if b, ok = lookup(w.ID); !ok {
+				continue
+			}
 		}
 		if bs, reason := eligibility(b, x.tpl, &x.shape); reason != "" || bs != si {
 			continue
 		}
-		e := x.entryOfBlock(si, b)
+		if e == nil {
+			e = x.entryOfBlock(si, b)
+		}
 		if e == nil || e.mark&markGone != 0 || e.mark&markPrior != 0 {
 			continue
 		}

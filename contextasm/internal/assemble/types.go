@@ -354,6 +354,9 @@ type Output struct {
 	Tools *ToolsOutput
 
 	represented int // blocks in the text, or stood for by a summary in it
+	// written are Decision's blocks, section after section in its order:
+	// the Index keeps them for the next call (Index.rememberDecision).
+	written []*Block
 }
 
 // Memo remembers the token counts of rendered blocks. Package contextasm
