@@ -29,22 +29,21 @@ type Assembler struct {
 	// default.
 	Stickiness truncate.Stickiness
 
-	secs      []section    // per section, in template order
-	chat      ChatCost     // the request's
-	plan      plan         // units kept or dropped whole (group.go)
-	deg       degradeState // summaries, forms and the like (degrade.go)
-	clr       clearState   // older tool results cleared (clear.go)
-	wr        writer       // the text being written (write.go)
-	inc       incremental  // an incremental assembly's pull from its Index (turn.go)
-	join      int          // the count of "\n", during the budget cut
-	render    []byte       // scratch of renderBlock
-	keys      []rankKey    // scratch of rankByIndex
-	keysTmp   []rankKey
-	rel       relevanceState // scratch of the relevance pass
-	keptInc   []int          // scratch of stickyReasons
-	stable    []int          // scratch of boundStable
-	histKeys  []histKey      // scratch of summarizeCandidates
-	histNanos []histNano
+	secs     []section    // per section, in template order
+	chat     ChatCost     // the request's
+	plan     plan         // units kept or dropped whole (group.go)
+	deg      degradeState // summaries, forms and the like (degrade.go)
+	clr      clearState   // older tool results cleared (clear.go)
+	wr       writer       // the text being written (write.go)
+	inc      incremental  // an incremental assembly's pull from its Index (turn.go)
+	join     int          // the count of "\n", during the budget cut
+	render   []byte       // scratch of renderBlock
+	keys     []rankKey    // scratch of rankByIndex
+	keysTmp  []rankKey
+	rel      relevanceState // scratch of the relevance pass
+	keptInc  []int          // scratch of stickyReasons
+	stable   []int          // scratch of boundStable
+	histKeys []histKey      // scratch of summarizeCandidates
 	// spanHashes remembers spans' hashes by their text (spanHash).
 	spanHashes map[string]string
 }

@@ -92,25 +92,32 @@ func (a *Assembler) historyInTime(si int, blocks []*Block) []int {
 		keys = append(keys, k)
 	}
 	if exact {
-		// Sorted as 24-byte keys, not the whole histKeys: the ids only
-		// break ties.
-		nk := slices.Grow(a.histNanos[:0], len(keys))
+		// Radix-sorted by time as rank keys, not compared as histKeys:
+		// declaration and id only break ties of time.
+		rk := a.keys[:0]
 		for k := range keys {
-			nk = append(nk, histNano{ns: keys[k].ns, seq: keys[k].seq, k: int32(k)})
+			rk = append(rk, rankKey{score: uint64(keys[k].ns) ^ 1<<63, index: uint32(k), req: 1})
 		}
-		slices.SortFunc(nk, func(x, y histNano) int {
-			if x.ns != y.ns {
-				return cmp.Compare(x.ns, y.ns)
+		rk = a.sortRankKeys(rk)
+		for i := 0; i < len(rk); {
+			j := i + 1
+			for j < len(rk) && rk[j].score == rk[i].score {
+				j++
 			}
-			if x.seq != y.seq {
-				return cmp.Compare(x.seq, y.seq)
+			if j-i > 1 {
+				slices.SortFunc(rk[i:j], func(x, y rankKey) int {
+					if c := cmp.Compare(keys[x.index].seq, keys[y.index].seq); c != 0 {
+						return c
+					}
+					return strings.Compare(keys[x.index].id, keys[y.index].id)
+				})
 			}
-			return strings.Compare(keys[x.k].id, keys[y.k].id)
-		})
-		for k := range nk {
-			hist[k] = keys[nk[k].k].i
+			i = j
 		}
-		a.histNanos = nk[:0]
+		for k := range rk {
+			hist[k] = keys[rk[k].index].i
+		}
+		a.keys = rk[:0]
 	} else {
 		slices.SortFunc(keys, func(x, y histKey) int {
 			if c := x.t.Compare(y.t); c != 0 {
@@ -128,13 +135,6 @@ func (a *Assembler) historyInTime(si int, blocks []*Block) []int {
 	clear(keys)
 	a.histKeys = keys[:0]
 	return hist
-}
-
-// histNano is a history candidate's place when it is exact (histKey.ns),
-// and its histKey's position k.
-type histNano struct {
-	ns, seq int64
-	k       int32
 }
 
 // dropRun is a run of history dropped for room: positions in hist, their
