@@ -10,7 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"weak"
 
 	"github.com/contextasm/contextasm/contextasm/internal/grouped"
 
@@ -462,7 +461,10 @@ func (e *Engine) assembleAnew(req Request, snap *snapshot, conv convState, q que
 	if err != nil {
 		return nil, false, fmt.Errorf("contextasm: %w", err)
 	}
-	memo = &assembled{out: out, format: req.Format, why: why, heat: heat, query: &queried{q: q, counter: counter}, snap: weak.Make(snap)}
+	memo = &assembled{out: out, format: req.Format, why: why, heat: heat, query: &queried{q: q, counter: counter}}
+	if why != nil {
+		memo.snap = snap // its explanation holds it already
+	}
 	if q.text != "" {
 		memo.queryInfo() // the request's own query is counted now, once
 	}

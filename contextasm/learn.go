@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"regexp"
 	"sync"
-	"weak"
 
 	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/contextasm/internal/assemble"
@@ -49,10 +48,11 @@ type assembled struct {
 	// heat counts an incremental assembly's heat again; nil for a full
 	// one, whose sections are counted.
 	heat *heatRecord
-	// snap is the snapshot the assembly read: while it is the store's,
-	// the blocks it showed are the ones declared (Feedback reads them
-	// without looking them up). Weak: a Result kept does not keep it.
-	snap weak.Pointer[snapshot]
+	// snap is the snapshot an incremental assembly read (its explanation
+	// holds it too): while it is the store's, the blocks the assembly
+	// showed are the ones declared, and Feedback reads them without
+	// looking them up.
+	snap *snapshot
 }
 
 // explanation is an incremental assembly's sections and events: the same
@@ -156,7 +156,7 @@ func (e *Engine) feedbackCited(ctx context.Context, res *Result, response string
 	lookup := e.lookupBlocks()
 	var shown []shownBlock
 	if res.told != nil {
-		shown = res.told.asm.shown(res.told.asm.snap == weak.Make(e.current()))
+		shown = res.told.asm.shown(res.told.asm.snap == e.current())
 	}
 	// The learned trust of the blocks shown, copied: reading the response
 	// (patterns, references) holds up neither assemblies nor the state's

@@ -375,9 +375,9 @@ func (x *Index) Relevance(q *Query, d *Doc) float64 {
 	if x.docs == 0 || len(q.keys) == 0 {
 		return 0
 	}
-	s := Scorer{qs: x.qs[:0]} // x's own terms: one document, no copy
+	var s Scorer
 	s.w, s.max = x.terms(q)
-	s.qs = x.qs
+	s.qs = x.qs // x's own terms: one document, no copy
 	return s.Relevance(d)
 }
 

@@ -99,21 +99,12 @@ func (a *Assembler) historyInTime(si int, blocks []*Block) []int {
 			rk = append(rk, rankKey{score: uint64(keys[k].ns) ^ 1<<63, index: uint32(k), req: 1})
 		}
 		rk = a.sortRankKeys(rk)
-		for i := 0; i < len(rk); {
-			j := i + 1
-			for j < len(rk) && rk[j].score == rk[i].score {
-				j++
+		sortKeyTies(rk, func(x, y rankKey) int {
+			if c := cmp.Compare(keys[x.index].seq, keys[y.index].seq); c != 0 {
+				return c
 			}
-			if j-i > 1 {
-				slices.SortFunc(rk[i:j], func(x, y rankKey) int {
-					if c := cmp.Compare(keys[x.index].seq, keys[y.index].seq); c != 0 {
-						return c
-					}
-					return strings.Compare(keys[x.index].id, keys[y.index].id)
-				})
-			}
-			i = j
-		}
+			return strings.Compare(keys[x.index].id, keys[y.index].id)
+		})
 		for k := range rk {
 			hist[k] = keys[rk[k].index].i
 		}

@@ -797,16 +797,7 @@ func (s *ixSection) index(keys, scratch *[]rankKey) {
 		}
 	}
 	k = sortRankKeys(k, scratch)
-	for i := 0; i < len(k); {
-		j := i + 1
-		for j < len(k) && k[j].score == k[i].score {
-			j++
-		}
-		if j-i > 1 {
-			slices.SortFunc(k[i:j], func(a, b rankKey) int { return compareNewest(s.base[a.index].b, s.base[b.index].b) })
-		}
-		i = j
-	}
+	sortKeyTies(k, func(a, b rankKey) int { return compareNewest(s.base[a.index].b, s.base[b.index].b) })
 	s.byTime = slices.Grow(s.byTime[:0], len(k))
 	s.history = s.history[:0]
 	for _, e := range k {

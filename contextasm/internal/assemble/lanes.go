@@ -453,26 +453,13 @@ func (a *Assembler) sortByRank(es []*ixEntry) []*ixEntry {
 	}
 	keys := a.keys[:0]
 	for i, e := range es {
-		k := rankKey{score: descending(e.score), index: uint32(i), req: 1}
-		if e.req {
-			k.req = 0
-		}
-		keys = append(keys, k)
+		keys = append(keys, rankKeyOf(e.score, e.req, i))
 	}
 	keys = a.sortRankKeys(keys)
+	sortKeyTies(keys, func(p, q rankKey) int { return compareTie(es[p.index].b, es[q.index].b) })
 	out := slices.Grow(a.inc.byRank[:0], len(es))
 	for _, k := range keys {
 		out = append(out, es[k.index])
-	}
-	for i := 0; i < len(out); {
-		j := i + 1
-		for j < len(out) && keys[j].score == keys[i].score && keys[j].req == keys[i].req {
-			j++
-		}
-		if j-i > 1 {
-			slices.SortFunc(out[i:j], func(p, q *ixEntry) int { return compareTie(p.b, q.b) })
-		}
-		i = j
 	}
 	a.keys = keys[:0]
 	clear(es)

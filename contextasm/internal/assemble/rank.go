@@ -50,17 +50,38 @@ func descending(f float64) uint64 {
 	return ^b
 }
 
+// rankKeyOf is the rank key of the i-th block, of score and required.
+func rankKeyOf(score float64, required bool, i int) rankKey {
+	k := rankKey{score: descending(score), index: uint32(i), req: 1}
+	if required {
+		k.req = 0
+	}
+	return k
+}
+
+// sortKeyTies sorts by cmp each run of keys equal in req and score, which
+// sortRankKeys leaves in index order: the orders that sort by a key first
+// break its ties so.
+func sortKeyTies(keys []rankKey, cmp func(a, b rankKey) int) {
+	for i := 0; i < len(keys); {
+		j := i + 1
+		for j < len(keys) && keys[j].score == keys[i].score && keys[j].req == keys[i].req {
+			j++
+		}
+		if j-i > 1 {
+			slices.SortFunc(keys[i:j], cmp)
+		}
+		i = j
+	}
+}
+
 // rankByIndex orders section si's ranked blocks (given in request_id
 // order) into its candidates, as compareRankedByIndex would.
 func (a *Assembler) rankByIndex(si int) {
 	ranked := a.secs[si].ranked
 	keys := a.keys[:0]
 	for i, r := range ranked {
-		k := rankKey{score: descending(r.Score), index: uint32(i), req: 1}
-		if r.Required {
-			k.req = 0
-		}
-		keys = append(keys, k)
+		keys = append(keys, rankKeyOf(r.Score, r.Required, i))
 	}
 	keys = a.sortRankKeys(keys)
 	a.secs[si].cands = slices.Grow(a.secs[si].cands, len(keys)) // once: not grown, and copied, block by block

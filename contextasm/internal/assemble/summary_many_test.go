@@ -156,16 +156,9 @@ func TestIndexedServesSummaries(t *testing.T) {
 		for step := range 5 {
 			at = at.Add(time.Second)
 			req.Now = at
-			out, ok, err := indexedAt(&a, x, blocks, req, tok, get)
-			if !ok || err != nil {
-				t.Fatalf("chained=%v step %d: not served (%v)", chained, step, err)
-			}
-			want, err := full.AssembleRefs(tpl, blocks, req, tok)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if out.Text != want.Text || !reflect.DeepEqual(out.Messages, want.Messages) || len(out.Messages) == 0 {
-				t.Fatalf("chained=%v step %d: %d messages, full %d", chained, step, len(out.Messages), len(want.Messages))
+			out, _ := servedAsFull(t, fmt.Sprintf("chained=%v step %d", chained, step), &a, &full, x, tpl, blocks, req, tok, get)
+			if len(out.Messages) == 0 {
+				t.Fatalf("chained=%v step %d: no messages", chained, step)
 			}
 			// Chained, the newest summary stands for every turn: the walk
 			// passes over all of them (without making them candidates).
@@ -198,6 +191,24 @@ func sortedLookup(blocks []*assemble.Block) func(string) (*assemble.Block, bool)
 		}
 		return blocks[i], true
 	}
+}
+
+// servedAsFull assembles req from x (indexedAt) and from scratch with
+// full, failing unless x serves it and both give the same text and
+// messages; describe names the step.
+func servedAsFull(t *testing.T, describe string, a, full *assemble.Assembler, x *assemble.Index, tpl *template.Template, blocks []*assemble.Block, req assemble.Request, c truncate.Counter, get func(string) (*assemble.Block, bool)) (out, want *assemble.Output) {
+	t.Helper()
+	out, ok, err := indexedAt(a, x, blocks, req, c, get)
+	if !ok || err != nil {
+		t.Fatalf("%s: not served (%v)", describe, err)
+	}
+	if want, err = full.AssembleRefs(tpl, blocks, req, c); err != nil {
+		t.Fatal(err)
+	}
+	if out.Text != want.Text || !reflect.DeepEqual(out.Messages, want.Messages) {
+		t.Fatalf("%s: the indexed assembly differs from the full one: %d messages, full %d", describe, len(out.Messages), len(want.Messages))
+	}
+	return out, want
 }
 
 // indexedAt moves x to req.Now, as the engine does, and assembles from it.
@@ -408,19 +419,9 @@ func TestSummarisedTiesAsFull(t *testing.T) {
 			for step := range 3 {
 				at = at.Add(time.Minute)
 				req.Now = at
-				out, ok, err := indexedAt(&a, x, blocks, req, tok, get)
-				if !ok || err != nil {
-					t.Fatalf("fill=%s chained=%v step %d: not served (%v)", fill, chained, step, err)
-				}
-				want, err := full.AssembleRefs(tpl, blocks, req, tok)
-				if err != nil {
-					t.Fatal(err)
-				}
+				_, want := servedAsFull(t, fmt.Sprintf("fill=%s chained=%v step %d", fill, chained, step), &a, &full, x, tpl, blocks, req, tok, get)
 				if len(want.Messages) == 0 || len(want.Messages) >= len(blocks) {
 					t.Fatalf("fill=%s chained=%v: %d messages of %d blocks: the section must hold some", fill, chained, len(want.Messages), len(blocks))
-				}
-				if out.Text != want.Text || !reflect.DeepEqual(out.Messages, want.Messages) {
-					t.Fatalf("fill=%s chained=%v step %d: the indexed assembly differs from the full one", fill, chained, step)
 				}
 			}
 		}

@@ -266,6 +266,7 @@ func (a *Assembler) AssembleIndexed(x *Index, req Request, c truncate.Counter, l
 		return nil, nil, true, err
 	}
 	x.count(heat.text, heat.gone)
+	clear(x.lastWritten) // the blocks of the decision before
 	x.lastDecision, x.lastWritten = out.Decision, append(x.lastWritten[:0], out.written...)
 	out.written = nil
 	return out, heat, true, nil
