@@ -88,9 +88,9 @@ func toBlock(d *declare.Declaration) *assemble.Block {
 	return b
 }
 
-// blockMemo is the Assembler's memo of rendered blocks' counts: an LRU
-// keyed by block and section identity, so a warm assembly neither renders
-// nor hashes unchanged blocks.
+// blockMemo is the Assembler's memo of rendered blocks' counts: a
+// bounded cache keyed by block and section identity, so a warm assembly
+// neither renders nor hashes unchanged blocks.
 type blockMemo struct {
 	cache *grouped.Cache[assemble.MemoKey, [16]byte, int] // indexed by block (Block.Key)
 }

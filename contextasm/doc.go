@@ -36,7 +36,7 @@
 // # Performance
 //
 // Token counts are cached by the SHA-256 of the counted text in a bounded
-// LRU (Config.CacheSize entries), shared by all assemblies: re-assembling
+// cache (Config.CacheSize entries), shared by all assemblies: re-assembling
 // unchanged blocks calls no tokenizer (the cuts of partial blocks are cached
 // too), and a changed block is counted once.
 // Ranking needs no counts, so a cold assembly counts only the blocks that

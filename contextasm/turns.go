@@ -462,8 +462,8 @@ func (l *storeLog) at(version uint64) ([]change, bool) {
 	return e.changes, true
 }
 
-// renderMemo is the Assembler's memo of the text of kept blocks: an LRU
-// keyed as blockMemo, so a block kept turn after turn is rendered (and
+// renderMemo is the Assembler's memo of the text of kept blocks: a bounded
+// cache keyed as blockMemo, so a block kept turn after turn is rendered (and
 // its delimiters neutralised) once.
 type renderMemo struct {
 	cache *grouped.Cache[assemble.MemoKey, [16]byte, rendered] // indexed by block
