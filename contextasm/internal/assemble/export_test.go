@@ -223,6 +223,9 @@ func (a *Assembler) UnitsMade() int { return len(a.plan.units) }
 // over whole.
 func (a *Assembler) PassedUnits() int { return a.inc.passed }
 
+// PassedHitUnits returns how many of those held a relevance hit.
+func (a *Assembler) PassedHitUnits() int { return a.inc.passedHits }
+
 // Remembered returns how many incumbents the last incremental assembly
 // found as the assembly before wrote them, not by request_id.
 func (a *Assembler) Remembered() int { return a.inc.remembered }

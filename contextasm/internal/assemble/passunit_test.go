@@ -8,18 +8,48 @@ import (
 	"github.com/contextasm/contextasm/chat"
 	"github.com/contextasm/contextasm/contextasm/internal/assemble"
 	"github.com/contextasm/contextasm/declare"
+	"github.com/contextasm/contextasm/internal/lexical"
 	"github.com/contextasm/contextasm/template"
 	"github.com/contextasm/contextasm/truncate"
 )
 
 // A walk passes a unit over whole (passUnit) only when the fill would
 // drop it: over a history of tool exchanges of every size and groups of
-// near-empty turns among lone turns, at every cap of the section from a few tokens to all of it (so
-// that the room left meets every exchange's need, and its overhead alone,
-// exactly), with separators of one token and of many, in the text format and in each chat format, fresh and
+// near-empty turns among lone turns, at every cap of the section from a
+// few tokens to all of it (so that the room left meets every exchange's
+// need, and its overhead alone, exactly), with separators of one token
+// and of many, in the text format and in each chat format, fresh and
 // following the previous decision, the incremental assembly is the full
 // one, and some caps pass units over.
 func TestPassUnitAtEveryRoom(t *testing.T) {
+	compared, passed, _ := sweepPassUnit(t, nil)
+	t.Logf("%d assemblies compared, %d units passed over", compared, passed)
+	if compared < 2000 || passed == 0 {
+		t.Errorf("%d assemblies compared, %d units passed over: the sweep does not cover passUnit", compared, passed)
+	}
+}
+
+// The same with a query that touches most tool exchanges, a new one at
+// the step that follows the previous decision (so that some hits are
+// recalled): a unit with a hit is passed over too, where a long
+// conversation asking the same again would otherwise make candidates of
+// its every exchange, and the incremental assembly is still the full one.
+func TestPassUnitWithHits(t *testing.T) {
+	queries := []string{"word3 word5 rate", "word4 word9 word12"}
+	compared, passed, hits := sweepPassUnit(t, queries)
+	t.Logf("%d assemblies compared, %d units passed over, %d with a hit", compared, passed, hits)
+	if compared < 2000 || hits == 0 {
+		t.Errorf("%d assemblies compared, %d units with a hit passed over: the sweep does not cover passableHit", compared, hits)
+	}
+}
+
+// sweepPassUnit compares the incremental assembly with the full one over
+// passUnit's history at every cap, in every format, fresh and then
+// following it, step i asking queries[i] when queries is not nil. It
+// returns the assemblies compared, the units passed over and, of them,
+// those with a relevance hit.
+func sweepPassUnit(t *testing.T, queries []string) (compared, passed, passedHits int) {
+	t.Helper()
 	tok := boundedCounter{&memoCounter{Counter: additiveTokenizer(t), counts: map[string]int{}}}
 	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	s := &store{heat: map[string]*assemble.Heat{}}
@@ -54,7 +84,6 @@ func TestPassUnitAtEveryRoom(t *testing.T) {
 			}
 		}
 	}
-	passed, compared := 0, 0
 	for cap := 4; cap <= 320; cap++ {
 		sep := []string{"\n\n", "\n-- -- -- --\n"}[cap%2] // a separator of many tokens too
 		def := template.Definition{Budget: 2000, Sections: []template.SectionDefinition{{
@@ -75,6 +104,9 @@ func TestPassUnitAtEveryRoom(t *testing.T) {
 				if format > 0 {
 					req.Chat = assemble.ChatCost{Format: chat.Format(format), PerMessage: 3, Reply: 3}
 				}
+				if queries != nil {
+					req.Query, req.QueryKey = lexical.NewQuery(queries[step]), queries[step]
+				}
 				want, errFull := full.AssembleRefs(tpl, s.blocks, req, tok)
 				got, _, ok, errFast := fast.AssembleIndexed(x, req, tok, s.get)
 				describe := fmt.Sprintf("cap %d, format %d, step %d", cap, format, step)
@@ -87,12 +119,10 @@ func TestPassUnitAtEveryRoom(t *testing.T) {
 				compareOutputs(t, describe, want, got)
 				compared++
 				passed += fast.PassedUnits()
+				passedHits += fast.PassedHitUnits()
 				prev = want.Decision
 			}
 		}
 	}
-	t.Logf("%d assemblies compared, %d units passed over", compared, passed)
-	if compared < 2000 || passed == 0 {
-		t.Errorf("%d assemblies compared, %d units passed over: the sweep does not cover passUnit", compared, passed)
-	}
+	return compared, passed, passedHits
 }

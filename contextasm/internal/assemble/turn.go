@@ -31,6 +31,7 @@ type incremental struct {
 	priorAll   []*ixEntry // every prior item's entry, pulled or not
 	looked     int        // index entries looked at (TestTurnLooksAtWhatItKeeps)
 	passed     int        // units passed over whole (passUnit; TestIndexedEqualsFull)
+	passedHits int        // of them, units with a relevance hit (TestPassUnitWithHits)
 	remembered int        // incumbents found as the last assembly wrote them (priorItems; TestIndexedEqualsFull)
 	extended   int        // plans of summaries extended, by every assembly (extendPlan; TestIndexedEqualsFull)
 	histRead   int        // history entries pullHistory read (TestSummarisedAsItGoes)
@@ -299,7 +300,7 @@ func (a *Assembler) assembleIndexed(x *Index, req Request, c truncate.Counter, l
 	// buffer is kept from one assembly to the next.
 	r.out.Events = a.inc.events[:0]
 	r.x, r.lookup, a.inc.x, a.inc.out = x, lookup, x, r.out
-	a.inc.on, a.inc.pulled, a.inc.pulledE, a.inc.keys, a.inc.looked, a.inc.passed, a.inc.histRead, a.inc.made, a.inc.remembered = true, a.inc.pulled[:0], a.inc.pulledE[:0], a.inc.keys[:0], 0, 0, 0, 0, 0
+	a.inc.on, a.inc.pulled, a.inc.pulledE, a.inc.keys, a.inc.looked, a.inc.passed, a.inc.passedHits, a.inc.histRead, a.inc.made, a.inc.remembered = true, a.inc.pulled[:0], a.inc.pulledE[:0], a.inc.keys[:0], 0, 0, 0, 0, 0, 0
 	a.inc.priorAll = a.inc.priorAll[:0]
 	defer a.endWalk()
 	if a.chat.on() {
@@ -851,7 +852,7 @@ func (w *walk) relHead(skip bool, m int32) *relItem {
 	for w.ri < len(w.rel) {
 		r := &w.rel[w.ri]
 		switch {
-		case r.e.mark&markVisited != 0:
+		case r.e.mark&(markVisited|markPassed) != 0: // a candidate, or passed over with its unit
 			w.ri++
 		case !r.e.req && !r.recall && w.hasFloor && r.eff <= w.floor:
 			w.relGap = append(w.relGap, r) // under the floor; one the query recalls may come after it

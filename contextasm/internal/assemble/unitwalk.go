@@ -209,6 +209,16 @@ func (a *Assembler) unitOf(si int, e *ixEntry) (int32, bool) {
 	return 0, false
 }
 
+// inUnit reports whether entry e of section si is in a unit (unitOf's
+// answer) without making it.
+func (a *Assembler) inUnit(si int, e *ixEntry) bool {
+	if _, ok := a.inc.units.of[e]; ok {
+		return true
+	}
+	_, _, ok := a.setOf(si, e)
+	return ok
+}
+
 // makeUnit makes the unit of the set whose root is root among section
 // si's links, its members in request_id order, or in the walk's order
 // once its section's walk ordered them (orderMembers), and returns it.
@@ -547,13 +557,16 @@ func (a *Assembler) orderMembers(si int) {
 	clear(uw.prior)
 	clear(uw.rel)
 	for i := range w.prior {
-		_, unit := a.unitOf(si, w.prior[i].e)
+		_, unit := a.unitOf(si, w.prior[i].e) // made: lateIncumbentUnit reads the incumbents' units
 		if _, repl := a.replIndex(w.prior[i].e); unit || repl {
 			uw.prior[w.prior[i].e] = int32(i)
 		}
 	}
+	// A hit's unit is made when the walk first pulls a member (unitOf),
+	// so that the hits of a long conversation the walk never comes to
+	// make none.
 	for i := range w.rel {
-		if _, ok := a.unitOf(si, w.rel[i].e); ok {
+		if a.inUnit(si, w.rel[i].e) {
 			uw.rel[w.rel[i].e] = int32(i)
 		}
 	}
@@ -634,11 +647,10 @@ func (a *Assembler) pullUnit(si int, cd *candidate) {
 // section sec, a member of a unit the fill would drop without its drop
 // moving anything: in a section that fills by skip, a unit that does not
 // fit the room left, counted as takeUnit counts it (unitNeed), none of
-// its members required or taken out of rank order (an incumbent, news or
-// a relevance hit, whose drop may make the section shed, and which the
-// walk would come to in another order), in a section
-// that does not clear tool results (a unit that does not fit starts the
-// clearing). A unit is never cut, so this holds whether or not a cut is
+// its members required, an incumbent or news (whose drop may make the
+// section shed; a relevance hit is passed over with its unit,
+// passableHit), in a section that does not clear tool results (a unit
+// that does not fit starts the clearing). A unit is never cut, so this holds whether or not a cut is
 // still possible; its members are passed over with it (markPassed) and
 // noted for the tail. The counts are the memo's, as the fill's would be:
 // what this saves is the candidates, which a walk would otherwise make of
@@ -654,12 +666,14 @@ func (a *Assembler) passUnit(sec *template.Section, st *fillState, e *ixEntry, c
 	if !ok {
 		return false
 	}
+	hit := false
 	for _, m := range members {
 		// A unit with a required member, the chat's current turn among
 		// them, has every member marked required (markReq).
-		if m.mark != 0 {
+		if m.mark != 0 && !a.passableHit(m) {
 			return false
 		}
+		hit = hit || m.mark != 0
 	}
 	room := sec.MaxTokens() - st.used - st.msgs
 	if a.unitBound(members) <= room && a.memberNeed(sec, st, members, c) <= room {
@@ -671,8 +685,19 @@ func (a *Assembler) passUnit(sec *template.Section, st *fillState, e *ixEntry, c
 	}
 	a.inc.w.unitGap = append(a.inc.w.unitGap, members...)
 	a.inc.passed++
+	if hit {
+		a.inc.passedHits++
+	}
 	return true
 }
+
+// passableHit reports whether member m, marked, is only a relevance hit
+// (recalled or not): the walk comes to its unit at the hit's place in the
+// relevance lane, or at a member's before it, where the fill decides the
+// unit too, and a hit is no incumbent, so its unit's drop sheds nothing
+// (shedFor). A long conversation asking the same again makes hits of its
+// every tool exchange, which the walk would otherwise make candidates of.
+func (a *Assembler) passableHit(m *ixEntry) bool { return m.mark == markRel }
 
 // unitBound is the least members, a unit of section sec, count in the
 // fill's need of it whatever the counter: in a chat format, a message's
