@@ -200,6 +200,9 @@ type run struct {
 	// toolTokens are the request's tool definitions' (tools.go), off
 	// the blocks' budget.
 	toolTokens int
+	// msgs are a chat format's messages in reading order, as the
+	// messages pass wrote them: the decision records them so.
+	msgs []msgRef
 }
 
 // begin readies the Assembler for one assembly and returns its run.

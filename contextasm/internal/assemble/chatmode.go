@@ -189,18 +189,28 @@ func (a *Assembler) messageOrder(blocks []*Block) []msgRef {
 		}
 	}
 	block := func(r msgRef) *Block { return blocks[a.secs[r.si].cands[r.j].Index] }
-	slices.SortFunc(refs, func(x, y msgRef) int {
-		bx, by := block(x), block(y)
-		tx, sx := a.placeOf(&a.secs[x.si].cands[x.j], bx)
-		ty, sy := a.placeOf(&a.secs[y.si].cands[y.j], by)
-		if c := tx.Compare(ty); c != 0 {
+	// Each message's place looked up once, not at every comparison.
+	keys := slices.Grow(a.histKeys[:0], len(refs))
+	for k, r := range refs {
+		t, seq := a.placeOf(&a.secs[r.si].cands[r.j], block(r))
+		keys = append(keys, histKey{t: t, seq: seq, id: a.secs[r.si].cands[r.j].ID, i: k})
+	}
+	slices.SortFunc(keys, func(x, y histKey) int {
+		if c := x.t.Compare(y.t); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(sx, sy); c != 0 {
+		if c := cmp.Compare(x.seq, y.seq); c != 0 {
 			return c
 		}
-		return strings.Compare(bx.ID, by.ID)
+		return strings.Compare(x.id, y.id)
 	})
+	sorted := make([]msgRef, len(refs))
+	for k := range keys {
+		sorted[k] = refs[keys[k].i]
+	}
+	refs = sorted
+	clear(keys)
+	a.histKeys = keys[:0]
 	results := make(map[callKey]msgRef)
 	calls := make(map[callKey]bool)
 	for _, r := range refs {
@@ -245,7 +255,7 @@ func (a *Assembler) messages(r *run) error {
 			return err
 		}
 	}
-	a.buildMessages(r.tpl, blocks, r.out, r.c)
+	r.msgs = a.buildMessages(r.tpl, blocks, r.out, r.c)
 	r.out.CacheTTL = r.tpl.CacheTTL()
 	return nil
 }
@@ -287,9 +297,10 @@ func (a *Assembler) leadWithUser(tpl *template.Template, blocks []*Block, out *O
 }
 
 // buildMessages writes out.Messages, the kept history blocks as messages
-// in reading order, and records each block's message. A message that
-// leaves reasoning items out has a notice saying how many tokens of them.
-func (a *Assembler) buildMessages(tpl *template.Template, blocks []*Block, out *Output, c truncate.Counter) {
+// in reading order, and records each block's message; it returns their
+// order (messageOrder). A message that leaves reasoning items out has a
+// notice saying how many tokens of them.
+func (a *Assembler) buildMessages(tpl *template.Template, blocks []*Block, out *Output, c truncate.Counter) []msgRef {
 	order := a.messageOrder(blocks)
 	out.Messages = make([]chat.Message, len(order))
 	for i, r := range order {
@@ -307,4 +318,5 @@ func (a *Assembler) buildMessages(tpl *template.Template, blocks []*Block, out *
 				Reason: outcome.ReasonReasoningDropped, Tokens: reasoningTokens(all, c) - reasoningTokens(rs, c)})
 		}
 	}
+	return order
 }

@@ -70,10 +70,11 @@ func (a *Assembler) spanHash(piece string) string {
 }
 
 // decision records what this assembly decided, for the next one, and
-// the blocks it names, in its order (Output.written). Its blocks share
+// the blocks it names, in its order (Output.written): the spans of the
+// text, and the messages msgs in reading order (run.msgs). Its blocks share
 // one array, and their keys one string: a conversation records one every
 // call.
-func (a *Assembler) decision(tpl *template.Template, blocks []*Block, spans []span, now time.Time) (*Decision, []*Block) {
+func (a *Assembler) decision(tpl *template.Template, blocks []*Block, spans []span, msgs []msgRef, now time.Time) (*Decision, []*Block) {
 	d := &Decision{Version: DecisionVersion, Now: now.UTC(), Sections: make([]SectionDecision, tpl.NumSections())}
 	for si := range d.Sections {
 		d.Sections[si] = SectionDecision{Name: tpl.Section(si).Name()}
@@ -81,7 +82,6 @@ func (a *Assembler) decision(tpl *template.Template, blocks []*Block, spans []sp
 			d.Sections[si].Floor = &ss.floor
 		}
 	}
-	msgs := a.messageOrder(blocks) // in reading order: what the next call keeps too
 	n := len(spans) + len(msgs)
 	if n == 0 {
 		return d, nil
@@ -143,7 +143,7 @@ func (a *Assembler) cacheInfo(r *run) {
 	blocks := a.view(r.blocks)
 	spans := a.spans(tpl, out.Text)
 	if req.Record {
-		out.Decision, out.written = a.decision(tpl, blocks, spans, req.Now)
+		out.Decision, out.written = a.decision(tpl, blocks, spans, r.msgs, req.Now)
 		if req.queried() {
 			out.Decision.Query = req.QueryKey
 		}

@@ -155,10 +155,10 @@ func (rs *relevanceState) cutoff(rels []float64, k int) (t float64, ties int, cu
 }
 
 // splitTied splits tied after the keep with the smallest request_ids:
-// the ones the cut-off keeps, sorted by request_id, and those it leaves
-// out, in no order. When few are kept of many (a conversation that says
-// the same thing again and again ties all of it) they are selected by a
-// heap, n·log keep, not by sorting all.
+// the ones the cut-off keeps and those it leaves out, each in no order
+// (a hit is a mark on its block, whatever the order). When few are kept
+// of many (a conversation that says the same thing again and again ties
+// all of it) they are selected by a heap, n·log keep, not by sorting all.
 func splitTied(tied []relCand, keep int) (kept, left []relCand) {
 	byID := func(a, b relCand) int { return strings.Compare(a.id, b.id) }
 	if keep >= len(tied)/4 {
@@ -175,7 +175,6 @@ func splitTied(tied []relCand, keep int) (kept, left []relCand) {
 			siftTied(h, 0)
 		}
 	}
-	slices.SortFunc(h, byID)
 	return h, tied[keep:]
 }
 
