@@ -650,9 +650,10 @@ func (a *Assembler) pullUnit(si int, cd *candidate) {
 // its members required, an incumbent or news (whose drop may make the
 // section shed; a relevance hit is passed over with its unit,
 // passableHit), in a section that does not clear tool results (a unit
-// that does not fit starts the clearing). A unit is never cut, so this holds whether or not a cut is
-// still possible; its members are passed over with it (markPassed) and
-// noted for the tail. The counts are the memo's, as the fill's would be:
+// that does not fit starts the clearing). A unit is never cut, so this
+// holds whether or not a cut is still possible; its members are passed
+// over with it (markPassed: the relevance lane passes a hit so marked
+// too) and noted for the tail. The counts are the memo's, as the fill's would be:
 // what this saves is the candidates, which a walk would otherwise make of
 // every tool exchange the conversation ever had, and sort, and explain.
 func (a *Assembler) passUnit(sec *template.Section, st *fillState, e *ixEntry, c truncate.Counter) bool {
