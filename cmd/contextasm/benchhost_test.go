@@ -250,3 +250,35 @@ func TestWithClear(t *testing.T) {
 		t.Error("no --clear changed the template")
 	}
 }
+
+// TestBenchSummariesFollowingAFloor: a host that summarises every run it
+// is offered, on the 2,000-block workload, makes its history section
+// follow a previous decision's floor with summaries under it, some of
+// whose turns are relevance hits and some never pulled. Each call's
+// explanation assembles again from scratch and panics when that differs
+// from the incremental assembly; it did within 10 calls (a hit of a
+// replacement under the floor was passed over by the relevance lane and
+// skipped by the replacements' lane) and within 20 (a replacement's turns
+// were kept although one never pulled stayed out for the shed).
+func TestBenchSummariesFollowingAFloor(t *testing.T) {
+	tpl, mem := workload(t, 2000, 8192)
+	for _, format := range []string{"openai", "text"} {
+		code, out, stderr := runCLI(t, "bench", "-t", tpl, "-m", mem, "--turns", "24", "--request-format", format, "--summaries",
+			"--now", "2026-11-30T09:00:00Z", "--user", "u-bench", "--format", "json")
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s", format, code, stderr)
+		}
+		var rep struct {
+			Results []struct {
+				Summaries     int `json:"summaries"`
+				SummariesUsed int `json:"summaries_used"`
+			} `json:"results"`
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Results) != 1 || rep.Results[0].Summaries == 0 || rep.Results[0].SummariesUsed == 0 {
+			t.Fatalf("%s: %+v: the run does not summarise", format, rep.Results)
+		}
+	}
+}

@@ -565,6 +565,31 @@ func (f *filler) unpulledNeed(r *repl, need, texts int) (int, int) {
 	return need, texts
 }
 
+// unpulledBelowFloor reports whether one of r's turns the walk has not
+// pulled would stay out for its section's shed, as belowFloor reads a
+// candidate, and is no incumbent: replTurns then keeps none of them, as
+// a full fill, which has every turn a candidate, finds.
+func (f *filler) unpulledBelowFloor(r *repl) bool {
+	ss := &f.a.secs[f.si].sticky
+	if !ss.hasFloor {
+		return false
+	}
+	for _, b := range r.mBlocks {
+		e := f.a.entryOfBlock(f.si, b)
+		if e.mark&markVisited != 0 {
+			continue // a candidate: replTurns reads it
+		}
+		p, rel := f.a.memberItems(e)
+		if p != nil && (p.inc || p.news) || rel != nil && rel.recall {
+			continue
+		}
+		if f.a.effOf(e) <= ss.floor {
+			return true
+		}
+	}
+	return false
+}
+
 // fitsUntilIndexed is fitsUntil for an incremental assembly: it walks a
 // copy of the section's walk from r's summary until the last of r's
 // turns, counting what a full fill would count there (every candidate not

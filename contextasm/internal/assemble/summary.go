@@ -458,6 +458,9 @@ func (f *filler) replTurns(r *repl) bool {
 	if !r.complete || (f.st.stopped && !s.Required) {
 		return false
 	}
+	if f.a.inc.on && f.unpulledBelowFloor(r) {
+		return false // as below
+	}
 	need, texts := 0, 0
 	for _, j := range r.mCands {
 		m := &cands[j]

@@ -854,8 +854,13 @@ func (w *walk) relHead(skip bool, m int32) *relItem {
 		switch {
 		case r.e.mark&(markVisited|markPassed) != 0: // a candidate, or passed over with its unit
 			w.ri++
-		case !r.e.req && !r.recall && w.hasFloor && r.eff <= w.floor:
-			w.relGap = append(w.relGap, r) // under the floor; one the query recalls may come after it
+		case !r.e.req && !r.recall && w.hasFloor && r.eff <= w.floor && r.e.mark&markRepl == 0:
+			// Under the floor; one the query recalls may come after it.
+			// A replacement's summary or turn is pulled all the same: a
+			// full fill decides the replacement at the first of them it
+			// comes to, under the floor too, and the replacements' lane
+			// leaves a hit to this lane.
+			w.relGap = append(w.relGap, r)
 			w.ri++
 		case skip && !r.e.req && r.e.min > m && r.e.mark&markRepl == 0:
 			w.relGap = append(w.relGap, r) // for finishWalk's tail

@@ -566,7 +566,7 @@ func (a *Assembler) orderMembers(si int) {
 	// so that the hits of a long conversation the walk never comes to
 	// make none.
 	for i := range w.rel {
-		if a.inUnit(si, w.rel[i].e) {
+		if _, repl := a.replIndex(w.rel[i].e); repl || a.inUnit(si, w.rel[i].e) {
 			uw.rel[w.rel[i].e] = int32(i)
 		}
 	}
