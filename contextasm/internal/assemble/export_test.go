@@ -268,19 +268,23 @@ func TopRelevant(rels map[string]float64, k int) []string {
 // extended (extendPlan), in all.
 func (a *Assembler) PlansExtended() int { return a.inc.extended }
 
-// CheckExtendedPlans has every plan extendPlan extends checked against
-// one made again from the same summaries, until restore; a difference is
-// reported to fail.
+// CheckExtendedPlans has every plan an assembly keeps from the one
+// before or extends (extendPlan) checked against one made again from the
+// same summaries, until restore; a difference is reported to fail.
 func CheckExtendedPlans(fail func(format string, args ...any)) (restore func()) {
-	checkExtended = func(a *Assembler, r *run, si int, p *replPlan) {
+	checkPlan = func(a *Assembler, r *run, si int, p *replPlan) {
 		made := newPlan(p.sumList)
 		a.makePlan(r, si, made)
 		if err := samePlans(p, made); err != nil {
-			fail("section %d: the plan extended is not the one made: %v", si, err)
+			fail("section %d: the plan kept or extended is not the one made: %v", si, err)
 		}
 	}
-	return func() { checkExtended = nil }
+	return func() { checkPlan = nil }
 }
+
+// PlansMade returns how many plans of summaries a's assemblies made
+// again (planOf), in all.
+func (a *Assembler) PlansMade() int { return a.inc.plansMade }
 
 // samePlans returns what differs between an extended plan p and one
 // made (q) of the same summaries, or nil.

@@ -47,15 +47,12 @@ func (a *Assembler) extendPlan(r *run, si int, p *replPlan) bool {
 	}
 	p.apply(si, claims, added)
 	a.inc.extended++
-	if checkExtended != nil {
-		checkExtended(a, r, si, p)
-	}
 	return true
 }
 
-// checkExtended, set by the tests, checks a plan extendPlan extended
-// against one made again.
-var checkExtended func(a *Assembler, r *run, si int, p *replPlan)
+// checkPlan, set by the tests, checks a plan an assembly kept from the
+// one before or extended (planOf) against one made again.
+var checkPlan func(a *Assembler, r *run, si int, p *replPlan)
 
 // newClaim is what a summary added to a plan stands for beyond the plan:
 // claimOf's claim, with the roots it reaches in place of what they stand
@@ -85,6 +82,7 @@ func (a *Assembler) newClaims(r *run, si int, p *replPlan, added []*Block) ([]ne
 		if bs, reason := eligibility(b, x.tpl, &x.shape); reason != "" || bs != si {
 			return nil, nil, false
 		}
+		p.reachLinks(b) // as makePlan's reach notes them
 		e := x.entryOfBlock(si, b)
 		return b, e, e != nil && e.mark&markGone == 0
 	}

@@ -123,6 +123,11 @@ type replPlan struct {
 	// named holds every request_id the summaries reach or name, held or
 	// not: a change to one of them makes the plan again.
 	named map[string]struct{}
+	// links holds the unit keys (groups, tool calls) of the blocks they
+	// reach in the section, candidates or not: a link added or removed
+	// that shares one may change what they reach; any other leaves the
+	// plan as it is (touch).
+	links map[unitKey]struct{}
 	// summarised is noteSummary's for the section's summaries, and
 	// sumIDs its ids in the order they came (historySkip reads them).
 	summarised map[string]bool
@@ -188,7 +193,7 @@ func (s *ixSection) touch(b *Block, added bool) {
 	}
 	_, named := p.named[b.ID]
 	switch {
-	case named || linked(b):
+	case named || linked(b) && (isSummary(b) || p.sharesLink(b)):
 		s.plan = nil
 	case !isSummary(b):
 	case !added || len(p.added) == maxPlanAdded:
@@ -197,6 +202,33 @@ func (s *ixSection) touch(b *Block, added bool) {
 		i, _ := slices.BinarySearchFunc(p.sumList, b, func(p, q *Block) int { return strings.Compare(p.ID, q.ID) })
 		p.sumList = slices.Insert(slices.Clip(p.sumList), i, b) // a copy: an assembly may hold the list
 		p.added = append(p.added, b)
+	}
+}
+
+// sharesLink reports whether b shares a unit key with a block p's
+// summaries reach.
+func (p *replPlan) sharesLink(b *Block) bool {
+	var buf [4]unitKey
+	for _, k := range unitKeys(buf[:0], b) {
+		if _, ok := p.links[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// reachLinks notes b's unit keys in p.links: b is a block of the section
+// p's summaries reach.
+func (p *replPlan) reachLinks(b *Block) {
+	if !linked(b) {
+		return
+	}
+	if p.links == nil {
+		p.links = make(map[unitKey]struct{})
+	}
+	var buf [4]unitKey
+	for _, k := range unitKeys(buf[:0], b) {
+		p.links[k] = struct{}{}
 	}
 }
 
@@ -224,10 +256,14 @@ func (s *ixSection) summaries() ([]*Block, bool) {
 func (a *Assembler) planOf(r *run, si int, sums []*Block) *replPlan {
 	s := &r.x.secs[si]
 	if p := s.plan; p != nil && (len(p.added) == 0 || a.extendPlan(r, si, p)) {
+		if checkPlan != nil {
+			checkPlan(a, r, si, p)
+		}
 		return p
 	}
 	p := newPlan(sums)
 	a.makePlan(r, si, p)
+	a.inc.plansMade++
 	s.plan = p
 	return p
 }
@@ -248,6 +284,7 @@ func (a *Assembler) makePlan(r *run, si int, p *replPlan) {
 		if _, ok := rc.at[b.ID]; ok {
 			return
 		}
+		p.reachLinks(b) // a candidate or not: a link that makes it one changes the plan
 		e := x.entryOfBlock(si, b)
 		if e == nil || e.mark&markGone != 0 {
 			return // not a candidate: no summary stands for it here

@@ -34,6 +34,7 @@ type incremental struct {
 	passedHits int        // of them, units with a relevance hit (TestPassUnitWithHits)
 	remembered int        // incumbents found as the last assembly wrote them (priorItems; TestIndexedEqualsFull)
 	extended   int        // plans of summaries extended, by every assembly (extendPlan; TestIndexedEqualsFull)
+	plansMade  int        // plans of summaries made again, by every assembly (planOf; TestToolExchangesKeepThePlan)
 	histRead   int        // history entries pullHistory read (TestSummarisedAsItGoes)
 	made       int        // candidates made (take), by both walks of an assembly with summaries
 	// The planning's (currentTurnIndexed, planUnitsIndexed): the entries
