@@ -268,10 +268,10 @@ func TopRelevant(rels map[string]float64, k int) []string {
 // extended (extendPlan), in all.
 func (a *Assembler) PlansExtended() int { return a.inc.extended }
 
-// CheckExtendedPlans has every plan an assembly keeps from the one
+// CheckPlans has every plan an assembly keeps from the one
 // before or extends (extendPlan) checked against one made again from the
 // same summaries, until restore; a difference is reported to fail.
-func CheckExtendedPlans(fail func(format string, args ...any)) (restore func()) {
+func CheckPlans(fail func(format string, args ...any)) (restore func()) {
 	checkPlan = func(a *Assembler, r *run, si int, p *replPlan) {
 		made := newPlan(p.sumList)
 		a.makePlan(r, si, made)

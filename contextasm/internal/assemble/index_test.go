@@ -166,7 +166,7 @@ func TestIndexedEqualsFull(t *testing.T) {
 	var served, fallback, failed, skippedSome, rebuilt, warm, floors, prefixes, queried, turnQueries, conflicts, keyedServed, chats, withCalls, toolServed, passedUnits, donated, retargeted, near int
 	var sumServed, sumKept, sumChats, sumQueried, sumFloors, extendedPlans, damaged, remembered int
 	defer assemble.SetEntriesPerLane(8)()
-	defer assemble.CheckExtendedPlans(t.Errorf)()
+	defer assemble.CheckPlans(t.Errorf)()
 	var restoreRuns func()
 	defer func() {
 		if restoreRuns != nil {

@@ -459,7 +459,7 @@ func (f *filler) replTurns(r *repl) bool {
 		return false
 	}
 	if f.a.inc.on && f.unpulledBelowFloor(r) {
-		return false // as below
+		return false // a turn not pulled yet stays out, as below
 	}
 	need, texts := 0, 0
 	for _, j := range r.mCands {

@@ -562,9 +562,10 @@ func (a *Assembler) orderMembers(si int) {
 			uw.prior[w.prior[i].e] = int32(i)
 		}
 	}
-	// A hit's unit is made when the walk first pulls a member (unitOf),
-	// so that the hits of a long conversation the walk never comes to
-	// make none.
+	// A hit's item is found by entry when it is in a unit or a
+	// replacement; its unit is made when the walk first pulls a member
+	// (unitOf), so that the hits of a long conversation the walk never
+	// comes to make none.
 	for i := range w.rel {
 		if _, repl := a.replIndex(w.rel[i].e); repl || a.inUnit(si, w.rel[i].e) {
 			uw.rel[w.rel[i].e] = int32(i)
