@@ -268,9 +268,15 @@ func TopRelevant(rels map[string]float64, k int) []string {
 // extended (extendPlan), in all.
 func (a *Assembler) PlansExtended() int { return a.inc.extended }
 
+// LaneSought returns how many blocks a's replacements' lanes sought that
+// their plan had not found before (replLane), in all.
+func (a *Assembler) LaneSought() int { return a.inc.laneSought }
+
 // CheckPlans has every plan an assembly keeps from the one
 // before or extends (extendPlan) checked against one made again from the
-// same summaries, until restore; a difference is reported to fail.
+// same summaries, until restore; a difference is reported to fail. The
+// replacements the walk reads from its entries (ixEntry.ri) are checked
+// against the plans too, and a difference panics.
 func CheckPlans(fail func(format string, args ...any)) (restore func()) {
 	checkPlan = func(a *Assembler, r *run, si int, p *replPlan) {
 		made := newPlan(p.sumList)
@@ -279,7 +285,8 @@ func CheckPlans(fail func(format string, args ...any)) (restore func()) {
 			fail("section %d: the plan kept or extended is not the one made: %v", si, err)
 		}
 	}
-	return func() { checkPlan = nil }
+	checkLane = true
+	return func() { checkPlan, checkLane = nil, false }
 }
 
 // PlansMade returns how many plans of summaries a's assemblies made

@@ -151,6 +151,11 @@ type ixEntry struct {
 	// ixSection.history (made with it, by index): its time neighbours
 	// are read there without a search. 0 otherwise.
 	hist int32
+	// ri is, during an assembly, one more than its replacement's place
+	// in Assembler.deg.repls when its section's replacements' lane holds
+	// it (replLane), and 0 otherwise: the walk reads its replacement
+	// here, not in the plan's map, for every entry it pulls.
+	ri   int32
 	heat *ixHeat
 	// rel is, during an assembly with a query, its relevance when the
 	// query touches it (a hit, Assembler.inc.hits), and 0 otherwise.

@@ -424,21 +424,41 @@ func (a *Assembler) replLane(si int) {
 			continue
 		}
 		for j := -1; j < len(r.mBlocks); j++ {
-			b := r.sBlock
+			b, at := r.sBlock, r.sAt
 			if j >= 0 {
-				b = r.mBlocks[j]
+				b, at = r.mBlocks[j], &r.mAt[j]
 			}
-			if e := a.entryOfBlock(si, b); e != nil {
+			if *at == -1 {
+				a.inc.laneSought++
+			}
+			if e := a.inc.x.entryHinted(si, b, at); e != nil {
+				switch ri := int32(i) + 1; e.ri {
+				case 0:
+					e.ri = ri
+				case ri:
+				default:
+					e.ri = -1 // a summary another names: the plan says whose
+				}
 				w.replLane = append(w.replLane, e)
 			}
 		}
 	}
 	w.replLane = a.sortByRank(w.replLane)
-	w.replLane = slices.Compact(w.replLane) // a summary another names
+	w.replLane = slices.Compact(w.replLane)
 	for _, e := range w.replLane {
 		e.mark |= markRepl
+		if e.ri < 0 {
+			ri, _ := a.planIndex(e)
+			e.ri = ri + 1
+		}
+		if checkLane {
+			if ri, ok := a.planIndex(e); !ok || ri != e.ri-1 {
+				panic("assemble: a replacements' lane's entry is not its plan's")
+			}
+		}
 	}
 	a.inc.priorAll = append(a.inc.priorAll, w.replLane...) // unmarked by endWalk
+	w.laned = true
 }
 
 // sortByRank returns es in rank order (compareRank's), sorted as rank

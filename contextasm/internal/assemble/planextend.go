@@ -54,6 +54,11 @@ func (a *Assembler) extendPlan(r *run, si int, p *replPlan) bool {
 // one before or extended (planOf) against one made again.
 var checkPlan func(a *Assembler, r *run, si int, p *replPlan)
 
+// checkLane, set by the tests, checks every replacement an entry of a
+// replacements' lane holds (ixEntry.ri), and every entry the walk finds
+// none for there, against the plans.
+var checkLane bool
+
 // newClaim is what a summary added to a plan stands for beyond the plan:
 // claimOf's claim, with the roots it reaches in place of what they stand
 // for.
@@ -234,7 +239,7 @@ func (p *replPlan) apply(si int, claims []newClaim, added []*Block) {
 			continue
 		}
 		i := int32(len(p.all))
-		pr := planRepl{summary: c.b, in: i}
+		pr := planRepl{summary: c.b, in: i, sAt: -1}
 		pr.rp = repl{si: si, summary: -1, ids: c.ids, complete: c.complete, unusable: c.unusable || c.rootReq, at: c.b.LastModified, seq: c.b.Seq}
 		newest := func(b *Block, first bool) {
 			if first || b.LastModified.After(pr.rp.at) || (b.LastModified.Equal(pr.rp.at) && b.Seq > pr.rp.seq) {
@@ -244,7 +249,7 @@ func (p *replPlan) apply(si int, claims []newClaim, added []*Block) {
 		for n, m := range c.set {
 			newest(m, n == 0)
 			if !goneNew[m] {
-				pr.members = append(pr.members, m)
+				pr.members, pr.at = append(pr.members, m), append(pr.at, -1)
 				p.of[m] = i
 			}
 		}
@@ -258,7 +263,7 @@ func (p *replPlan) apply(si int, claims []newClaim, added []*Block) {
 			}
 			pr.rp.ids += root.rp.ids
 			pr.rp.unusable = pr.rp.unusable || root.rp.unusable
-			pr.members = mergeByID(pr.members, root.members)
+			pr.members, pr.at = mergeByID(pr.members, pr.at, root.members, root.at)
 			delete(p.of, root.summary)
 			gone, goneNamed = append(gone, root.summary), append(goneNamed, true)
 			// Its replacement, and those it took in, are now the new one.
@@ -267,7 +272,7 @@ func (p *replPlan) apply(si int, claims []newClaim, added []*Block) {
 				p.all[k].in = i
 			}
 			pr.took = append(append(pr.took, ri), root.took...)
-			root.took, root.members = nil, nil
+			root.took, root.members, root.at = nil, nil, nil
 		}
 		p.of[c.b] = i
 		p.all = append(p.all, pr)
@@ -289,20 +294,22 @@ func (p *replPlan) apply(si int, claims []newClaim, added []*Block) {
 }
 
 // mergeByID returns the blocks of x and y, each by request_id, in one
+// list by request_id, with their positions (xa, ya: planRepl.at) in
+// another.
 // list by request_id.
-func mergeByID(x, y []*Block) []*Block {
+func mergeByID(x []*Block, xa []int32, y []*Block, ya []int32) ([]*Block, []int32) {
 	if len(y) == 0 {
-		return x
+		return x, xa
 	}
-	out := make([]*Block, 0, len(x)+len(y))
+	out, at := make([]*Block, 0, len(x)+len(y)), make([]int32, 0, len(x)+len(y))
 	for len(x) > 0 && len(y) > 0 {
 		if strings.Compare(x[0].ID, y[0].ID) <= 0 {
-			out, x = append(out, x[0]), x[1:]
+			out, at, x, xa = append(out, x[0]), append(at, xa[0]), x[1:], xa[1:]
 		} else {
-			out, y = append(out, y[0]), y[1:]
+			out, at, y, ya = append(out, y[0]), append(at, ya[0]), y[1:], ya[1:]
 		}
 	}
-	return append(append(out, x...), y...)
+	return append(append(out, x...), y...), append(append(at, xa...), ya...)
 }
 
 // mergeGone adds summaries that cannot stand (with whether another names

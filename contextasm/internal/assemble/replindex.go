@@ -159,7 +159,12 @@ type planRepl struct {
 	rp      repl // its figures, as newRepl makes them
 	summary *Block
 	members []*Block // the turns that are candidates, by request_id
-	named   bool     // another summary names it (claim.named)
+	// sAt and at are where the summary's entry and each member's were
+	// found last (Index.entryHinted), -1 when not yet: the replacements'
+	// lane finds them there each assembly, not in Index.near.
+	sAt   int32
+	at    []int32
+	named bool // another summary names it (claim.named)
 	// in is the replacement standing for it: itself, or the one an
 	// extension made of a summary naming its own (extendPlan), which
 	// holds its index in took.
@@ -339,6 +344,7 @@ func (a *Assembler) makePlan(r *run, si int, p *replPlan) {
 				p.of[m] = int32(k)
 			}
 		}
+		pr.sAt, pr.at = -1, unknownAt(len(pr.members))
 		p.all = append(p.all, pr)
 		p.order = append(p.order, int32(k))
 		p.pos = append(p.pos, int32(k))
@@ -362,6 +368,7 @@ func (a *Assembler) replsOf(r *run, si int, p *replPlan) bool {
 		pr := &p.all[i]
 		rp := pr.rp
 		rp.sBlock, rp.mBlocks, rp.sCand = pr.summary, pr.members, -1
+		rp.sAt, rp.mAt = &pr.sAt, pr.at
 		a.deg.repls = append(a.deg.repls, rp)
 	}
 	for _, q := range a.inc.reqd {
@@ -406,6 +413,28 @@ type planRef struct {
 
 // replIndex returns entry e's replacement in Assembler.deg.repls.
 func (a *Assembler) replIndex(e *ixEntry) (int32, bool) {
+	if e.ri > 0 {
+		return e.ri - 1, true
+	}
+	return a.planIndex(e)
+}
+
+// walkReplIndex is replIndex for an entry of the section walked: when its
+// replacements' lane was made, an entry it does not hold has none.
+func (a *Assembler) walkReplIndex(e *ixEntry) (int32, bool) {
+	if e.ri == 0 && a.inc.w.laned {
+		if checkLane {
+			if _, ok := a.planIndex(e); ok {
+				panic("assemble: an entry of a replacement is not in its section's lane")
+			}
+		}
+		return 0, false
+	}
+	return a.replIndex(e)
+}
+
+// planIndex is replIndex read from the plans.
+func (a *Assembler) planIndex(e *ixEntry) (int32, bool) {
 	for _, pr := range a.inc.plans {
 		if i, ok := pr.p.of[e.b]; ok {
 			return pr.base + pr.p.at(i), true
@@ -417,6 +446,29 @@ func (a *Assembler) replIndex(e *ixEntry) (int32, bool) {
 // entryOfBlock returns b's entry in section si of the index walked.
 func (a *Assembler) entryOfBlock(si int, b *Block) *ixEntry {
 	return a.inc.x.entryOfBlock(si, b)
+}
+
+// entryHinted is entryOfBlock for a block whose entry was found last at
+// *at (-1: not yet), as a plan keeps for its replacements' blocks; *at is
+// set to where it is now.
+func (x *Index) entryHinted(si int, b *Block, at *int32) *ixEntry {
+	if e := x.secs[si].entryIfAt(b, *at); e != nil {
+		return e
+	}
+	e := x.entryOfBlock(si, b)
+	if *at = -1; e != nil {
+		*at = x.near[b]
+	}
+	return e
+}
+
+// unknownAt returns n positions not found yet (planRepl.at).
+func unknownAt(n int) []int32 {
+	at := make([]int32, n)
+	for i := range at {
+		at[i] = -1
+	}
+	return at
 }
 
 // entryOfBlock returns b's live entry in section si, or nil: where it was
@@ -667,7 +719,7 @@ func (f *filler) fitsUntilIndexed(r *repl) bool {
 		if skipped != nil && compareHeads(skipped.e, skipped.eff, false, skipped.tier, e, k.eff, k.inc, k.tier) < 0 {
 			return false
 		}
-		o, in := a.replIndex(e)
+		o, in := a.walkReplIndex(e)
 		if in && o == ri {
 			left--
 		}
@@ -728,13 +780,13 @@ func (a *Assembler) finishRepls(si int) {
 	}
 }
 
-// summarized reports whether e is a turn whose summary stands in for it
-// (its replacement is on).
+// summarized reports whether e, an entry of the section walked, is a turn
+// whose summary stands in for it (its replacement is on).
 func (a *Assembler) summarized(e *ixEntry) bool {
 	if len(a.inc.plans) == 0 {
 		return false
 	}
-	ri, ok := a.replIndex(e)
+	ri, ok := a.walkReplIndex(e)
 	return ok && a.deg.repls[ri].state == replOn && e.b != a.deg.repls[ri].sBlock
 }
 

@@ -37,8 +37,9 @@ func (s *ixSection) bytes() int {
 			cap(u.added)*ptrBytes + mapBytes(len(u.pos), 4) + (cap(u.head)+cap(u.next)+cap(u.brokenAt)+cap(u.reqRoots))*4
 	}
 	if p := s.plan; p != nil {
-		// The replacements' members are about the blocks p.of maps.
-		n += int(unsafe.Sizeof(*p)) + cap(p.all)*int(unsafe.Sizeof(planRepl{})) + len(p.of)*ptrBytes +
+		// The replacements' members, and where each was found, are about
+		// the blocks p.of maps.
+		n += int(unsafe.Sizeof(*p)) + cap(p.all)*int(unsafe.Sizeof(planRepl{})) + len(p.of)*(ptrBytes+4) +
 			(cap(p.order)+cap(p.pos))*4 + cap(p.gone)*(ptrBytes+1) + cap(p.sumList)*ptrBytes + mapBytes(len(p.of), ptrBytes+4) +
 			mapBytes(len(p.named), 16) + mapBytes(len(p.summarised), 16+1)
 	}

@@ -45,6 +45,10 @@ type repl struct {
 	// turns that are candidates when pulled.
 	sBlock  *Block
 	mBlocks []*Block
+	// sAt and mAt are the plan's (planRepl.sAt, at), which its
+	// replacements' lane finds their entries by.
+	sAt *int32
+	mAt []int32
 }
 
 // replOfCand returns cd's replacement, or nil.

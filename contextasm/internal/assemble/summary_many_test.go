@@ -226,7 +226,8 @@ func indexedAt(a *assemble.Assembler, x *assemble.Index, blocks []*assemble.Bloc
 // text, messages and runs at every call; the plan of its summaries is
 // extended, not made again, and neither what an assembly makes
 // candidates of nor the history it reads for the runs it offers grows
-// with what was summarised before.
+// with what was summarised before; nor do the blocks the replacements'
+// lane seeks.
 func TestSummarisedAsItGoes(t *testing.T) {
 	tpl := mustParse(t, `{"budget": 8192, "sections": [
  {"name": "CONTEXT", "priority": 1, "memory_types": ["context"], "max_tokens": 300, "render": "<context>{content}</context>", "fill": "skip"},
@@ -248,7 +249,7 @@ func TestSummarisedAsItGoes(t *testing.T) {
 	x.Build(s.blocks, at)
 	var a, full assemble.Assembler
 	const calls = 120
-	var made, looked, summarised [calls]int
+	var made, looked, summarised, sought [calls]int
 	nsum, declaring := 0, 0 // summaries, and calls that declared some
 	for call := range calls {
 		at = at.Add(time.Minute)
@@ -264,6 +265,7 @@ func TestSummarisedAsItGoes(t *testing.T) {
 			t.Fatalf("call %d: not served (%v)", call, err)
 		}
 		made[call], looked[call] = a.CandidatesMade(), a.HistoryRead()
+		sought[call] = a.LaneSought()
 		want, err := full.AssembleRefs(tpl, s.blocks, req, tok)
 		if err != nil {
 			t.Fatal(err)
@@ -285,6 +287,9 @@ func TestSummarisedAsItGoes(t *testing.T) {
 		}
 		req.Previous = want.Decision
 	}
+	for c := calls - 1; c > 0; c-- {
+		sought[c] -= sought[c-1]
+	}
 	t.Logf("%d summaries, declared after %d calls; %d plans extended; candidates made at calls 20, 60, 119: %d, %d, %d; history entries read for the runs to summarise: %d, %d, %d (%d, %d, %d turns summarised)",
 		nsum, declaring, a.PlansExtended(), made[20], made[60], made[calls-1], looked[20], looked[60], looked[calls-1], summarised[20], summarised[60], summarised[calls-1])
 	// The first assembly with summaries makes the plan; each after a
@@ -295,6 +300,13 @@ func TestSummarisedAsItGoes(t *testing.T) {
 	if summarised[calls-1] < 3*summarised[20] || made[calls-1] > made[20]+made[20]/2 || looked[calls-1] > 3*looked[20] {
 		t.Errorf("at call 20: %d candidates made, %d history entries read; at call %d: %d, %d (%d and %d turns summarised): they grow with what was summarised",
 			made[20], looked[20], calls-1, made[calls-1], looked[calls-1], summarised[20], summarised[calls-1])
+	}
+	// The replacements' lane finds its blocks where the plan found them
+	// last, when the plan is extended too: it seeks only the ones the new
+	// summaries bring.
+	if early, late := slices.Max(sought[:calls/4]), slices.Max(sought[calls/2:]); late > 2*early {
+		t.Errorf("the replacements' lane sought up to %d blocks the plan had not found in a call of the first %d, and %d in one of the last %d: it seeks what was summarised before",
+			early, calls/4, late, calls-calls/2)
 	}
 }
 

@@ -35,6 +35,7 @@ type incremental struct {
 	remembered int        // incumbents found as the last assembly wrote them (priorItems; TestIndexedEqualsFull)
 	extended   int        // plans of summaries extended, by every assembly (extendPlan; TestIndexedEqualsFull)
 	plansMade  int        // plans of summaries made again, by every assembly (planOf; TestToolExchangesKeepThePlan)
+	laneSought int        // replacements' lanes' blocks their plan had not found yet (replLane; TestSummarisedAsItGoes)
 	histRead   int        // history entries pullHistory read (TestSummarisedAsItGoes)
 	made       int        // candidates made (take), by both walks of an assembly with summaries
 	// The planning's (currentTurnIndexed, planUnitsIndexed): the entries
@@ -87,6 +88,9 @@ type walk struct {
 	// first of them it comes to, wherever that is (lanes.go).
 	replLane []*ixEntry
 	fi       int
+	// laned: replLane was made, and every replacement's entry of the
+	// section holds its replacement (ixEntry.ri).
+	laned    bool
 	prior    []priorItem // in fill order
 	pi       int
 	hasFloor bool
@@ -540,7 +544,7 @@ func (a *Assembler) endWalk() {
 		e.mark = 0
 	}
 	for _, e := range a.inc.priorAll {
-		e.mark = 0
+		e.mark, e.ri = 0, 0
 	}
 	clear(a.inc.reqd)
 	a.inc.reqd, a.inc.curAsst, a.inc.current, a.inc.x = a.inc.reqd[:0], nil, nil, nil

@@ -333,6 +333,18 @@ func unitKeys(dst []unitKey, b *Block) []unitKey {
 	return dst
 }
 
+// entryIfAt returns b's live entry when it is at h (a base position, or
+// -2 - an extra one), else nil.
+func (s *ixSection) entryIfAt(b *Block, h int32) *ixEntry {
+	switch {
+	case h >= 0 && int(h) < len(s.base) && s.base[h].b == b && !s.base[h].dead:
+		return s.entryAt(h)
+	case h < -1 && int(-2-h) < len(s.extra) && s.extra[-2-h].b == b && !s.extra[-2-h].dead:
+		return &s.extra[-2-h]
+	}
+	return nil
+}
+
 // entryNear returns b's live entry in section si of x, or nil, looked
 // for at *at first (where it was found last: its position in base, or
 // −2−i for position i of extra, or −1), and by its key when it is not
@@ -341,11 +353,8 @@ func unitKeys(dst []unitKey, b *Block) []unitKey {
 // moves only when it is made again, so a call finds the conversation's
 // links and its query's hits without a score and a search each.
 func (s *ixSection) entryNear(x *Index, si int, b *Block, at *int32) *ixEntry {
-	switch h := *at; {
-	case h >= 0 && int(h) < len(s.base) && s.base[h].b == b && !s.base[h].dead:
-		return s.entryAt(h)
-	case h < -1 && int(-2-h) < len(s.extra) && s.extra[-2-h].b == b && !s.extra[-2-h].dead:
-		return &s.extra[-2-h]
+	if e := s.entryIfAt(b, *at); e != nil {
+		return e
 	}
 	k := x.key(b, si)
 	if j, ok := find(s.extra, k); ok {
