@@ -401,12 +401,16 @@ func (w *walk) baseHead(skip bool, m int32) *ixEntry {
 // replHead returns the replacements' lane's next entry that the walk
 // has not taken (nor taken out of rank order: an incumbent, news, a
 // relevance hit or a required block, which come in their own lanes), nil
-// when none is left.
+// when none is left. It passes over a turn whose summary stands in for
+// it, as the fill would (passSummarized), without the fill: such turns
+// are most of the lane when a summary stands for a long conversation.
 func (w *walk) replHead() *ixEntry {
 	for w.fi < len(w.replLane) {
 		*w.looked++
 		if e := w.replLane[w.fi]; !e.dead && e.mark == markRepl {
-			return e
+			if r := &w.repls[e.ri-1]; r.state != replOn || e.b == r.sBlock {
+				return e
+			}
 		}
 		w.fi++
 	}
@@ -458,7 +462,7 @@ func (a *Assembler) replLane(si int) {
 		}
 	}
 	a.inc.priorAll = append(a.inc.priorAll, w.replLane...) // unmarked by endWalk
-	w.laned = true
+	w.laned, w.repls = true, a.deg.repls
 }
 
 // sortByRank returns es in rank order (compareRank's), sorted as rank

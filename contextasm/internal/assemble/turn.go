@@ -89,8 +89,9 @@ type walk struct {
 	replLane []*ixEntry
 	fi       int
 	// laned: replLane was made, and every replacement's entry of the
-	// section holds its replacement (ixEntry.ri).
+	// section holds its replacement (ixEntry.ri) in repls.
 	laned    bool
+	repls    []repl
 	prior    []priorItem // in fill order
 	pi       int
 	hasFloor bool
