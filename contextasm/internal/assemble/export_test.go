@@ -268,6 +268,10 @@ func TopRelevant(rels map[string]float64, k int) []string {
 // extended (extendPlan), in all.
 func (a *Assembler) PlansExtended() int { return a.inc.extended }
 
+// LexicalQueries returns how many queries of an index's lexical index
+// a's assemblies made (findHits), in all.
+func (a *Assembler) LexicalQueries() int { return a.inc.queries }
+
 // LaneSought returns how many blocks a's replacements' lanes sought that
 // their plan had not found before (replLane), in all.
 func (a *Assembler) LaneSought() int { return a.inc.laneSought }

@@ -128,7 +128,11 @@ func (a *Assembler) findHits(x *Index, req *Request, lookup func(string) (*Block
 	// the cut would keep them all (only their order in a.inc.hits
 	// differs, and nothing depends on it: a hit is a mark on its entry,
 	// and the lane sorts them).
-	a.inc.lex = x.lex.ScoreTop(req.Query, maxHits(x.tpl), a.inc.lex[:0])
+	if req.Query != a.inc.lexQ || req.QueryKey != a.inc.lexKey {
+		a.inc.lex = x.lex.ScoreTop(req.Query, maxHits(x.tpl), a.inc.lex[:0])
+		a.inc.lexQ, a.inc.lexKey = req.Query, req.QueryKey
+		a.inc.queries++
+	}
 	a.scoreSummaries(x, req.Query)
 	// The hits the relevance pass keeps (its cut-off), in the same way.
 	rs := &a.rel

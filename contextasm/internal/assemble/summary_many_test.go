@@ -392,6 +392,71 @@ func TestToolExchangesKeepThePlan(t *testing.T) {
 	}
 }
 
+// TestSummariesQueryOnce: an assembly with summaries and a query walks
+// twice, with the summaries and without (the one that represents more is
+// taken); the second walk reads the first one's lexical hits, not the
+// lexical index again, and both give the full assembly's text, with the
+// host's query or the newest turn's, as the store changes between calls.
+func TestSummariesQueryOnce(t *testing.T) {
+	tpl := mustParse(t, `{"budget": 8192, "sections": [
+ {"name": "HISTORY", "priority": 1, "memory_types": ["history"], "max_tokens": 300, "render": "{content}", "fill": "skip"}]}`)
+	tok := &memoCounter{Counter: realTokenizer(t), counts: map[string]int{}}
+	s := &store{heat: map[string]*assemble.Heat{}}
+	at := now
+	turn := func(id, content string) *assemble.Block {
+		at = at.Add(time.Minute)
+		return keyedPtr(&assemble.Block{ID: id, Type: declare.History, Scope: declare.ScopeSession, SessionID: "s1", ForAssistant: true,
+			Weight: 0.5, Trust: 0.5, Role: declare.RoleUser, Content: content, LastModified: at})
+	}
+	var ids []string
+	for k := range 40 {
+		b := turn(fmt.Sprintf("t%03d", k), fmt.Sprintf("USER: question %d about the passport renewal fees and the arrival date of the card.", k))
+		s.put(b)
+		if k < 30 {
+			ids = append(ids, b.ID)
+		}
+	}
+	sum := turn("sum", "SUMMARY: thirty questions about passport renewal fees.")
+	sum.EditRare().Replaces = ids
+	s.put(keyedPtr(sum))
+	req := assemble.Request{SessionID: "s1", Record: true}
+	req.Now = at.Add(time.Minute)
+	x := assemble.NewIndex(tpl, req, truncate.Scoring{})
+	x.Build(s.blocks, req.Now)
+	var a, full assemble.Assembler
+	const calls = 6
+	for call := range calls {
+		req.Query, req.QueryKey, req.NewestTurnQuery = nil, "", false
+		if call%2 == 0 {
+			q := fmt.Sprintf("passport fees question %d", call)
+			req.Query, req.QueryKey = lexical.NewQuery(q), q
+		} else {
+			req.NewestTurnQuery = true
+		}
+		req.Now = at.Add(time.Minute)
+		out, ok, err := indexedAt(&a, x, s.blocks, req, tok, s.get)
+		if !ok || err != nil {
+			t.Fatalf("call %d: not served (%v)", call, err)
+		}
+		want, err := full.AssembleRefs(tpl, s.blocks, req, tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(want.Text, "SUMMARY") {
+			t.Fatalf("call %d: the full assembly does not keep the summary, and weighs it against nothing: %q", call, want.Text)
+		}
+		if out.Text != want.Text {
+			t.Fatalf("call %d: the incremental assembly differs from the full one:\n%s\nfull:\n%s", call, out.Text, want.Text)
+		}
+		if a.LexicalQueries() != call+1 {
+			t.Fatalf("%d lexical queries after %d assemblies with summaries: the walk without them queried again", a.LexicalQueries(), call+1)
+		}
+		b := turn(fmt.Sprintf("t%03d", 40+call), fmt.Sprintf("USER: and the fees of card number %d?", call))
+		x.Update(s.put(b), b)
+		req.Previous = want.Decision
+	}
+}
+
 // TestSummaryLooksPastAHitThatDoesNotFit: in a section that fills by
 // skip, a relevance hit too large for the section ranks between a summary
 // and its turns. The full fill, come to the summary, counts the hit among

@@ -37,6 +37,7 @@ type incremental struct {
 	plansMade  int        // plans of summaries made again, by every assembly (planOf; TestToolExchangesKeepThePlan)
 	laneSought int        // replacements' lanes' blocks their plan had not found yet (replLane; TestSummarisedAsItGoes)
 	histRead   int        // history entries pullHistory read (TestSummarisedAsItGoes)
+	queries    int        // lexical queries (findHits), by every assembly (TestSummariesQueryOnce)
 	made       int        // candidates made (take), by both walks of an assembly with summaries
 	// The planning's (currentTurnIndexed, planUnitsIndexed): the entries
 	// required for this assembly (markReq), which the walks take first;
@@ -59,8 +60,13 @@ type incremental struct {
 	events []outcome.Event // the walk's events, reused (assembleIndexed)
 	sumRel []sumRelevance  // findHits' scratch: the summaries' relevance
 	lex    []lexical.Hit   // scratch of the lexical index's Score
-	scorer lexical.Scorer  // scoreSummaries': the query weighed once
-	byRank []*ixEntry      // sortByRank's other array
+	// lexQ and lexKey are the query lex holds the hits of, in this
+	// assembly (nil: none yet): its walk without summaries reads them
+	// again, as the index and the query are the first walk's.
+	lexQ   *lexical.Query
+	lexKey string
+	scorer lexical.Scorer // scoreSummaries': the query weighed once
+	byRank []*ixEntry     // sortByRank's other array
 	// Summaries (replindex.go): the sections' plans; the sections that
 	// have replacements; the Output events go to.
 	plans   []planRef
@@ -251,6 +257,7 @@ func (a *Assembler) AssembleIndexed(x *Index, req Request, c truncate.Counter, l
 	if x.degradable > 0 || x.clashes > 0 {
 		return nil, nil, false, nil
 	}
+	a.inc.lexQ = nil
 	out, heat, ok, err = a.assembleIndexed(x, req, c, lookup, false)
 	if !ok {
 		return nil, nil, false, nil
