@@ -2,6 +2,7 @@ package contextasm_test
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -98,5 +99,54 @@ func TestClearToolResults(t *testing.T) {
 	}
 	if clr.stable < drop.stable-0.05 {
 		t.Errorf("clearing extends the previous prompt on %.2f of calls, dropping on %.2f: want within 0.05", clr.stable, drop.stable)
+	}
+}
+
+// TestClearingFreesRoom: a history that sheds by clearing its oldest tool
+// results, among which some say less than their placeholder would ("ok"),
+// clears only the ones that free room, and stays within its cap at every
+// call, in the text format and a chat format. Clearing a result shorter
+// than its placeholder took room instead: a section that shed so could go
+// over its cap, as conversation 81 of TestChatConversationProperties did
+// (217 tokens of 213).
+func TestClearingFreesRoom(t *testing.T) {
+	tpl := parseTemplate(t, `{"budget": 4000, "sections": [
+	    {"name": "HISTORY", "priority": 1, "memory_types": ["history"], "max_tokens": 220, "render": "{content}", "partial": true,
+	     "clear_tool_results": {"keep": 1, "at_least": 30}}]}`)
+	for _, format := range []chat.Format{0, chat.FormatOpenAI} {
+		eng := newEngine(t, contextasm.Config{})
+		start := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+		cleared := 0
+		for n := 1; n <= 30; n++ {
+			at := func(k int) *time.Time { t := start.Add(time.Duration(3*n+k) * time.Second); return &t }
+			id := fmt.Sprintf("call_%d", n)
+			content := "ok"
+			if n%3 == 0 {
+				content = strings.Repeat(fmt.Sprintf("%d months: %d.%d%% APR; ", 6*n, 5+n%4, n%10), 4)
+			}
+			u, a, r := msg(fmt.Sprintf("u%02d", n), declare.RoleUser, "And the next term?"), msg("a"+id, declare.RoleAssistant, "", id), msg("r"+id, declare.RoleTool, content, id)
+			u.LastModified, a.LastModified, r.LastModified = at(0), at(1), at(2)
+			if err := eng.Declare(u, a, r); err != nil {
+				t.Fatal(err)
+			}
+			res := assemble(t, eng, contextasm.Request{Template: tpl, Now: *at(3), SessionID: "s1", Format: format})
+			for _, s := range res.Sections() {
+				if s.UsedTokens > s.MaxTokens {
+					t.Fatalf("%v call %d: section %s uses %d tokens, over its cap %d", format, n, s.Name, s.UsedTokens, s.MaxTokens)
+				}
+			}
+			for _, ev := range res.Events() {
+				if ev.Reason != outcome.ReasonCleared {
+					continue
+				}
+				cleared++
+				if k, _ := strconv.Atoi(strings.TrimPrefix(ev.RequestID, "rcall_")); k%3 != 0 {
+					t.Fatalf("%v call %d: %s, which says %q, is cleared: its placeholder says more", format, n, ev.RequestID, "ok")
+				}
+			}
+		}
+		if cleared == 0 {
+			t.Errorf("%v: no result was cleared: the conversation does not shed by clearing", format)
+		}
 	}
 }

@@ -109,16 +109,21 @@ func (a *Assembler) clearUnit(sec *template.Section, si int, u *unit, blocks []*
 }
 
 // clearResult writes cd as its placeholder and counts it; it reports the
-// tokens that freed.
+// tokens that freed. A result that counts no more than its placeholder
+// stays whole and frees nothing: cleared, it would take more room, not
+// less (a section that shed by clearing such results went over its cap).
 func (a *Assembler) clearResult(sec *template.Section, cd *candidate, blocks []*Block) int {
-	before := cd.tokens
 	if cd.tokens == 0 {
 		a.blockTokens(sec, blocks[cd.Index], cd, a.deg.ctr)
-		before = cd.tokens
 	}
+	whole := saveForm(cd)
 	setForm(cd, formCleared)
 	a.blockTokens(sec, blocks[cd.Index], cd, a.deg.ctr)
-	return before - cd.tokens
+	if cd.tokens >= whole.tokens {
+		whole.restore(cd)
+		return 0
+	}
+	return whole.tokens - cd.tokens
 }
 
 // nameCalls records the tools the calls among a section's ranked blocks
