@@ -512,7 +512,7 @@ func TestIndexedEqualsFull(t *testing.T) {
 	if donated == 0 || retargeted == 0 {
 		t.Errorf("%d indexes were made with another's documents and %d retargeted: the runs do not cover BuildFrom and Retarget", donated, retargeted)
 	}
-	if passedUnits == 0 {
+	if passedUnits == 0 && !testing.Short() { // the runs with tool exchanges are few in -short
 		t.Errorf("no walk passed a unit over whole: the runs do not cover passUnit")
 	}
 	if remembered == 0 {

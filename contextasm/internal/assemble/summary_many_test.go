@@ -457,6 +457,105 @@ func TestSummariesQueryOnce(t *testing.T) {
 	}
 }
 
+// floorUser and floorAnswer are TestSummarisedUnderAFloor's turns, which
+// come back as the conversation goes on.
+var (
+	floorUser = []string{
+		"What is the total cost if I repay the loan in 36 months instead of 48?",
+		"Can you show the fees as a table, with the date each one is charged?",
+		"My employer pays on the 25th; does that change the first instalment?",
+		"Is the rate fixed for the whole term, or only for the first year?",
+	}
+	floorAnswer = []string{
+		"The annual percentage rate includes the opening fee, so it is higher than the nominal rate.",
+		"Repaying over 36 months raises the monthly instalment but lowers the total interest paid.",
+		"Early repayment is allowed; the fee is capped at 0.5% of the amount repaid.",
+		"The first instalment is due one month after the money arrives in your account.",
+		"All figures assume the rate sheet of this month; they change if it is revised.",
+	}
+)
+
+// TestSummarisedUnderAFloor: a conversation whose questions come back
+// (its newest turn, the query, touches old turns and summaries), whose
+// host summarises every run it is offered, and whose history section
+// sheds, so that the calls follow a floor: the incremental assembly gives
+// the full one's text, messages and runs at every call, in a section
+// that fills by skip and by stop, as text and as chat. Under the floor
+// the walk still decides a replacement whose summary or turn the query
+// touches (relHead), keeps a replacement's turns only when none it has
+// not pulled stays out for the shed (unpulledBelowFloor), and finds a
+// replacement's hits by entry (orderMembers): without any of the three
+// the texts differ within the first 70 calls.
+func TestSummarisedUnderAFloor(t *testing.T) {
+	defer assemble.CheckPlans(t.Errorf)()
+	calls := 150
+	if testing.Short() {
+		calls = 80
+	}
+	for _, fill := range []string{"skip", "stop"} {
+		for _, format := range []chat.Format{0, chat.FormatOpenAI} {
+			tpl := mustParse(t, `{"budget": 8192, "sections": [
+ {"name": "CONTEXT", "priority": 1, "memory_types": ["context"], "max_tokens": 200, "render": "<context>{content}</context>", "fill": "skip"},
+ {"name": "HISTORY", "priority": 2, "memory_types": ["history"], "max_tokens": 300, "render": "{content}", "fill": "`+fill+`"}]}`)
+			tok := &memoCounter{Counter: realTokenizer(t), counts: map[string]int{}}
+			s := &store{heat: map[string]*assemble.Heat{}}
+			at := now
+			for i := range 20 {
+				s.put(keyedPtr(&assemble.Block{ID: fmt.Sprintf("c%03d", i), Type: declare.Context, Scope: declare.ScopeGlobal, ForAssistant: true,
+					Weight: float64(i%5) / 4, Trust: 0.5, Content: fmt.Sprintf("rate sheet %d: the fee and the instalment", i), LastModified: now}))
+			}
+			turn := func(id string, role declare.Role, content string, at time.Time) *assemble.Block {
+				return keyedPtr(&assemble.Block{ID: id, Type: declare.History, Scope: declare.ScopeSession, SessionID: "s1", ForAssistant: true,
+					Weight: 0.5, Trust: 0.5, Role: role, Content: content, LastModified: at})
+			}
+			req := assemble.Request{SessionID: "s1", Record: true, NewestTurnQuery: true}
+			if format != 0 {
+				req.Chat = assemble.ChatCost{Format: format, PerMessage: 3, Reply: 3}
+			}
+			req.Now = at
+			x := assemble.NewIndex(tpl, req, truncate.Scoring{})
+			x.Build(s.blocks, at)
+			var a, full assemble.Assembler
+			nsum, floors := 0, 0
+			for call := range calls {
+				at = at.Add(time.Minute)
+				for _, b := range []*assemble.Block{
+					turn(fmt.Sprintf("t%04d-a", call), declare.RoleUser, floorUser[call%len(floorUser)], at),
+					turn(fmt.Sprintf("t%04d-b", call), declare.RoleAssistant, floorAnswer[call%len(floorAnswer)], at.Add(time.Second)),
+				} {
+					x.Update(s.put(b), b)
+				}
+				req.Now = at.Add(2 * time.Second)
+				out, ok, err := indexedAt(&a, x, s.blocks, req, tok, s.get)
+				if !ok || err != nil {
+					t.Fatalf("%s %v call %d: not served (%v)", fill, format, call, err)
+				}
+				want, err := full.AssembleRefs(tpl, s.blocks, req, tok)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if out.Text != want.Text || !reflect.DeepEqual(out.Messages, want.Messages) || !reflect.DeepEqual(out.SummarizeCandidates, want.SummarizeCandidates) {
+					t.Fatalf("%s %v call %d: the incremental assembly differs from the full one", fill, format, call)
+				}
+				if slices.ContainsFunc(want.Decision.Sections, func(d assemble.SectionDecision) bool { return d.Floor != nil }) {
+					floors++ // the next call follows it
+				}
+				for _, run := range want.SummarizeCandidates {
+					b := turn(fmt.Sprintf("sum%04d", nsum), declare.RoleAssistant, fmt.Sprintf("SUMMARY of %d turns about the fees and the instalment.", len(run.IDs)), req.Now)
+					b.EditRare().Replaces = slices.Clone(run.IDs)
+					x.Update(s.put(b), b)
+					nsum++
+				}
+				req.Previous = want.Decision
+			}
+			t.Logf("%s %v: %d summaries, %d calls following a floor", fill, format, nsum, floors)
+			if nsum == 0 || floors < calls/2 {
+				t.Errorf("%s %v: %d summaries, %d calls of %d following a floor: the conversation does not cover what it tests", fill, format, nsum, floors, calls)
+			}
+		}
+	}
+}
+
 // TestSummaryLooksPastAHitThatDoesNotFit: in a section that fills by
 // skip, a relevance hit too large for the section ranks between a summary
 // and its turns. The full fill, come to the summary, counts the hit among
