@@ -27,6 +27,11 @@ func (a *Assembler) explain(r *run) {
 		a.results(tpl, blocks, out, r.req.hostRelevance())
 	} else {
 		a.settleRepls(tpl, a.view(nil), out)
+		if a.deg.plain && a.inc.beat {
+			if out.represented = a.represented(a.view(r.blocks)); out.represented <= a.inc.toBeat {
+				return // not taken (AssembleIndexed): what it would offer to summarise, and cache, is no one's
+			}
+		}
 	}
 	if r.x != nil && conversation {
 		for si := range a.secs {

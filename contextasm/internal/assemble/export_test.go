@@ -199,7 +199,7 @@ func (x *Index) verifyLex() error {
 func (a *Assembler) Looked() int { return a.inc.looked }
 
 // HistoryRead returns how many history entries the last assembly's
-// pullHistory read.
+// pullHistory read, in both its walks when it has summaries.
 func (a *Assembler) HistoryRead() int { return a.inc.histRead }
 
 // Lexical reports whether x keeps its entries' documents.

@@ -297,6 +297,9 @@ func TestSummarisedAsItGoes(t *testing.T) {
 	if a.PlansExtended() < declaring-1-declaring/10 {
 		t.Errorf("%d plans extended after %d calls that declared summaries: the plan was made again", a.PlansExtended(), declaring)
 	}
+	if looked[20] == 0 {
+		t.Errorf("no history read for the runs to summarise at call 20: HistoryRead counts nothing")
+	}
 	if summarised[calls-1] < 3*summarised[20] || made[calls-1] > made[20]+made[20]/2 || looked[calls-1] > 3*looked[20] {
 		t.Errorf("at call 20: %d candidates made, %d history entries read; at call %d: %d, %d (%d and %d turns summarised): they grow with what was summarised",
 			made[20], looked[20], calls-1, made[calls-1], looked[calls-1], summarised[20], summarised[calls-1])

@@ -38,7 +38,12 @@ type incremental struct {
 	laneSought int        // replacements' lanes' blocks their plan had not found yet (replLane; TestSummarisedAsItGoes)
 	histRead   int        // history entries pullHistory read (TestSummarisedAsItGoes)
 	queries    int        // lexical queries (findHits), by every assembly (TestSummariesQueryOnce)
-	made       int        // candidates made (take), by both walks of an assembly with summaries
+	// toBeat, when beat, is what the assembly with summaries represents,
+	// which the walk without them must beat to be taken: explain stops at
+	// represented when it does not.
+	beat   bool
+	toBeat int
+	made   int // candidates made (take), by both walks of an assembly with summaries
 	// The planning's (currentTurnIndexed, planUnitsIndexed): the entries
 	// required for this assembly (markReq), which the walks take first;
 	// the current turn's assistant turn, whose reasoning is written;
@@ -265,10 +270,15 @@ func (a *Assembler) AssembleIndexed(x *Index, req Request, c truncate.Counter, l
 	if a.deg.weighed {
 		// A summary took part: it must not leave the model with less
 		// than dropping alone would (degrade.go).
-		looked, made := a.inc.looked, a.inc.made
+		looked, made, read := a.inc.looked, a.inc.made, a.inc.histRead
+		if err == nil {
+			a.inc.beat, a.inc.toBeat = true, out.represented // explain: a plain walk that does not beat it is not taken
+		}
 		plain, pheat, pok, perr := a.assembleIndexed(x, req, c, lookup, true)
+		a.inc.beat = false
 		a.inc.looked += looked // both walks' (TestIndexedServesSummaries)
 		a.inc.made += made
+		a.inc.histRead += read
 		if !pok {
 			return nil, nil, false, nil
 		}
