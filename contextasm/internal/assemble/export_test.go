@@ -272,9 +272,10 @@ func (a *Assembler) PlansExtended() int { return a.inc.extended }
 // a's assemblies made (findHits), in all.
 func (a *Assembler) LexicalQueries() int { return a.inc.queries }
 
-// LaneSought returns how many blocks a's replacements' lanes sought that
-// their plan had not found before (replLane), in all.
-func (a *Assembler) LaneSought() int { return a.inc.laneSought }
+// PlanSought returns how many blocks of plans of summaries (their
+// replacements' blocks, the summaries left out) a's assemblies sought
+// that the plan had not found before (planEntry), in all.
+func (a *Assembler) PlanSought() int { return a.inc.sought }
 
 // CheckPlans has every plan an assembly keeps from the one
 // before or extends (extendPlan) checked against one made again from the

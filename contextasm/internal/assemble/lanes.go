@@ -432,10 +432,7 @@ func (a *Assembler) replLane(si int) {
 			if j >= 0 {
 				b, at = r.mBlocks[j], &r.mAt[j]
 			}
-			if *at == -1 {
-				a.inc.laneSought++
-			}
-			if e := a.inc.x.entryHinted(si, b, at); e != nil {
+			if e := a.planEntry(si, b, at); e != nil {
 				switch ri := int32(i) + 1; e.ri {
 				case 0:
 					e.ri = ri

@@ -233,9 +233,10 @@ func (p *replPlan) apply(si int, claims []newClaim, added []*Block) {
 	var order []int32
 	var gone []*Block
 	var goneNamed []bool
+	var goneAt []int32
 	for _, c := range byOrder {
 		if c.gone {
-			gone, goneNamed = append(gone, c.b), append(goneNamed, c.named)
+			gone, goneNamed, goneAt = append(gone, c.b), append(goneNamed, c.named), append(goneAt, -1)
 			continue
 		}
 		i := int32(len(p.all))
@@ -265,7 +266,7 @@ func (p *replPlan) apply(si int, claims []newClaim, added []*Block) {
 			pr.rp.unusable = pr.rp.unusable || root.rp.unusable
 			pr.members, pr.at = mergeByID(pr.members, pr.at, root.members, root.at)
 			delete(p.of, root.summary)
-			gone, goneNamed = append(gone, root.summary), append(goneNamed, true)
+			gone, goneNamed, goneAt = append(gone, root.summary), append(goneNamed, true), append(goneAt, root.sAt)
 			// Its replacement, and those it took in, are now the new one.
 			root.in = i
 			for _, k := range root.took {
@@ -290,7 +291,7 @@ func (p *replPlan) apply(si int, claims []newClaim, added []*Block) {
 	for k, i := range p.order {
 		p.pos[i] = int32(k)
 	}
-	p.mergeGone(gone, goneNamed)
+	p.mergeGone(gone, goneNamed, goneAt)
 }
 
 // mergeByID returns the blocks of x and y, each by request_id, in one
@@ -313,8 +314,9 @@ func mergeByID(x []*Block, xa []int32, y []*Block, ya []int32) ([]*Block, []int3
 }
 
 // mergeGone adds summaries that cannot stand (with whether another names
-// each) to p.gone, in take order.
-func (p *replPlan) mergeGone(gone []*Block, named []bool) {
+// each, and where each was found: replPlan.goneAt) to p.gone, in take
+// order.
+func (p *replPlan) mergeGone(gone []*Block, named []bool, at []int32) {
 	if len(gone) == 0 {
 		return
 	}
@@ -323,15 +325,15 @@ func (p *replPlan) mergeGone(gone []*Block, named []bool) {
 		idx[k] = k
 	}
 	slices.SortFunc(idx, func(x, y int) int { return compareTake(named[x], gone[x], named[y], gone[y]) })
-	outB := make([]*Block, 0, len(p.gone)+len(gone))
-	outN := make([]bool, 0, len(p.gone)+len(gone))
+	n := len(p.gone) + len(gone)
+	outB, outN, outA := make([]*Block, 0, n), make([]bool, 0, n), make([]int32, 0, n)
 	i := 0
 	for _, k := range idx {
 		for i < len(p.gone) && compareTake(p.goneNamed[i], p.gone[i], named[k], gone[k]) < 0 {
-			outB, outN = append(outB, p.gone[i]), append(outN, p.goneNamed[i])
+			outB, outN, outA = append(outB, p.gone[i]), append(outN, p.goneNamed[i]), append(outA, p.goneAt[i])
 			i++
 		}
-		outB, outN = append(outB, gone[k]), append(outN, named[k])
+		outB, outN, outA = append(outB, gone[k]), append(outN, named[k]), append(outA, at[k])
 	}
-	p.gone, p.goneNamed = append(outB, p.gone[i:]...), append(outN, p.goneNamed[i:]...)
+	p.gone, p.goneNamed, p.goneAt = append(outB, p.gone[i:]...), append(outN, p.goneNamed[i:]...), append(outA, p.goneAt[i:]...)
 }

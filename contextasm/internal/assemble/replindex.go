@@ -69,8 +69,8 @@ func (a *Assembler) planReplsIndexed(r *run) bool {
 		}
 		p := a.planOf(r, si, sums) // before a plain assembly leaves the summaries out
 		if a.deg.plain {
-			for _, b := range sums {
-				e := x.entryOfBlock(si, b)
+			for k, b := range p.sumList {
+				e := a.planEntry(si, b, &p.sumAt[k])
 				if e == nil || e.mark&markReq != 0 {
 					return false // a summary as the chat's current turn: a plain assembly finds another
 				}
@@ -116,6 +116,11 @@ type replPlan struct {
 	order []int32  // the ones that stand, in the order resolveClaims takes them
 	pos   []int32  // by index in all: the position in order of what it is in
 	gone  []*Block // summaries that cannot stand (superseded), in take order
+	// goneAt and sumAt are where the entries of gone and of sumList were
+	// found last (Index.entryHinted), -1 when not yet: an assembly
+	// leaves them out by entry every call.
+	goneAt []int32
+	sumAt  []int32
 	// goneNamed holds, by gone, whether another summary names it: where
 	// it is taken (compareTake).
 	goneNamed []bool
@@ -206,6 +211,7 @@ func (s *ixSection) touch(b *Block, added bool) {
 	default:
 		i, _ := slices.BinarySearchFunc(p.sumList, b, func(p, q *Block) int { return strings.Compare(p.ID, q.ID) })
 		p.sumList = slices.Insert(slices.Clip(p.sumList), i, b) // a copy: an assembly may hold the list
+		p.sumAt = slices.Insert(slices.Clip(p.sumAt), i, -1)
 		p.added = append(p.added, b)
 	}
 }
@@ -275,7 +281,7 @@ func (a *Assembler) planOf(r *run, si int, sums []*Block) *replPlan {
 
 // newPlan returns an empty plan of the summaries sums.
 func newPlan(sums []*Block) *replPlan {
-	return &replPlan{of: make(map[*Block]int32), named: make(map[string]struct{}), summarised: make(map[string]bool), sumList: sums}
+	return &replPlan{of: make(map[*Block]int32), named: make(map[string]struct{}), summarised: make(map[string]bool), sumList: sums, sumAt: unknownAt(len(sums))}
 }
 
 // makePlan makes p, the plan of section si's summaries (p.sumList): the
@@ -330,7 +336,7 @@ func (a *Assembler) makePlan(r *run, si int, p *replPlan) {
 	for _, g := range gone {
 		out[g.at] = true
 		p.gone = append(p.gone, rc.blocks[ranked[g.at].Index])
-		p.goneNamed = append(p.goneNamed, g.named)
+		p.goneNamed, p.goneAt = append(p.goneNamed, g.named), append(p.goneAt, -1)
 	}
 	for k := range stand {
 		c := &stand[k]
@@ -395,9 +401,8 @@ func (a *Assembler) replsOf(r *run, si int, p *replPlan) bool {
 	}
 	a.deg.weighed = true
 	a.inc.replSec[si] = true
-	x := r.x
-	for _, b := range p.gone {
-		if e := x.entryOfBlock(si, b); e != nil {
+	for k, b := range p.gone {
+		if e := a.planEntry(si, b, &p.goneAt[k]); e != nil {
 			a.leaveOut(e)
 		}
 	}
@@ -460,6 +465,16 @@ func (x *Index) entryHinted(si int, b *Block, at *int32) *ixEntry {
 		*at = x.near[b]
 	}
 	return e
+}
+
+// planEntry returns the entry in section si of the index walked of b, a
+// block of its plan found last at *at (entryHinted), and counts it when
+// the plan had not found it yet.
+func (a *Assembler) planEntry(si int, b *Block, at *int32) *ixEntry {
+	if *at == -1 {
+		a.inc.sought++
+	}
+	return a.inc.x.entryHinted(si, b, at)
 }
 
 // unknownAt returns n positions not found yet (planRepl.at).

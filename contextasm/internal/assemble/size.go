@@ -40,7 +40,7 @@ func (s *ixSection) bytes() int {
 		// The replacements' members, and where each was found, are about
 		// the blocks p.of maps.
 		n += int(unsafe.Sizeof(*p)) + cap(p.all)*int(unsafe.Sizeof(planRepl{})) + len(p.of)*(ptrBytes+4) +
-			(cap(p.order)+cap(p.pos))*4 + cap(p.gone)*(ptrBytes+1) + cap(p.sumList)*ptrBytes + mapBytes(len(p.of), ptrBytes+4) +
+			(cap(p.order)+cap(p.pos))*4 + cap(p.gone)*(ptrBytes+5) + cap(p.sumList)*(ptrBytes+4) + mapBytes(len(p.of), ptrBytes+4) +
 			mapBytes(len(p.named), 16) + mapBytes(len(p.summarised), 16+1)
 	}
 	return n

@@ -226,8 +226,9 @@ func indexedAt(a *assemble.Assembler, x *assemble.Index, blocks []*assemble.Bloc
 // text, messages and runs at every call; the plan of its summaries is
 // extended, not made again, and neither what an assembly makes
 // candidates of nor the history it reads for the runs it offers grows
-// with what was summarised before; nor do the blocks the replacements'
-// lane seeks.
+// with what was summarised before; nor do the blocks of the plan it
+// seeks rather than finds where the plan found them (the replacements'
+// lane's, the summaries it leaves out).
 func TestSummarisedAsItGoes(t *testing.T) {
 	tpl := mustParse(t, `{"budget": 8192, "sections": [
  {"name": "CONTEXT", "priority": 1, "memory_types": ["context"], "max_tokens": 300, "render": "<context>{content}</context>", "fill": "skip"},
@@ -265,7 +266,7 @@ func TestSummarisedAsItGoes(t *testing.T) {
 			t.Fatalf("call %d: not served (%v)", call, err)
 		}
 		made[call], looked[call] = a.CandidatesMade(), a.HistoryRead()
-		sought[call] = a.LaneSought()
+		sought[call] = a.PlanSought()
 		want, err := full.AssembleRefs(tpl, s.blocks, req, tok)
 		if err != nil {
 			t.Fatal(err)
@@ -304,11 +305,11 @@ func TestSummarisedAsItGoes(t *testing.T) {
 		t.Errorf("at call 20: %d candidates made, %d history entries read; at call %d: %d, %d (%d and %d turns summarised): they grow with what was summarised",
 			made[20], looked[20], calls-1, made[calls-1], looked[calls-1], summarised[20], summarised[calls-1])
 	}
-	// The replacements' lane finds its blocks where the plan found them
-	// last, when the plan is extended too: it seeks only the ones the new
+	// The plan's blocks are found where the plan found them last, when
+	// the plan is extended too: the assembly seeks only the ones the new
 	// summaries bring.
 	if early, late := slices.Max(sought[:calls/4]), slices.Max(sought[calls/2:]); late > 2*early {
-		t.Errorf("the replacements' lane sought up to %d blocks the plan had not found in a call of the first %d, and %d in one of the last %d: it seeks what was summarised before",
+		t.Errorf("the assembly sought up to %d blocks the plan had not found in a call of the first %d, and %d in one of the last %d: it seeks what was summarised before",
 			early, calls/4, late, calls-calls/2)
 	}
 }

@@ -35,7 +35,7 @@ type incremental struct {
 	remembered int        // incumbents found as the last assembly wrote them (priorItems; TestIndexedEqualsFull)
 	extended   int        // plans of summaries extended, by every assembly (extendPlan; TestIndexedEqualsFull)
 	plansMade  int        // plans of summaries made again, by every assembly (planOf; TestToolExchangesKeepThePlan)
-	laneSought int        // replacements' lanes' blocks their plan had not found yet (replLane; TestSummarisedAsItGoes)
+	sought     int        // blocks of plans of summaries the plan had not found yet (planEntry; TestSummarisedAsItGoes)
 	histRead   int        // history entries pullHistory read (TestSummarisedAsItGoes)
 	queries    int        // lexical queries (findHits), by every assembly (TestSummariesQueryOnce)
 	// toBeat, when beat, is what the assembly with summaries represents,
