@@ -59,7 +59,10 @@ type Index struct {
 	asm     uint64    // assemblies counted into heat (see ixHeat)
 	keys    []rankKey // scratch of rank and ixSection.index
 	keysTmp []rankKey // the other array of sortRankKeys
-	epoch   uint64    // moves with every change to the entries
+	remapTo []int32   // remap's scratch
+	// histWas and skipWas are remapSkip's: the history and skip before.
+	histWas, skipWas []int32
+	epoch            uint64 // moves with every change to the entries
 	// lex holds the entries' documents for relevance, once a query asked
 	// for them (lexOn); lexOf gives a document's block and section.
 	lex   lexical.Index
@@ -965,6 +968,15 @@ func (x *Index) insert(b *Block) {
 // they do not fall into few, ranked with the rest.
 func (x *Index) merge(si int) {
 	s := &x.secs[si]
+	// Each entry carries where it was (in ri, an assembly's scratch, 0
+	// between assemblies) to where it goes: remap reads it.
+	nBase, nExtra := len(s.base), len(s.extra)
+	for i := range s.base {
+		s.base[i].ri = int32(i) + 1
+	}
+	for j := range s.extra {
+		s.extra[j].ri = -int32(j) - 1
+	}
 	var rest, recs, stales, add []ixEntry
 	for i := range s.base {
 		e := s.entryAt(int32(i)) // scored at now: the stale lanes sort by it
@@ -1001,7 +1013,108 @@ func (x *Index) merge(si int) {
 		s.base, s.lanes = x.lanesOf(rest, recs, stales, &s.sc, s.lanes)
 	}
 	s.extra, s.dead = s.extra[:0], 0
+	skipped := s.plan != nil && s.hskipPlan == s.plan
+	if skipped {
+		x.histWas = append(x.histWas[:0], s.history...)
+	}
 	s.index(&x.keys, &x.keysTmp)
+	x.remap(si, nBase, nExtra)
+	if skipped {
+		x.remapSkip(si, nBase, nExtra)
+	}
+}
+
+// remapSkip makes section si's pullHistory skip (ixSection.hskip) for
+// the history merge made, from the one it had (over x.histWas, the
+// history before) and the positions remap found: a turn skipped stays
+// so, and one merged in from extra is skipped when a summary names it.
+// Made again from the summaries instead, it looked up and searched for
+// every turn they name.
+func (x *Index) remapSkip(si int, nBase, nExtra int) {
+	s := &x.secs[si]
+	to, p := x.remapTo[:nBase+nExtra], s.plan
+	n := len(s.history)
+	skip := slices.Grow(x.skipWas[:0], n+1)[:n+1]
+	for i := range skip {
+		skip[i] = int32(i)
+	}
+	mark := func(nb int32) {
+		if nb >= 0 {
+			if k := s.base[nb].hist - 1; k >= 0 {
+				skip[k] = k + 1
+			}
+		}
+	}
+	for k, b := range x.histWas {
+		if s.hskip[k] != int32(k) {
+			mark(to[b])
+		}
+	}
+	for j := range nExtra {
+		if nb := to[nBase+j]; nb >= 0 && p.summarised[s.base[nb].b.ID] {
+			mark(nb)
+		}
+	}
+	s.hskip, x.skipWas = skip, s.hskip[:0]
+	s.hskipPlan = p
+}
+
+// remap brings the places kept of section si's entries (where its plan of
+// summaries, its units and the lexical documents found them last) from
+// the base and extra merge made the base of, nBase and nExtra entries
+// long, to the base, and clears the entries' provenance (ixEntry.ri). A
+// place not brought is only sought again (entryIfAt checks each), but a
+// conversation's plan holds every turn its summaries stand for: sought
+// again after each merge, they made one call in seventy cost five times
+// the others.
+func (x *Index) remap(si int, nBase, nExtra int) {
+	s := &x.secs[si]
+	to := slices.Grow(x.remapTo[:0], nBase+nExtra)[:nBase+nExtra]
+	defer func() { x.remapTo = to[:0] }()
+	for i := range to {
+		to[i] = -1
+	}
+	for i := range s.base {
+		switch o := s.base[i].ri; {
+		case o > 0:
+			to[o-1] = int32(i)
+		case o < 0:
+			to[nBase+int(-o-1)] = int32(i)
+		}
+		s.base[i].ri = 0
+	}
+	at := func(h *int32) {
+		switch {
+		case *h >= 0 && int(*h) < nBase:
+			*h = to[*h]
+		case *h < -1 && int(-2-*h) < nExtra:
+			*h = to[nBase+int(-2-*h)]
+		}
+	}
+	if p := s.plan; p != nil {
+		for i := range p.all {
+			at(&p.all[i].sAt)
+			for k := range p.all[i].at {
+				at(&p.all[i].at[k])
+			}
+		}
+		for k := range p.goneAt {
+			at(&p.goneAt[k])
+		}
+		for k := range p.sumAt {
+			at(&p.sumAt[k])
+		}
+	}
+	if u := s.units; u != nil {
+		for k := range u.at {
+			at(&u.at[k])
+		}
+	}
+	for h := range x.lexOf {
+		if r := &x.lexOf[h]; r.b != nil && int(r.si) == si {
+			at(&r.at)
+		}
+	}
 }
 
 // mergeRanked returns the entries of a and b, each in rank order, in rank

@@ -15,7 +15,7 @@ const (
 func (x *Index) Bytes() int {
 	const key = int(unsafe.Sizeof(rankKey{}))
 	n := int(unsafe.Sizeof(*x)) + x.lex.Bytes() +
-		(cap(x.keys)+cap(x.keysTmp))*key + (cap(x.perm)+cap(x.place))*4 + cap(x.permBase)*entryBytes +
+		(cap(x.keys)+cap(x.keysTmp))*key + (cap(x.perm)+cap(x.place)+cap(x.remapTo)+cap(x.histWas)+cap(x.skipWas))*4 + cap(x.permBase)*entryBytes +
 		cap(x.lexOf)*int(unsafe.Sizeof(lexRef{})) + cap(x.lexKeep)*8 + mapBytes(len(x.lexBy), ptrBytes+4) +
 		mapBytes(len(x.keyed), 16+4) + mapBytes(len(x.near), ptrBytes+4) + cap(x.noSection)*ptrBytes + cap(x.lastWritten)*ptrBytes
 	for i := range x.secs {

@@ -518,6 +518,13 @@ func (s *ixSection) historySkip(lookup func(string) (*Block, bool)) bool {
 		}
 	}
 	s.hskipDone = len(p.sumIDs)
+	if checkLane {
+		for k, i := range s.history {
+			if e := &s.base[i]; !e.dead && (s.hskip[k] != int32(k)) != p.summarised[e.b.ID] {
+				panic("assemble: pullHistory's skip is not the turns the summaries name")
+			}
+		}
+	}
 	return true
 }
 
