@@ -280,8 +280,9 @@ func (a *Assembler) PlanSought() int { return a.inc.sought }
 // CheckPlans has every plan an assembly keeps from the one
 // before or extends (extendPlan) checked against one made again from the
 // same summaries, until restore; a difference is reported to fail. The
-// replacements the walk reads from its entries (ixEntry.ri) are checked
-// against the plans too, and a difference panics.
+// replacements the walk reads from its entries (ixEntry.ri), and the
+// history pullHistory skips, are checked against the plans too, and a
+// difference panics.
 func CheckPlans(fail func(format string, args ...any)) (restore func()) {
 	checkPlan = func(a *Assembler, r *run, si int, p *replPlan) {
 		made := newPlan(p.sumList)

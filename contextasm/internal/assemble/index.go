@@ -156,8 +156,9 @@ type ixEntry struct {
 	hist int32
 	// ri is, during an assembly, one more than its replacement's place
 	// in Assembler.deg.repls when its section's replacements' lane holds
-	// it (replLane), and 0 otherwise: the walk reads its replacement
-	// here, not in the plan's map, for every entry it pulls.
+	// it (replLane): the walk reads its replacement here, not in the
+	// plan's map, for every entry it pulls. During a merge it is where
+	// the entry was (remap). 0 otherwise.
 	ri   int32
 	heat *ixHeat
 	// rel is, during an assembly with a query, its relevance when the

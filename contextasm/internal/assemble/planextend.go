@@ -56,7 +56,8 @@ var checkPlan func(a *Assembler, r *run, si int, p *replPlan)
 
 // checkLane, set by the tests, checks every replacement an entry of a
 // replacements' lane holds (ixEntry.ri), and every entry the walk finds
-// none for there, against the plans.
+// none for there, against the plans, and pullHistory's skip against the
+// turns the plan's summaries name.
 var checkLane bool
 
 // newClaim is what a summary added to a plan stands for beyond the plan:

@@ -467,9 +467,9 @@ func (x *Index) entryHinted(si int, b *Block, at *int32) *ixEntry {
 	return e
 }
 
-// planEntry returns the entry in section si of the index walked of b, a
-// block of its plan found last at *at (entryHinted), and counts it when
-// the plan had not found it yet.
+// planEntry returns b's entry in section si of the index walked, b being
+// a block of the section's plan that the plan found last at *at
+// (entryHinted); it counts b when the plan had not found it yet.
 func (a *Assembler) planEntry(si int, b *Block, at *int32) *ixEntry {
 	if *at == -1 {
 		a.inc.sought++
