@@ -1019,10 +1019,11 @@ func (x *Index) merge(si int) {
 		x.histWas = append(x.histWas[:0], s.history...)
 	}
 	s.index(&x.keys, &x.keysTmp)
-	x.remap(si, nBase, nExtra)
+	to := x.remap(si, nBase, nExtra)
 	if skipped {
-		x.remapSkip(si, nBase, nExtra)
+		x.remapSkip(si, to, nBase, nExtra)
 	}
+	x.remapTo = to[:0]
 }
 
 // remapSkip makes section si's pullHistory skip (ixSection.hskip) for
@@ -1031,9 +1032,9 @@ func (x *Index) merge(si int) {
 // so, and one merged in from extra is skipped when a summary names it.
 // Made again from the summaries instead, it looked up and searched for
 // every turn they name.
-func (x *Index) remapSkip(si int, nBase, nExtra int) {
+func (x *Index) remapSkip(si int, to []int32, nBase, nExtra int) {
 	s := &x.secs[si]
-	to, p := x.remapTo[:nBase+nExtra], s.plan
+	p := s.plan
 	n := len(s.history)
 	skip := slices.Grow(x.skipWas[:0], n+1)[:n+1]
 	for i := range skip {
@@ -1063,15 +1064,15 @@ func (x *Index) remapSkip(si int, nBase, nExtra int) {
 // remap brings the places kept of section si's entries (where its plan of
 // summaries, its units and the lexical documents found them last) from
 // the base and extra merge made the base of, nBase and nExtra entries
-// long, to the base, and clears the entries' provenance (ixEntry.ri). A
+// long, to the base, and clears the entries' provenance (ixEntry.ri); it
+// returns each old place's new one (base, then extra; -1: gone). A
 // place not brought is only sought again (entryIfAt checks each), but a
 // conversation's plan holds every turn its summaries stand for: sought
 // again after each merge, they made one call in seventy cost five times
 // the others.
-func (x *Index) remap(si int, nBase, nExtra int) {
+func (x *Index) remap(si int, nBase, nExtra int) []int32 {
 	s := &x.secs[si]
 	to := slices.Grow(x.remapTo[:0], nBase+nExtra)[:nBase+nExtra]
-	defer func() { x.remapTo = to[:0] }()
 	for i := range to {
 		to[i] = -1
 	}
@@ -1116,6 +1117,7 @@ func (x *Index) remap(si int, nBase, nExtra int) {
 			at(&r.at)
 		}
 	}
+	return to
 }
 
 // mergeRanked returns the entries of a and b, each in rank order, in rank
